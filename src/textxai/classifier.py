@@ -1,0 +1,435 @@
+"""Any Hugging Face sequence classifier as batched probabilities, with a word view and embedding access.
+
+``TextClassifier`` is the only code in textxai that touches tokenizers and models. It is built from a
+Hub id, a local folder saved with ``save_pretrained``, a loaded ``(model, tokenizer)`` pair, a
+transformers ``text-classification`` pipeline, or one of the embedded demo models
+(``"textxai/demo-sentiment"``, ``"textxai/demo-topic"``).
+
+Words are the project's word tokens (``textxai.words``, spaCy's blank English tokenizer by default).
+Each subword token belongs to the word it overlaps most (by characters); special tokens (CLS, SEP, the
+pair separator, padding) belong to no word and are never masked. For a sentence pair the words are
+those of the first text followed by those of the second.
+
+Masking replaces every subword token of a chosen word by the tokenizer's mask token; a tokenizer with
+no mask token uses its unk token instead; one with neither cannot mask (use ``perturbation="delete"``,
+which removes the words' tokens).
+
+>>> clf = as_classifier("textxai/demo-sentiment")          # doctest: +SKIP
+>>> clf.predict_proba(["a wonderful film"]).shape          # doctest: +SKIP
+(1, 2)
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from textxai import words as _words
+from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
+
+PERTURBATIONS = ("mask", "delete")
+DEMO_MODELS = ("textxai/demo-sentiment", "textxai/demo-topic")
+
+
+@dataclass(frozen=True)
+class WordEncoding:
+    """One tokenized input with its word alignment."""
+
+    input_ids: np.ndarray  # [L] token ids, special tokens included
+    token_type_ids: np.ndarray | None  # [L] or None when the model has no segment ids
+    word_ids: np.ndarray  # [L] index of the word each token belongs to, -1 for special tokens
+    words: list[str]  # words of the text (then of the pair)
+
+    @property
+    def n_words(self) -> int:
+        return len(self.words)
+
+
+@dataclass
+class Encoding:
+    """A padded batch on the classifier's device, with each row's word alignment."""
+
+    tensors: dict[str, torch.Tensor]
+    word_ids: list[np.ndarray]
+    words: list[list[str]]
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
+def _load_from_name(name: str, tokenizer, load_kwargs: dict):
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    source = name
+    if name in DEMO_MODELS:
+        from textxai import demo
+
+        source = str(demo.model_path(name.split("demo-", 1)[1]))
+    elif not os.path.isdir(name) and (name.startswith((".", "/", "~")) or os.sep + os.sep in name):
+        raise ValueError(f"model={name!r}: no such folder; expected a local folder saved with save_pretrained or a Hub id")
+    expected = (
+        "expected a Hub id of a sequence classifier (reachable now), a local folder saved with save_pretrained, "
+        f"a (model, tokenizer) pair, a text-classification pipeline, or one of {list(DEMO_MODELS)}"
+    )
+    try:
+        config = AutoConfig.from_pretrained(source, **load_kwargs)
+    except (OSError, ValueError, KeyError) as error:
+        raise ValueError(f"model={name!r} could not be loaded ({_first_line(error)}); {expected}") from error
+    architectures = getattr(config, "architectures", None) or []
+    if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
+        raise ValueError(
+            f"model={name!r} declares architectures {architectures}, none with a sequence-classification head; "
+            "expected a fine-tuned classifier (...ForSequenceClassification)"
+        )
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(source, **load_kwargs)
+    except (OSError, ValueError, KeyError) as error:
+        raise ValueError(f"model={name!r} has no loadable sequence-classification model ({_first_line(error)}); {expected}") from error
+    if tokenizer is None:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source)
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(
+                f"model={name!r} has no tokenizer that could be loaded ({_first_line(error)}); pass tokenizer=..."
+            ) from error
+    elif isinstance(tokenizer, str):
+        tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+    return model, tokenizer
+
+
+class TextClassifier:
+    """Batched probabilities, word masking and embedding access for one sequence classifier.
+
+    Args:
+        model: Hub id, local folder, ``"textxai/demo-sentiment"`` / ``"textxai/demo-topic"``, a loaded
+            ``PreTrainedModel`` (then ``tokenizer`` is required), a ``(model, tokenizer)`` pair, or a
+            text-classification pipeline.
+        tokenizer: the tokenizer (object or id) when ``model`` is a loaded model.
+        device: ``"cpu"``, ``"cuda"``, ... ; default: the loaded model's device, else cuda when available.
+        word_tokenizer: ``"spacy"`` (default) or ``"whitespace"``; see ``textxai.words``.
+        max_length: token limit; default the model's maximum. Longer inputs are truncated with a warning.
+        load_kwargs: passed to ``from_pretrained`` (e.g. ``use_safetensors=True``).
+    """
+
+    def __init__(self, model, tokenizer=None, device=None, word_tokenizer: str = "spacy", max_length: int | None = None,
+                 **load_kwargs):
+        from transformers import PreTrainedModel
+
+        check_choice(word_tokenizer, "word_tokenizer", _words.WORD_TOKENIZERS)
+        self.word_tokenizer = word_tokenizer
+        self.name = model if isinstance(model, str) else type(getattr(model, "model", model)).__name__
+        user_object = not isinstance(model, str)
+        if isinstance(model, tuple) and len(model) == 2:
+            model, tokenizer = model
+        elif hasattr(model, "task") and hasattr(model, "model") and hasattr(model, "tokenizer"):
+            if model.task not in ("text-classification", "sentiment-analysis"):
+                raise ValueError(f"model=<pipeline task={model.task!r}>: expected a text-classification pipeline")
+            model, tokenizer = model.model, tokenizer or model.tokenizer
+        elif isinstance(model, str):
+            model, tokenizer = _load_from_name(model, tokenizer, load_kwargs)
+        if not isinstance(model, PreTrainedModel):
+            raise TypeError(
+                f"model={model!r:.80} ({type(model).__name__}): expected a Hub id, a folder, a PreTrainedModel, "
+                "a (model, tokenizer) pair or a text-classification pipeline"
+            )
+        if tokenizer is None:
+            raise ValueError(f"tokenizer=None: a loaded model ({type(model).__name__}) needs its tokenizer; pass tokenizer=...")
+        if isinstance(tokenizer, str):
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+        if not callable(getattr(tokenizer, "__call__", None)) or not hasattr(tokenizer, "convert_tokens_to_ids"):
+            raise TypeError(f"tokenizer={tokenizer!r:.80}: expected a transformers tokenizer")
+        if not getattr(model.config, "num_labels", None):
+            raise ValueError(f"model={self.name!r} has no classification labels (config.num_labels)")
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        if getattr(model.config, "pad_token_id", None) is None:
+            model.config.pad_token_id = tokenizer.pad_token_id
+        if device is None:
+            device = model.device if user_object else ("cuda" if torch.cuda.is_available() else "cpu")
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.max_length = max_length or self._model_max_length()
+        self._word_cache: OrderedDict = OrderedDict()
+        self._uses_token_types = "token_type_ids" in getattr(tokenizer, "model_input_names", [])
+
+    # ------------------------------------------------------------------ basics
+    @property
+    def labels(self) -> dict[int, str]:
+        """Class index -> label name (the model's ``id2label``)."""
+        return {int(k): str(v) for k, v in self.model.config.id2label.items()}
+
+    @property
+    def num_labels(self) -> int:
+        return int(self.model.config.num_labels)
+
+    def _model_max_length(self) -> int:
+        limits = []
+        if 0 < getattr(self.tokenizer, "model_max_length", 0) < 100_000:
+            limits.append(int(self.tokenizer.model_max_length))
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        if positions:
+            offset = self.model.config.pad_token_id + 1 if self.model.config.model_type in ("roberta", "xlm-roberta", "camembert") else 0
+            limits.append(int(positions) - offset)
+        return min(limits) if limits else 512
+
+    def __repr__(self) -> str:
+        return f"TextClassifier({self.name!r}, labels={self.labels}, device={self.device})"
+
+    # ------------------------------------------------------------- tokenizing
+    def _tokenize(self, texts: list[str], pairs: list[str] | None, offsets: bool = False):
+        """Unpadded token ids for every input; truncated (one warning per call) when too long."""
+        kwargs = dict(add_special_tokens=True, return_offsets_mapping=offsets, return_token_type_ids=self._uses_token_types)
+        encoded = self.tokenizer(texts, pairs, truncation=False, **kwargs) if pairs is not None else self.tokenizer(texts, truncation=False, **kwargs)
+        too_long = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) > self.max_length]
+        if too_long:
+            warnings.warn(
+                f"{len(too_long)} of {len(texts)} inputs are longer than the model's maximum of {self.max_length} tokens "
+                "and were truncated", stacklevel=3,
+            )
+            sub_texts = [texts[i] for i in too_long]
+            sub_pairs = [pairs[i] for i in too_long] if pairs is not None else None
+            trunc = self.tokenizer(sub_texts, sub_pairs, truncation=True, max_length=self.max_length, **kwargs)
+            for j, i in enumerate(too_long):
+                for key in encoded.keys():
+                    encoded[key][i] = trunc[key][j]
+                if offsets:
+                    encoded._encodings[i] = trunc._encodings[j]
+        return encoded
+
+    def word_encoding(self, text: str, text_pair: str | None = None) -> WordEncoding:
+        """Token ids of one input and the word each token belongs to (cached)."""
+        key = (text, text_pair)
+        if key in self._word_cache:
+            self._word_cache.move_to_end(key)
+            return self._word_cache[key]
+        result = self._word_encodings([text], None if text_pair is None else [text_pair])[0]
+        return result
+
+    def _word_encodings(self, texts: list[str], pairs: list[str] | None) -> list[WordEncoding]:
+        missing = [i for i, t in enumerate(texts) if (t, None if pairs is None else pairs[i]) not in self._word_cache]
+        if missing:
+            if not getattr(self.tokenizer, "is_fast", False):
+                raise ValueError(
+                    f"tokenizer={type(self.tokenizer).__name__}: word alignment needs a fast tokenizer (offset mappings); "
+                    "load it with use_fast=True"
+                )
+            sub_texts = [texts[i] for i in missing]
+            sub_pairs = [pairs[i] for i in missing] if pairs is not None else None
+            encoded = self._tokenize(sub_texts, sub_pairs, offsets=True)
+            for j, i in enumerate(missing):
+                text, pair = texts[i], (None if pairs is None else pairs[i])
+                self._word_cache[(text, pair)] = self._align(encoded, j, text, pair)
+                if len(self._word_cache) > 8192:
+                    self._word_cache.popitem(last=False)
+        return [self._word_cache[(t, None if pairs is None else pairs[i])] for i, t in enumerate(texts)]
+
+    def _align(self, encoded, row: int, text: str, pair: str | None) -> WordEncoding:
+        spans = [_words.word_spans(text, self.word_tokenizer)]
+        if pair is not None:
+            spans.append(_words.word_spans(pair, self.word_tokenizer))
+        starts = [[s for _, s, _ in seq] for seq in spans]
+        first_word = [0, len(spans[0])]
+        sequence_ids = encoded.sequence_ids(row)
+        offsets = encoded["offset_mapping"][row]
+        word_ids = np.full(len(offsets), -1, dtype=np.int64)
+        for t, ((a, b), seq) in enumerate(zip(offsets, sequence_ids)):
+            if seq is None or b <= a:
+                continue
+            seq_spans = spans[seq]
+            j = max(bisect.bisect_right(starts[seq], a) - 1, 0)
+            best, best_overlap = -1, 0
+            while j < len(seq_spans) and seq_spans[j][1] < b:
+                overlap = min(b, seq_spans[j][2]) - max(a, seq_spans[j][1])
+                if overlap > best_overlap:
+                    best, best_overlap = j, overlap
+                j += 1
+            if best >= 0:
+                word_ids[t] = first_word[seq] + best
+        token_types = encoded["token_type_ids"][row] if "token_type_ids" in encoded else None
+        return WordEncoding(
+            input_ids=np.asarray(encoded["input_ids"][row], dtype=np.int64),
+            token_type_ids=None if token_types is None else np.asarray(token_types, dtype=np.int64),
+            word_ids=word_ids,
+            words=[w for seq in spans for w, _, _ in seq],
+        )
+
+    def words(self, text: str, text_pair: str | None = None) -> list[str]:
+        """The words of ``text`` (then of ``text_pair``), the features of every word-level method."""
+        check_texts([text], "text")
+        if text_pair is not None:
+            check_texts([text_pair], "text_pair")
+        words = _words.tokenize(text, self.word_tokenizer)
+        return words + (_words.tokenize(text_pair, self.word_tokenizer) if text_pair is not None else [])
+
+    # --------------------------------------------------------------- forward
+    def _pad(self, rows: list[tuple[np.ndarray, np.ndarray | None]]) -> dict[str, torch.Tensor]:
+        length = max(len(ids) for ids, _ in rows)
+        ids = np.full((len(rows), length), self.tokenizer.pad_token_id, dtype=np.int64)
+        attention = np.zeros((len(rows), length), dtype=np.int64)
+        types = np.zeros((len(rows), length), dtype=np.int64)
+        for i, (row_ids, row_types) in enumerate(rows):
+            ids[i, : len(row_ids)] = row_ids
+            attention[i, : len(row_ids)] = 1
+            if row_types is not None:
+                types[i, : len(row_types)] = row_types
+        tensors = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(attention)}
+        if self._uses_token_types:
+            tensors["token_type_ids"] = torch.from_numpy(types)
+        return {k: v.to(self.device) for k, v in tensors.items()}
+
+    def _proba_of_rows(self, rows: list[tuple[np.ndarray, np.ndarray | None]], batch_size: int, progress: bool = False) -> np.ndarray:
+        """Probabilities of token-id rows, batched by similar length, returned in input order."""
+        out = np.empty((len(rows), self.num_labels), dtype=np.float64)
+        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
+        starts = range(0, len(order), batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc="classifier", unit="batch")
+        with torch.inference_mode():
+            for start in starts:
+                chunk = order[start: start + batch_size]
+                logits = self.model(**self._pad([rows[i] for i in chunk])).logits
+                out[chunk] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+        return out
+
+    def predict_proba(self, texts, text_pairs=None, batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """Class probabilities ``[n, C]`` of ``texts`` (and ``text_pairs`` for NLI-style pairs)."""
+        texts = check_texts(texts)
+        pairs = check_text_pairs(text_pairs, texts)
+        check_positive_int(batch_size, "batch_size")
+        encoded = self._tokenize(texts, pairs)
+        types = encoded.get("token_type_ids")
+        rows = [(np.asarray(ids), None if types is None else np.asarray(types[i])) for i, ids in enumerate(encoded["input_ids"])]
+        return self._proba_of_rows(rows, batch_size, progress)
+
+    def predict(self, texts, text_pairs=None, batch_size: int = 32) -> np.ndarray:
+        """Predicted class index per text."""
+        return self.predict_proba(texts, text_pairs, batch_size).argmax(axis=1)
+
+    # ---------------------------------------------------------------- masking
+    @property
+    def mask_token_id(self) -> int | None:
+        """The mask token, else the unk token, else None (masking impossible)."""
+        for token_id in (self.tokenizer.mask_token_id, self.tokenizer.unk_token_id):
+            if token_id is not None:
+                return int(token_id)
+        return None
+
+    def _perturbed_rows(self, encoding: WordEncoding, masks: np.ndarray, perturbation: str):
+        chosen = np.zeros((masks.shape[0], len(encoding.word_ids)), dtype=bool)
+        in_word = encoding.word_ids >= 0
+        chosen[:, in_word] = masks[:, encoding.word_ids[in_word]]
+        if perturbation == "mask":
+            ids = np.where(chosen, self.mask_token_id, encoding.input_ids[None, :])
+            return [(row, encoding.token_type_ids) for row in ids]
+        keep = ~chosen
+        types = encoding.token_type_ids
+        return [(encoding.input_ids[k], None if types is None else types[k]) for k in keep]
+
+    def _check_masks(self, masks, n_words: int, name: str) -> np.ndarray:
+        array = np.asarray(masks)
+        if array.ndim == 1 and array.size == n_words:
+            array = array[None, :]
+        if array.ndim != 2 or array.shape[1] != n_words:
+            raise ValueError(f"{name} has shape {array.shape}: expected [k, {n_words}] (k masks over the {n_words} words)")
+        if array.dtype != bool:
+            if not np.isin(array, (0, 1)).all():
+                raise ValueError(f"{name}: expected booleans (True = word removed)")
+            array = array.astype(bool)
+        return array
+
+    def masked_proba_many(self, texts, masks_list, text_pairs=None, batch_size: int = 32, perturbation: str = "mask",
+                          progress: bool = False) -> list[np.ndarray]:
+        """``masked_proba`` for many texts at once, all perturbed inputs batched together."""
+        texts = check_texts(texts)
+        pairs = check_text_pairs(text_pairs, texts)
+        check_positive_int(batch_size, "batch_size")
+        check_choice(perturbation, "perturbation", PERTURBATIONS)
+        if len(masks_list) != len(texts):
+            raise ValueError(f"masks_list has {len(masks_list)} items but texts has {len(texts)}: expected the same length")
+        if perturbation == "mask" and self.mask_token_id is None:
+            raise ValueError(
+                f"perturbation='mask': the tokenizer of model {self.name!r} has neither a mask nor an unk token; "
+                "use perturbation='delete'"
+            )
+        encodings = self._word_encodings(texts, pairs)
+        rows, sizes = [], []
+        for i, (encoding, masks) in enumerate(zip(encodings, masks_list)):
+            masks = self._check_masks(masks, encoding.n_words, f"masks_list[{i}]" if len(texts) > 1 else "masks")
+            rows.extend(self._perturbed_rows(encoding, masks, perturbation))
+            sizes.append(masks.shape[0])
+        if not rows:
+            return [np.empty((0, self.num_labels)) for _ in texts]
+        probs = self._proba_of_rows(rows, batch_size, progress)
+        return np.split(probs, np.cumsum(sizes)[:-1])
+
+    def masked_proba(self, text: str, masks, text_pair: str | None = None, batch_size: int = 32,
+                     perturbation: str = "mask") -> np.ndarray:
+        """Probabilities ``[k, C]`` with the words chosen by each row of ``masks`` ([k, n_words], True = removed).
+
+        ``perturbation="mask"`` replaces every subword token of a chosen word by the mask token (the unk
+        token when there is none); ``"delete"`` removes them. Special tokens are never touched.
+        """
+        pairs = None if text_pair is None else [text_pair]
+        return self.masked_proba_many([text], [masks], pairs, batch_size, perturbation)[0]
+
+    # ------------------------------------------------------------ embeddings
+    def encode(self, texts, text_pairs=None) -> Encoding:
+        """A padded batch of ``texts`` on the device, with the word alignment of every row."""
+        texts = check_texts(texts)
+        pairs = check_text_pairs(text_pairs, texts)
+        encodings = self._word_encodings(texts, pairs)
+        tensors = self._pad([(e.input_ids, e.token_type_ids) for e in encodings])
+        return Encoding(tensors=tensors, word_ids=[e.word_ids for e in encodings], words=[e.words for e in encodings])
+
+    @property
+    def embedding_layer(self) -> torch.nn.Module:
+        layer = self.model.get_input_embeddings() if hasattr(self.model, "get_input_embeddings") else None
+        if layer is None:
+            raise TypeError(f"model class {type(self.model).__name__} does not expose its input embeddings (get_input_embeddings)")
+        return layer
+
+    @property
+    def embedding_matrix(self) -> torch.Tensor:
+        """The input (word-piece) embedding matrix ``[V, d]``."""
+        return self.embedding_layer.weight
+
+    def input_embeddings(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Output of the model's input embedding layer for a padded batch ``[B, L, d]``."""
+        return self.embedding_layer(tensors["input_ids"])
+
+    def logits_from_embeddings(self, embeds: torch.Tensor, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Logits ``[B, C]`` of the model fed ``embeds`` instead of token ids (differentiable)."""
+        extra = {k: v for k, v in tensors.items() if k != "input_ids"}
+        return self.model(inputs_embeds=embeds, **extra).logits
+
+
+def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifier:
+    """``model`` itself when it is a ``TextClassifier``, else ``TextClassifier(model, tokenizer, device, ...)``.
+
+    Classifiers built from names are cached, so repeated calls with the same id reuse one model.
+    """
+    if isinstance(model, TextClassifier):
+        return model
+    if model is None:
+        raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
+    if isinstance(model, str) and tokenizer is None and not kwargs:
+        key = (model, None if device is None else str(device))
+        if key not in _NAMED:
+            _NAMED[key] = TextClassifier(model, device=device)
+        return _NAMED[key]
+    return TextClassifier(model, tokenizer, device, **kwargs)
+
+
+_NAMED: dict = {}

@@ -1,0 +1,73 @@
+"""Input checks shared by every module: each error names the argument, the value and what was expected.
+
+>>> check_texts(["a", ""])
+['a', '']
+>>> check_positive_int(0, "batch_size")
+Traceback (most recent call last):
+...
+ValueError: batch_size=0: expected a positive integer
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_texts(texts, name: str = "texts", allow_empty_list: bool = False) -> list[str]:
+    """A non-empty list (or tuple) of strings; an empty string is a valid text."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence) and not hasattr(texts, "__array__"):
+        raise TypeError(f"{name}={_short(texts)}: expected a list of strings")
+    texts = list(texts)
+    if not texts and not allow_empty_list:
+        raise ValueError(f"{name}=[]: expected at least one text")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"{name}[{i}]={_short(text)} ({type(text).__name__}): expected a string")
+    return texts
+
+
+def check_text_pairs(text_pairs, texts: list[str], name: str = "text_pairs") -> list[str] | None:
+    """``None`` or a list of strings as long as ``texts``."""
+    if text_pairs is None:
+        return None
+    pairs = check_texts(text_pairs, name, allow_empty_list=True)
+    check_same_length(texts, pairs, "texts", name)
+    return pairs
+
+
+def check_same_length(a, b, name_a: str, name_b: str) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"{name_b} has {len(b)} items but {name_a} has {len(a)}: expected the same length")
+
+
+def check_positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name}={_short(value)}: expected a positive integer")
+    return value
+
+
+def check_choice(value, name: str, choices: Sequence) -> object:
+    if value not in choices:
+        raise ValueError(f"{name}={_short(value)}: expected one of {list(choices)}")
+    return value
+
+
+def check_finite(values, name: str) -> None:
+    for i, v in enumerate(values):
+        if not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
+            raise TypeError(f"{name}[{i}]={_short(v)}: expected a number")
+        if not math.isfinite(float(v)):
+            raise ValueError(f"{name}[{i}]={v!r}: expected a finite number")
+
+
+def check_probability(value, name: str, low_open: bool = True) -> float:
+    """A number in (0, 1] (``low_open``) or [0, 1]."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (0 < value <= 1 if low_open else 0 <= value <= 1)
+    if not ok:
+        raise ValueError(f"{name}={_short(value)}: expected a number in {'(0, 1]' if low_open else '[0, 1]'}")
+    return float(value)

@@ -1,0 +1,59 @@
+"""Shared fixtures: tiny random classifiers, the reference oracle folder, the browser harness."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import tiny_models  # noqa: E402
+
+pytest_plugins = ["browser_harness"]
+
+REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
+
+
+@pytest.fixture(scope="session")
+def reference_dir() -> Path:
+    """../shared/reference: skipped when absent, except in CI (TEXTXAI_REQUIRE_REFERENCE=1 or CI=true)."""
+    folder = Path(os.environ.get("TEXTXAI_REFERENCE_DIR", REFERENCE_DIR))
+    if not folder.is_dir():
+        if os.environ.get("TEXTXAI_REQUIRE_REFERENCE") == "1" or os.environ.get("CI") == "true":
+            pytest.fail(f"reference folder {folder} is missing but required here")
+        pytest.skip(f"reference folder {folder} is absent (it sits beside the repo as ../shared/reference)")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def bert_parts(tmp_path_factory):
+    tokenizer = tiny_models.bert_tokenizer(tmp_path_factory.mktemp("bert_tok"))
+    return tiny_models.tiny_bert(), tokenizer
+
+
+@pytest.fixture(scope="session")
+def roberta_parts(tmp_path_factory):
+    tokenizer = tiny_models.roberta_tokenizer(tmp_path_factory.mktemp("roberta_tok"))
+    return tiny_models.tiny_roberta(len(tokenizer)), tokenizer
+
+
+@pytest.fixture(scope="session")
+def bert_clf(bert_parts):
+    from textxai.classifier import TextClassifier
+
+    return TextClassifier(bert_parts, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def roberta_clf(roberta_parts):
+    from textxai.classifier import TextClassifier
+
+    return TextClassifier(roberta_parts, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_gpt2_parts(roberta_parts):
+    _, tokenizer = roberta_parts
+    return tiny_models.tiny_gpt2(len(tokenizer)), tokenizer

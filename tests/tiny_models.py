@@ -1,0 +1,66 @@
+"""Tiny random BERT-style and RoBERTa-style classifiers, built offline in a few hundred milliseconds."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+CORPUS = (
+    "the movie was wonderful and the acting was great . a terrible boring film , i hated it ! "
+    "the food was not good but the service was lovely . playing running jumping unbelievable "
+    "premise hypothesis a man is sleeping outside . nobody is sleeping ? it's fine , don't worry"
+).split()
+
+BERT_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "!", "?", "'", "the", "a", "was", "and",
+              "movie", "film", "good", "great", "bad", "not", "i", "it", "is", "man", "play", "run", "jump",
+              "##ing", "##s", "##ed", "un", "##believ", "##able", "wonder", "##ful", "love", "##ly", "terr",
+              "##ible", "do", "##n", "t", "s", "sleep", "outside", "nobody", "food", "service", "hate", "##d"]
+
+
+def bert_tokenizer(folder: Path):
+    from transformers import BertTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(BERT_VOCAB) + "\n")
+    return BertTokenizerFast(str(folder / "vocab.txt"), do_lower_case=True)
+
+
+def roberta_tokenizer(folder: Path):
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator([" ".join(CORPUS)] * 5, vocab_size=300, min_frequency=1,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"], show_progress=False)
+    bpe.save_model(str(folder))
+    return RobertaTokenizerFast(str(folder / "vocab.json"), str(folder / "merges.txt"))
+
+
+def tiny_bert(num_labels: int = 2, seed: int = 0):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(BERT_VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64, num_labels=num_labels,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertForSequenceClassification(config).eval()
+
+
+def tiny_roberta(vocab_size: int, num_labels: int = 2, seed: int = 0):
+    from transformers import RobertaConfig, RobertaForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = RobertaConfig(vocab_size=vocab_size, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                           intermediate_size=32, max_position_embeddings=66, num_labels=num_labels, pad_token_id=1,
+                           bos_token_id=0, eos_token_id=2, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return RobertaForSequenceClassification(config).eval()
+
+
+def tiny_gpt2(vocab_size: int = 300, seed: int = 0):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=vocab_size, n_positions=64, n_embd=16, n_layer=2, n_head=2,
+                        bos_token_id=0, eos_token_id=2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+    return GPT2LMHeadModel(config).eval()
