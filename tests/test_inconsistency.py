@@ -1,0 +1,261 @@
+"""textxai.inconsistency: hand-worked chains, brute force, properties, errors."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from textxai import inconsistency as inc
+from textxai.words import tokenize
+
+# Five chains worked by hand (words are single letters, so spaCy and whitespace agree).
+#   C1 ties:        d = [1, 1, 1]     inc = [0, 0]
+#   C2 increasing:  d = [1, 2, 3]     inc = [1, 1]
+#   C3 decreasing:  d = [3, 2, 1]     inc = [0, 0]
+#   C4 failed step: d = [1, 3]        inc = [2]      (the editor failed at step 3)
+#   C5 mixed:       d = [1, 2, 2, 5]  inc = [1, 0, 3]
+C1 = ["a b c d", "a x c d", "a b c d", "a b c y"]
+C2 = ["a b c d", "a x c d", "p q c d", "p q r s t"]
+C3 = ["a b c d e f", "u v w d e f", "u q r d e f", "u q s d e f"]
+C4 = ["a b", "a c", "x y z", None]
+C5 = ["a", "b", "b c d", "b", "e f g h i"]
+CHAINS = [C1, C2, C3, C4, C5]
+LABELS = [[0, 1, 0, 1], [0, 1, 1, 0], [1, 0, 1, 0], [0, 1, 0, None], [0, 1, 0, 1, 1]]
+
+
+def naive_edit_distance(a: list[str], b: list[str]) -> int:
+    """Textbook dynamic programme, independent of the Levenshtein package."""
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+        prev = cur
+    return prev[-1]
+
+
+def naive_step_values(chain, method="spacy"):
+    texts = [t for t in chain if t]
+    d = [naive_edit_distance(tokenize(texts[i - 1], method), tokenize(texts[i], method)) for i in range(1, len(texts))]
+    return d, [max(d[i + 1] - d[i], 0) for i in range(len(d) - 1)]
+
+
+@pytest.mark.parametrize(
+    "chain, d, steps",
+    [(C1, [1, 1, 1], [0, 0]), (C2, [1, 2, 3], [1, 1]), (C3, [3, 2, 1], [0, 0]), (C4, [1, 3], [2]), (C5, [1, 2, 2, 5], [1, 0, 3])],
+)
+def test_hand_worked_steps(chain, d, steps):
+    assert inc.step_distances(chain).tolist() == d
+    assert inc.step_inconsistency(chain).tolist() == steps
+    assert inc.step_distances(chain, "whitespace").tolist() == d
+
+
+def test_hand_worked_pooled():
+    r = inc.inc_at(CHAINS, n=[1, 2, 3, 5])
+    # step 1: 0,1,0,2,1 ; steps <= 2 add 0,1,0,0 ; step 3 adds C5's 3
+    assert r[1] == {"value": pytest.approx(4 / 5), "chains": 5, "steps": 5}
+    assert r[2] == {"value": pytest.approx(5 / 9), "chains": 5, "steps": 9}
+    assert r[3] == {"value": pytest.approx(8 / 10), "chains": 5, "steps": 10}
+    assert r[5] == {"value": pytest.approx(8 / 10), "chains": 5, "steps": 10}
+
+
+def test_hand_worked_per_chain():
+    with pytest.warns(UserWarning, match="inc@5"):
+        r = inc.inc_at(CHAINS, n=[1, 2, 3, 5], pooling="per_chain")
+    assert r[1]["value"] == pytest.approx(4 / 5) and r[1]["chains"] == 5
+    assert r[2]["value"] == pytest.approx((0 + 1 + 0 + 0.5) / 4) and r[2]["chains"] == 4
+    assert r[3]["value"] == pytest.approx(4 / 3) and r[3]["chains"] == 1
+    assert math.isnan(r[5]["value"]) and r[5]["chains"] == 0
+
+
+def test_hand_worked_minimality_and_flip_rate():
+    m = inc.minimality_at(CHAINS, n=[1, 2, 3, 4])
+    assert [m[k]["value"] for k in (1, 2, 3, 4)] == pytest.approx([7 / 5, 10 / 5, 7 / 4, 5.0])
+    assert [m[k]["chains"] for k in (1, 2, 3, 4)] == [5, 5, 4, 1]
+    f = inc.flip_rate_at(LABELS, n=[1, 2, 3, 4])
+    # step 3: C4 failed there (counts, not flipped); step 4: only C5 has x_4, and 1 -> 1 is no flip
+    assert [f[k]["value"] for k in (1, 2, 3, 4)] == pytest.approx([1.0, 0.8, 0.8, 0.0])
+    assert [f[k]["chains"] for k in (1, 2, 3, 4)] == [5, 5, 5, 1]
+
+
+def test_inconsistency_flat_dict_matches_parts():
+    r = inc.inconsistency(CHAINS, n=[1, 2, 3], labels=LABELS, return_per_example=True)
+    assert r["inc@2"] == pytest.approx(5 / 9) and r["inc@2_chains"] == 5 and r["inc@2_steps"] == 9
+    assert r["minimality@3"] == pytest.approx(7 / 4) and r["minimality@3_chains"] == 4
+    assert r["flip_rate@3"] == pytest.approx(0.8) and r["flip_rate@3_chains"] == 5
+    assert r["per_example"]["minimality"] == [[1, 1, 1], [1, 2, 3], [3, 2, 1], [1, 3], [1, 2, 2, 5]]
+    assert r["per_example"]["inc"] == [[0, 0], [1, 1], [0, 0], [2], [1, 0, 3]]
+    assert r["per_example"]["inc@2"][:3] == [0.0, 1.0, 0.0] and math.isnan(r["per_example"]["inc@2"][3])
+    pc = inc.inconsistency(CHAINS, n=[2], pooling="per_chain")
+    assert pc["inc@2"] == pytest.approx(0.375) and pc["inc@2_chains"] == 4
+
+
+def test_labels_without_trailing_none_and_empty_string_failure():
+    labels = [lab if lab[-1] is not None else lab[:-1] for lab in LABELS]
+    chains = [c if c[-1] is not None else c[:3] + [""] for c in CHAINS]
+    a = inc.inconsistency(chains, n=[1, 2, 3], labels=labels)
+    b = inc.inconsistency(CHAINS, n=[1, 2, 3], labels=LABELS)
+    assert a == b
+
+
+def test_failed_first_step_contributes_only_to_flip_rate():
+    r = inc.inconsistency([["a b", None], ["a b", "a c", "a"]], n=[1], labels=[[0, None], [0, 1, 0]])
+    assert r["inc@1"] == 0.0 and r["inc@1_chains"] == 1
+    assert r["minimality@1_chains"] == 1
+    assert r["flip_rate@1"] == 0.5 and r["flip_rate@1_chains"] == 2
+
+
+def test_authors_inc9_covers_eight_steps():
+    """inc@n needs x_{n+1}: a chain of 10 texts (9 edits) has inc at steps 1..8 only."""
+    chain = ["a"] + [" ".join("w" * (i + 1) for _ in range(i + 1)) for i in range(9)]
+    assert len(inc.step_inconsistency(chain)) == 8
+    with pytest.warns(UserWarning):
+        r = inc.inc_at([chain], n=[8, 9], pooling="per_chain")
+    assert r[8]["chains"] == 1 and r[9]["chains"] == 0
+    assert inc.inc_at([chain], n=[9])[9]["steps"] == 8
+
+
+# ---------------------------------------------------------------------------------------------- properties
+
+WORDS = st.sampled_from(["a", "b", "c", "d", "e", "good", "bad", "film"])
+TEXT = st.lists(WORDS, min_size=1, max_size=8).map(" ".join)
+CHAIN = st.lists(TEXT, min_size=2, max_size=7)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(CHAIN, min_size=1, max_size=5), st.integers(1, 7))
+def test_brute_force_both_poolings(chains, n):
+    per = [naive_step_values(c) for c in chains]
+    steps = [s for _, s in per]
+    pooled = [v for s in steps for v in s[:n]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = inc.inc_at(chains, n=[n])[n]
+        rp = inc.inc_at(chains, n=[n], pooling="per_chain")[n]
+        m = inc.minimality_at(chains, n=[n])[n]
+    assert r["steps"] == len(pooled)
+    assert (math.isnan(r["value"]) and not pooled) or r["value"] == pytest.approx(np.mean(pooled))
+    means = [np.mean(s[:n]) for s in steps if len(s) >= n]
+    assert rp["chains"] == len(means)
+    assert (math.isnan(rp["value"]) and not means) or rp["value"] == pytest.approx(np.mean(means))
+    mins = [d[n - 1] for d, _ in per if len(d) >= n]
+    assert m["chains"] == len(mins)
+    assert (math.isnan(m["value"]) and not mins) or m["value"] == pytest.approx(np.mean(mins))
+
+
+@settings(max_examples=60, deadline=None)
+@given(CHAIN)
+def test_inc_nonnegative_and_zero_when_distances_never_increase(chain):
+    d = inc.step_distances(chain)
+    steps = inc.step_inconsistency(chain)
+    assert (steps >= 0).all()
+    if np.all(np.diff(d) <= 0):
+        assert (steps == 0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(WORDS, min_size=6, max_size=10), st.lists(st.integers(0, 6), min_size=1, max_size=6), st.randoms())
+def test_non_increasing_substitutions_give_zero_inc(start, ks, rnd):
+    """Substituting k_i distinct positions by fresh words costs exactly k_i; non-increasing k_i => inc = 0."""
+    ks = sorted((min(k, len(start)) for k in ks), reverse=True)
+    chain, cur = [" ".join(start)], list(start)
+    for step, k in enumerate(ks):
+        cur = list(cur)
+        for j, pos in enumerate(rnd.sample(range(len(cur)), k)):
+            cur[pos] = f"fresh{step}x{j}"
+        chain.append(" ".join(cur))
+    assert inc.step_distances(chain).tolist() == ks
+    assert inc.step_inconsistency(chain).tolist() == [0] * (len(ks) - 1)
+    if len(ks) > 1:
+        assert inc.inc_at([chain], n=[len(ks) - 1], pooling="per_chain")[len(ks) - 1]["value"] == 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(CHAIN)
+def test_per_chain_inc_of_full_chain_is_mean_of_steps(chain):
+    n = len(chain) - 2
+    if n < 1:
+        return
+    _, steps = naive_step_values(chain)
+    assert inc.chain_inc_at(chain, n) == pytest.approx(np.mean(steps))
+    r = inc.inc_at([chain], n=[n], pooling="per_chain")[n]
+    assert r["value"] == pytest.approx(np.mean(steps)) and r["chains"] == 1
+    assert inc.inc_at([chain], n=[n])[n]["value"] == pytest.approx(np.mean(steps))
+
+
+# ---------------------------------------------------------------------------------------------- compare, plot
+
+
+def test_compare_editors_is_welch():
+    a = [["a", "b", "b c d e"], ["a", "b", "c d e f"], ["a", "b", "b c d"], ["a", "b c", "d"]]
+    b = [["a", "b", "c"], ["a", "b", "c"], ["a", "b c", "d e f"], ["a", "b", "c d"]]
+    va = np.array([2, 3, 1, 0], float)
+    vb = np.array([0, 0, 1, 1], float)
+    se = math.sqrt(va.var(ddof=1) / 4 + vb.var(ddof=1) / 4)
+    t = (va.mean() - vb.mean()) / se
+    dof = se**4 / ((va.var(ddof=1) / 4) ** 2 / 3 + (vb.var(ddof=1) / 4) ** 2 / 3)
+    from scipy import stats
+
+    p = 2 * stats.t.sf(abs(t), dof)
+    r = inc.compare_editors(a, b, [1])[1]
+    assert r["statistic"] == pytest.approx(t) and r["p_value"] == pytest.approx(p)
+    assert r["chains_a"] == r["chains_b"] == 4
+    with pytest.warns(UserWarning, match="at least 2"):
+        assert math.isnan(inc.compare_editors(a, b, [2])[2]["p_value"])
+
+
+def test_plot_steps_boxes():
+    fig = inc.plot_steps(CHAINS)
+    ax_min, ax_inc = fig.axes
+    # one box per step: 4 minimality steps, 3 inc steps (medians are the Line2D "medians")
+    assert len([ln for ln in ax_min.lines if ln.get_xdata().size == 2]) >= 4
+    assert ax_min.get_ylabel().startswith("minimality") and ax_inc.get_ylabel().startswith("inc")
+    fig2 = inc.plot_steps({"A": CHAINS, "B": CHAINS[:2]})
+    assert [t.get_text() for t in fig2.axes[0].get_legend().get_texts()] == ["A", "B"]
+
+
+# ---------------------------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "chains, exc, match",
+    [
+        ([["only one"]], ValueError, r"chains\[0\]=\['only one'\] has 1 item"),
+        ([["a", 3]], TypeError, r"chains\[0\]\[1\]=3 \(int\)"),
+        ([["a", None, "b"]], ValueError, r"chains\[0\]\[2\]='b' follows"),
+        ([[None, "b"]], ValueError, r"chains\[0\]\[0\]=None"),
+        (["a b"], TypeError, r"chains\[0\]='a b'"),
+        ([], ValueError, r"chains=\[\]"),
+    ],
+)
+def test_bad_chains(chains, exc, match):
+    with pytest.raises(exc, match=match):
+        inc.inconsistency(chains)
+
+
+def test_bad_options():
+    with pytest.raises(ValueError, match=r"labels\[0\] has 2 labels but chain 0 has 3 items"):
+        inc.inconsistency([["a", "b", "c"]], labels=[[0, 1]])
+    with pytest.raises(ValueError, match="labels has 2 lists"):
+        inc.inconsistency([["a", "b", "c"]], labels=[[0, 1, 0], [1]])
+    with pytest.raises(ValueError, match=r"n=\[0, 1\]: 0 is not a positive integer"):
+        inc.inconsistency([["a", "b"]], n=[0, 1])
+    with pytest.raises(ValueError, match="word_tokenizer='nltk'"):
+        inc.inconsistency([["a", "b"]], word_tokenizer="nltk")
+    with pytest.raises(ValueError, match="pooling='mean'"):
+        inc.inconsistency([["a", "b"]], pooling="mean")
+
+
+def test_n_beyond_every_chain_is_nan_with_warning():
+    with pytest.warns(UserWarning, match="no chain contributes"):
+        r = inc.inconsistency([["a", "b", "c d"]], n=[1, 50])
+    assert math.isnan(r["inc@50"]) is False  # pooled: step 1 is available for @50
+    assert r["inc@50_chains"] == 1
+    assert math.isnan(r["minimality@50"]) and r["minimality@50_chains"] == 0
+    with pytest.warns(UserWarning, match="no chain contributes"):
+        r = inc.inconsistency([["a", "b"]], n=[3])
+    assert math.isnan(r["inc@3"]) and r["inc@3_chains"] == 0
