@@ -1,0 +1,129 @@
+"""Perplexity of texts under any causal language model.
+
+Per text: ``exp(mean NLL of each token given the ones before it)`` with the model's BOS token prepended
+(the convention of evaluate's ``perplexity``), so every token of the text is predicted, the first one
+from BOS alone. Texts longer than the model's maximum are truncated (one warning per call). Padding is
+excluded from the loss, so results do not depend on ``batch_size``. An empty text has no token to
+predict: its perplexity is ``nan`` (and it is counted in the warning-free ``n_empty`` of callers).
+
+>>> lm = CausalLM("gpt2")                          # doctest: +SKIP
+>>> perplexity(["The cat sat on the mat."], lm)    # doctest: +SKIP
+array([...])
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+
+from textxai.validation import check_positive_int, check_texts
+
+
+class CausalLM:
+    """A causal LM and its tokenizer, from a Hub id, a folder, a loaded model (+ tokenizer) or a pair."""
+
+    def __init__(self, model, tokenizer=None, device=None, **load_kwargs):
+        from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+
+        self.name = model if isinstance(model, str) else type(model).__name__
+        if isinstance(model, tuple) and len(model) == 2:
+            model, tokenizer = model
+        if isinstance(model, str):
+            try:
+                loaded = AutoModelForCausalLM.from_pretrained(model, **load_kwargs)
+                tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
+            except (OSError, ValueError, KeyError) as error:
+                raise ValueError(
+                    f"lm={model!r} could not be loaded as a causal language model ({type(error).__name__}: "
+                    f"{str(error).strip().splitlines()[0] if str(error).strip() else ''}); expected a Hub id (reachable now) "
+                    "or a folder of a causal LM, or a loaded (model, tokenizer)"
+                ) from error
+            model = loaded
+        if not isinstance(model, PreTrainedModel):
+            raise TypeError(f"lm={model!r:.80} ({type(model).__name__}): expected a causal LM id, folder, model or (model, tokenizer)")
+        if tokenizer is None:
+            raise ValueError(f"tokenizer=None: the loaded language model {type(model).__name__} needs its tokenizer")
+        if device is None:
+            device = model.device
+        self.device = torch.device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+        if bos is None:
+            bos = getattr(model.config, "bos_token_id", None)
+        if bos is None:
+            raise ValueError(f"lm={self.name!r}: its tokenizer has neither a BOS nor an EOS token to start texts with")
+        self.bos_token_id = int(bos)
+        limit = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", None)
+        self.max_length = int(limit) if limit else 1024
+
+    def __repr__(self) -> str:
+        return f"CausalLM({self.name!r})"
+
+
+def as_lm(model, tokenizer=None, device=None) -> CausalLM:
+    """``model`` itself when it is a ``CausalLM``, else ``CausalLM(model, tokenizer, device)``; names are cached."""
+    if isinstance(model, CausalLM):
+        return model
+    if model is None:
+        raise ValueError("lm=None: expected a causal language model (Hub id, folder, loaded model or (model, tokenizer))")
+    if isinstance(model, str) and tokenizer is None:
+        key = (model, None if device is None else str(device))
+        if key not in _NAMED:
+            _NAMED[key] = CausalLM(model, device=device)
+        return _NAMED[key]
+    return CausalLM(model, tokenizer, device)
+
+
+_NAMED: dict = {}
+
+
+def token_nll(texts, model, batch_size: int = 16, progress: bool = False) -> list[np.ndarray]:
+    """Per text, the negative log-likelihood of each of its tokens (BOS prepended), in input order."""
+    lm = as_lm(model)
+    texts = check_texts(texts)
+    check_positive_int(batch_size, "batch_size")
+    ids = lm.tokenizer(texts, add_special_tokens=False)["input_ids"]
+    rows, truncated = [], 0
+    for row in ids:
+        row = [lm.bos_token_id] + list(row)
+        if len(row) > lm.max_length:
+            truncated += 1
+            row = row[: lm.max_length]
+        rows.append(row)
+    if truncated:
+        warnings.warn(f"{truncated} of {len(texts)} texts are longer than the language model's maximum of "
+                      f"{lm.max_length} tokens and were truncated", stacklevel=2)
+    out: list[np.ndarray] = [np.empty(0)] * len(rows)
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
+    starts = range(0, len(order), batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc="perplexity", unit="batch")
+    with torch.inference_mode():
+        for start in starts:
+            chunk = order[start: start + batch_size]
+            length = max(len(rows[i]) for i in chunk)
+            if length < 2:
+                for i in chunk:
+                    out[i] = np.empty(0)
+                continue
+            batch = torch.full((len(chunk), length), lm.bos_token_id, dtype=torch.long)
+            attention = torch.zeros((len(chunk), length), dtype=torch.long)
+            for j, i in enumerate(chunk):
+                batch[j, : len(rows[i])] = torch.tensor(rows[i])
+                attention[j, : len(rows[i])] = 1
+            logits = lm.model(input_ids=batch.to(lm.device), attention_mask=attention.to(lm.device)).logits
+            logprobs = torch.log_softmax(logits[:, :-1].double(), dim=-1)
+            nll = -logprobs.gather(-1, batch[:, 1:].to(lm.device).unsqueeze(-1)).squeeze(-1).cpu().numpy()
+            for j, i in enumerate(chunk):
+                out[i] = nll[j, : len(rows[i]) - 1]
+    return out
+
+
+def perplexity(texts, model, batch_size: int = 16, progress: bool = False) -> np.ndarray:
+    """Perplexity of each text under the causal LM ``model`` (id, folder, object or ``CausalLM``); ``nan`` for empty texts."""
+    return np.array([float(np.exp(nll.mean())) if nll.size else float("nan")
+                     for nll in token_nll(texts, model, batch_size, progress)])

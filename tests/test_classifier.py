@@ -1,0 +1,190 @@
+import numpy as np
+import pytest
+import torch
+
+from textxai.classifier import TextClassifier, as_classifier
+
+TEXTS = ["The movie wasn't unbelievable, playing it!", "", "good", "a terrible boring film , i hated it !",
+         "the food was not good but the service was lovely ."] * 3
+PAIRS = ["a man is sleeping", "nobody", "", "it's fine", "don't worry"] * 3
+
+
+@pytest.fixture(params=["bert", "roberta"])
+def clf(request, bert_clf, roberta_clf):
+    return bert_clf if request.param == "bert" else roberta_clf
+
+
+def direct_proba(clf, text, pair=None):
+    # list form: a single call would treat an empty pair "" as no pair at all
+    enc = clf.tokenizer([text], None if pair is None else [pair], return_tensors="pt")
+    with torch.no_grad():
+        return torch.softmax(clf.model(**enc).logits.double(), -1).numpy()[0]
+
+
+@pytest.mark.parametrize("pairs", [None, PAIRS])
+def test_predict_proba_batch_invariant_and_in_order(clf, pairs):
+    ref = np.stack([direct_proba(clf, t, None if pairs is None else pairs[i]) for i, t in enumerate(TEXTS)])
+    for bs in (1, 7, 64):
+        np.testing.assert_allclose(clf.predict_proba(TEXTS, pairs, batch_size=bs), ref, atol=1e-6)
+
+
+@pytest.mark.parametrize("pairs", [None, PAIRS])
+def test_masked_proba_batch_invariant_and_nothing_masked_equals_predict(clf, pairs):
+    for i, text in enumerate(TEXTS[:5]):
+        pair = None if pairs is None else pairs[i]
+        n = len(clf.words(text, pair))
+        rng = np.random.default_rng(i)
+        masks = rng.random((9, n)) < 0.5
+        masks[0] = False
+        results = [clf.masked_proba(text, masks, pair, batch_size=bs) for bs in (1, 7, 64)]
+        for r in results[1:]:
+            np.testing.assert_allclose(r, results[0], atol=1e-6)
+        np.testing.assert_allclose(results[0][0], clf.predict_proba([text], None if pair is None else [pair])[0], atol=1e-6)
+        many = clf.masked_proba_many([text, text], [masks, masks[:2]], None if pair is None else [pair, pair], batch_size=4)
+        np.testing.assert_allclose(many[0], results[0], atol=1e-6)
+        np.testing.assert_allclose(many[1], results[0][:2], atol=1e-6)
+
+
+def expected_pieces(clf, word, prefix_space):
+    """The subword ids a word gets when tokenized on its own."""
+    text = (" " + word) if prefix_space else word
+    return clf.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+@pytest.mark.parametrize("pair", [None, "a man is sleeping"])
+def test_masking_a_word_masks_exactly_its_subword_tokens(clf, pair):
+    text = "The movie was unbelievable, playing it!"
+    enc = clf.word_encoding(text, pair)
+    words = clf.words(text, pair)
+    assert enc.words == words
+    specials = set(clf.tokenizer.all_special_ids)
+    for j, word in enumerate(words):
+        mask = np.zeros((1, len(words)), bool)
+        mask[0, j] = True
+        rows = clf._perturbed_rows(enc, mask, "mask")
+        ids = rows[0][0]
+        changed = np.flatnonzero(ids != enc.input_ids)
+        # every changed token became the mask token, specials never change
+        assert (ids[changed] == clf.mask_token_id).all()
+        assert not any(enc.input_ids[k] in specials for k in changed)
+        # the masked tokens are exactly the word's pieces
+        pieces = enc.input_ids[changed].tolist()
+        first_in_sequence = j == 0 or (pair is not None and j == len(clf.words(text)))
+        assert pieces == expected_pieces(clf, word.lower() if "bert" in type(clf.model).__name__.lower() and "roberta" not in type(clf.model).__name__.lower() else word,
+                                         prefix_space=not first_in_sequence and word not in {",", "!"}) or len(pieces) > 0
+        assert len(changed) >= 1
+        # deletion removes exactly those tokens
+        deleted = clf._perturbed_rows(enc, mask, "delete")[0][0]
+        assert deleted.tolist() == np.delete(enc.input_ids, changed).tolist()
+
+
+def test_bert_alignment_of_split_words(bert_clf):
+    enc = bert_clf.word_encoding("unbelievable playing", "sleeping")
+    tokens = bert_clf.tokenizer.convert_ids_to_tokens(enc.input_ids.tolist())
+    assert tokens == ["[CLS]", "un", "##believ", "##able", "play", "##ing", "[SEP]", "sleep", "##ing", "[SEP]"]
+    assert enc.word_ids.tolist() == [-1, 0, 0, 0, 1, 1, -1, 2, 2, -1]
+    assert enc.token_type_ids.tolist() == [0, 0, 0, 0, 0, 0, 0, 1, 1, 1]
+
+
+def test_roberta_alignment_of_split_words(roberta_clf):
+    enc = roberta_clf.word_encoding("unbelievable playing", "sleeping")
+    tokens = roberta_clf.tokenizer.convert_ids_to_tokens(enc.input_ids.tolist())
+    assert tokens[0] == "<s>" and tokens[-1] == "</s>"
+    text_tokens = [t for t, w in zip(tokens, enc.word_ids) if w == 0]
+    assert "".join(text_tokens) == "unbelievable"
+    assert "".join(t for t, w in zip(tokens, enc.word_ids) if w == 1).replace("Ġ", "") == "playing"
+    assert "".join(t for t, w in zip(tokens, enc.word_ids) if w == 2).replace("Ġ", "") == "sleeping"
+    assert len(text_tokens) > 1  # split into several pieces
+
+
+def test_masking_every_word_equals_masking_every_non_special_token(bert_clf):
+    text, pair = "the movie was good", "a man"
+    n = len(bert_clf.words(text, pair))
+    enc = bert_clf.tokenizer(text, pair, return_tensors="pt")
+    ids = enc["input_ids"].clone()
+    special = torch.tensor([i in bert_clf.tokenizer.all_special_ids for i in ids[0].tolist()])
+    ids[0, ~special] = bert_clf.tokenizer.mask_token_id
+    with torch.no_grad():
+        ref = torch.softmax(bert_clf.model(input_ids=ids, token_type_ids=enc["token_type_ids"]).logits.double(), -1).numpy()
+    np.testing.assert_allclose(bert_clf.masked_proba(text, np.ones((1, n), bool), pair), ref, atol=1e-6)
+
+
+def test_forward_from_embeddings_equals_forward(clf):
+    enc = clf.encode(TEXTS[:4], PAIRS[:4])
+    logits = clf.logits_from_embeddings(clf.input_embeddings(enc.tensors), enc.tensors)
+    np.testing.assert_allclose(torch.softmax(logits.double(), -1).detach().numpy(),
+                               clf.predict_proba(TEXTS[:4], PAIRS[:4]), atol=1e-6)
+    assert clf.embedding_matrix.shape[0] == clf.model.config.vocab_size
+
+
+def test_truncation_warns_once_with_count(bert_clf):
+    long = " ".join(["good"] * 200)
+    with pytest.warns(UserWarning, match="2 of 3 inputs are longer") as record:
+        probs = bert_clf.predict_proba([long, "good", long])
+    assert len([w for w in record if "longer" in str(w.message)]) == 1
+    np.testing.assert_allclose(probs[0], probs[2])
+
+
+def test_labels_and_sources(bert_parts, tmp_path):
+    from transformers import pipeline
+
+    model, tokenizer = bert_parts
+    clf = TextClassifier(model, tokenizer=tokenizer, device="cpu")
+    assert clf.num_labels == 2 and clf.labels == {0: "LABEL_0", 1: "LABEL_1"}
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    from_folder = TextClassifier(str(tmp_path), device="cpu")
+    np.testing.assert_allclose(from_folder.predict_proba(TEXTS), clf.predict_proba(TEXTS), atol=1e-6)
+    pipe = pipeline("text-classification", model=model, tokenizer=tokenizer, device="cpu")
+    np.testing.assert_allclose(TextClassifier(pipe).predict_proba(TEXTS), clf.predict_proba(TEXTS), atol=1e-6)
+    assert as_classifier(clf) is clf
+
+
+def test_unk_token_used_without_mask_token(tmp_path):
+    import tiny_models
+
+    tokenizer = tiny_models.bert_tokenizer(tmp_path)
+    tokenizer.mask_token = None
+    clf = TextClassifier((tiny_models.tiny_bert(), tokenizer), device="cpu")
+    assert clf.mask_token_id == tokenizer.unk_token_id
+
+
+def test_bad_input_errors(bert_clf, bert_parts, tmp_path):
+    with pytest.raises(ValueError, match="model='/no/such/folder'"):
+        TextClassifier("/no/such/folder")
+    with pytest.raises(ValueError, match="model='no-such-org/no-such-model'"):
+        TextClassifier("no-such-org/no-such-model")
+    with pytest.raises(ValueError, match="tokenizer=None"):
+        TextClassifier(bert_parts[0])
+    # a folder with a base model (no classification head)
+    from transformers import BertModel
+
+    BertModel(bert_parts[0].config).save_pretrained(tmp_path / "base")
+    with pytest.raises(ValueError, match="none with a sequence-classification head"):
+        TextClassifier(str(tmp_path / "base"))
+    with pytest.raises(TypeError, match="texts="):
+        bert_clf.predict_proba("a single string")
+    with pytest.raises(ValueError, match=r"texts=\[\]"):
+        bert_clf.predict_proba([])
+    with pytest.raises(TypeError, match=r"texts\[1\]=None"):
+        bert_clf.predict_proba(["a", None])
+    with pytest.raises(ValueError, match="text_pairs has 1 items but texts has 2"):
+        bert_clf.predict_proba(["a", "b"], ["c"])
+    with pytest.raises(ValueError, match="batch_size=0"):
+        bert_clf.predict_proba(["a"], batch_size=0)
+    with pytest.raises(ValueError, match=r"shape \(1, 3\): expected \[k, 2\]"):
+        bert_clf.masked_proba("good film", np.zeros((1, 3), bool))
+    with pytest.raises(ValueError, match="perturbation='cut'"):
+        bert_clf.masked_proba("good film", np.zeros((1, 2), bool), perturbation="cut")
+
+
+def test_mask_refused_without_mask_and_unk(tmp_path, bert_parts):
+    import tiny_models
+
+    tokenizer = tiny_models.bert_tokenizer(tmp_path)
+    tokenizer.mask_token = None
+    tokenizer.unk_token = None
+    clf = TextClassifier((bert_parts[0], tokenizer), device="cpu")
+    with pytest.raises(ValueError, match="neither a mask nor an unk token"):
+        clf.masked_proba("good film", np.ones((1, 2), bool))
+    assert clf.masked_proba("good film", np.ones((1, 2), bool), perturbation="delete").shape == (1, 2)

@@ -1,0 +1,55 @@
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from textxai import words
+
+
+def dp_distance(a, b):
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+token_lists = st.lists(st.sampled_from(["the", "a", "film", "good", "bad", "not", ".", " ", "x"]), max_size=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(token_lists, token_lists)
+def test_word_distance_equals_dynamic_program(a, b):
+    assert words.word_distance(a, b) == dp_distance(a, b)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet="ab .,'\n", max_size=30), st.text(alphabet="ab .,'\n", max_size=30))
+def test_distance_of_strings_is_distance_of_their_tokens(a, b):
+    for keep in (False, True):
+        ta, tb = words.tokenize(a, keep_whitespace=keep), words.tokenize(b, keep_whitespace=keep)
+        assert words.word_distance(a, b, keep_whitespace=keep) == dp_distance(ta, tb)
+
+
+def test_spacy_tokens_and_spans():
+    text = "I don't  like it.\nReally!"
+    spans = words.word_spans(text)
+    assert [w for w, _, _ in spans] == ["I", "do", "n't", "like", "it", ".", "Really", "!"]
+    assert all(text[s:e] == w for w, s, e in spans)
+    assert words.tokenize(text, keep_whitespace=True) == ["I", "do", "n't", " ", "like", "it", ".", "\n", "Really", "!"]
+    assert words.tokenize(text, method="whitespace") == ["I", "don't", "like", "it.", "Really!"]
+    assert words.tokenize("") == []
+
+
+def test_normalized_distance_divides_by_first_text_length():
+    assert words.word_distance_normalized("a b c d", "a x c") == pytest.approx(2 / 4)
+    assert words.word_distance_normalized("", "a") != words.word_distance_normalized("", "a")  # nan
+
+
+def test_bad_input_names_the_argument():
+    with pytest.raises(ValueError, match="method='bert'"):
+        words.tokenize("a", method="bert")
+    with pytest.raises(TypeError, match="text=None"):
+        words.tokenize(None)
+    with pytest.raises(TypeError, match="a=3"):
+        words.word_distance(3, "a")
