@@ -36,7 +36,14 @@ import torch
 
 __all__ = [
     "FisherEigen",
+    "difficulty",
+    "difficulty_correlation",
+    "difficulty_shift",
     "fisher_eigen",
+    "min_flip_strength",
+    "perturb_along_eigenvector",
+    "random_substitution_flip_rate",
+    "summarize",
     "tensor_difficulty",
 ]
 
@@ -186,3 +193,379 @@ def tensor_difficulty(
     if return_eigenvector:
         out["eigenvectors"] = np.concatenate(vecs)
     return out
+
+
+# ---------------------------------------------------------------------------------------------- texts
+SUMMARY_QUANTILES = (0.1, 0.25, 0.75, 0.9)
+
+
+def _check_texts_nonempty(classifier, texts, pairs):
+    """Every text (and pair) must hold at least one word token."""
+    for i, text in enumerate(texts):
+        if not classifier.words(text):
+            raise ValueError(f"texts[{i}]={text!r}: has no tokens; expected a text with at least one word")
+        if pairs is not None and not classifier.words(pairs[i]):
+            raise ValueError(f"text_pairs[{i}]={pairs[i]!r}: has no tokens; expected a text with at least one word")
+
+
+def _prepare(texts, classifier, text_pairs, batch_size, tokenizer=None, device=None):
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_text_pairs, check_texts
+
+    texts = check_texts(texts)
+    pairs = check_text_pairs(text_pairs, texts)
+    _check_batch_size(batch_size)
+    clf = as_classifier(classifier, tokenizer=tokenizer, device=device)
+    _check_texts_nonempty(clf, texts, pairs)
+    return texts, pairs, clf
+
+
+def _order_by_length(clf, texts, pairs):
+    lengths = [len(clf.word_encoding(t, None if pairs is None else pairs[i]).input_ids) for i, t in enumerate(texts)]
+    return sorted(range(len(texts)), key=lambda i: (lengths[i], i))
+
+
+def _embedding_batch(clf, texts, pairs):
+    """Encode a batch; return (encoding, embeddings [B, L, d] detached, logits function, non-padding mask)."""
+    enc = clf.encode(texts, pairs)
+    tensors = enc.tensors
+    try:
+        embeds = clf.input_embeddings(tensors).detach()
+    except (TypeError, AttributeError, NotImplementedError) as error:
+        raise TypeError(
+            f"model class {type(clf.model).__name__}: its input embeddings cannot be reached ({error}); "
+            "expected a model with get_input_embeddings() that accepts inputs_embeds"
+        ) from error
+
+    def fn(e):
+        try:
+            return clf.logits_from_embeddings(e, tensors)
+        except TypeError as error:  # forward() without inputs_embeds
+            raise TypeError(
+                f"model class {type(clf.model).__name__} does not accept inputs_embeds ({error}); "
+                "expected a model whose forward takes inputs_embeds"
+            ) from error
+
+    return enc, embeds, fn, tensors["attention_mask"].bool()
+
+
+def _word_sensitivity(v_rows: np.ndarray, word_ids: np.ndarray, n_words: int) -> np.ndarray:
+    """L2 norm of the eigenvector's block over each word's tokens (sqrt of the summed squared row norms)."""
+    sq = (v_rows[: len(word_ids)] ** 2).sum(1)
+    out = np.zeros(n_words)
+    keep = word_ids >= 0
+    np.add.at(out, word_ids[keep], sq[keep])
+    return np.sqrt(out)
+
+
+def difficulty(
+    texts,
+    classifier,
+    text_pairs=None,
+    batch_size: int = 16,
+    return_eigenvector: bool = False,
+    return_all_eigenvalues: bool = False,
+    progress: bool = False,
+    tokenizer=None,
+    device=None,
+) -> dict:
+    """FIM difficulty lambda_max of every text for a classifier (``TextClassifier``, id, folder, model...).
+
+    ``x`` is the output of the model's input-embedding layer at every non-padding token position, special
+    tokens included (``D = L * d``). Texts are batched by similar length; results do not depend on
+    ``batch_size`` beyond float32 round-off.
+
+    Returns a dict of ``difficulty`` (``np.ndarray [N]``), ``probs`` ``[N, C]``, ``predictions`` ``[N]``; with
+    ``return_all_eigenvalues`` ``all_eigenvalues`` ``[N, C]`` (descending; ``G``'s other eigenvalues are 0);
+    with ``return_eigenvector`` ``words`` (list of word lists), ``word_sensitivity`` (per word, the L2 norm
+    of the unit eigenvector's rows at that word's tokens; the squares over all words plus special tokens
+    sum to 1) and ``eigenvectors`` (``[L_i, d]`` per text, unpadded).
+
+    >>> r = difficulty(["a wonderful film", "dull and too long"], "textxai/demo-sentiment")  # doctest: +SKIP
+    >>> r["difficulty"].shape                                                                # doctest: +SKIP
+    (2,)
+    """
+    from tqdm.auto import tqdm
+
+    texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size, tokenizer, device)
+    n, C = len(texts), clf.num_labels
+    lam = np.empty(n)
+    allv = np.empty((n, C))
+    probs = np.empty((n, C))
+    vecs: list = [None] * n
+    words: list = [None] * n
+    sens: list = [None] * n
+    order = _order_by_length(clf, texts, pairs)
+    for start in tqdm(range(0, n, batch_size), disable=not progress, desc="fim difficulty", unit="batch"):
+        idx = order[start : start + batch_size]
+        sub_pairs = None if pairs is None else [pairs[i] for i in idx]
+        enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
+        r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=return_eigenvector)
+        lam[idx] = r.eigenvalues.cpu().numpy()
+        allv[idx] = r.all_eigenvalues.cpu().numpy()
+        probs[idx] = r.probs.cpu().numpy()
+        if return_eigenvector:
+            V = r.eigenvectors.detach().to(torch.float64).cpu().numpy()
+            for row, i in enumerate(idx):
+                length = int(mask[row].sum())
+                vecs[i] = V[row, :length]
+                words[i] = list(enc.words[row])
+                sens[i] = _word_sensitivity(vecs[i], enc.word_ids[row][:length], len(words[i]))
+    out = {"difficulty": lam, "probs": probs, "predictions": probs.argmax(1)}
+    if return_all_eigenvalues:
+        out["all_eigenvalues"] = allv
+    if return_eigenvector:
+        out.update(words=words, word_sensitivity=sens, eigenvectors=vecs)
+    return out
+
+
+def summarize(values) -> dict:
+    """Mean, standard deviation, median, min, max and the 10/25/75/90 % quantiles of finite ``values``.
+
+    >>> summarize([1.0, 2.0, 3.0])["median"]
+    2.0
+    """
+    a = np.asarray(values, dtype=np.float64)
+    a = a[np.isfinite(a)]
+    if a.size == 0:
+        return {"n": 0, "mean": float("nan"), "std": float("nan"), "median": float("nan")}
+    out = {"n": int(a.size), "mean": float(a.mean()), "std": float(a.std()), "median": float(np.median(a)),
+           "min": float(a.min()), "max": float(a.max())}
+    for q in SUMMARY_QUANTILES:
+        out[f"q{int(round(q * 100)):02d}"] = float(np.quantile(a, q))
+    return out
+
+
+def _check_strength(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}={value!r}: expected a finite number > 0")
+    return float(value)
+
+
+def perturb_along_eigenvector(text: str, classifier, strength, text_pair: str | None = None) -> np.ndarray:
+    """Class probabilities when the input embeddings move by ``strength * v`` (``v`` the unit top eigenvector).
+
+    ``v`` is signed so that a small positive ``strength`` lowers the predicted class (paper §4.3, Fig. 2-3).
+    ``strength`` is a number or a list of numbers (L2 norm of the move); returns ``[k, C]`` (``k`` strengths).
+
+    >>> perturb_along_eigenvector("a wonderful film", "textxai/demo-sentiment", [0.0, 1.0]).shape  # doctest: +SKIP
+    (2, 2)
+    """
+    strengths = np.atleast_1d(np.asarray(strength, dtype=np.float64)) if not isinstance(strength, (str, bytes)) else None
+    if strengths is None or strengths.ndim != 1 or strengths.size == 0 or not np.isfinite(strengths).all():
+        raise ValueError(f"strength={strength!r}: expected a finite number or a non-empty list of finite numbers")
+    if not isinstance(text, str):
+        raise TypeError(f"text={text!r} ({type(text).__name__}): expected a string")
+    texts, pairs, clf = _prepare([text], classifier, None if text_pair is None else [text_pair], 1)
+    enc, embeds, fn, mask = _embedding_batch(clf, texts, pairs)
+    r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=True)
+    s = torch.as_tensor(strengths, dtype=embeds.dtype, device=embeds.device).reshape(-1, 1, 1)
+    moved = embeds + s * r.eigenvectors
+    tensors = {k: t.repeat(len(strengths), 1) for k, t in enc.tensors.items()}
+    with torch.no_grad():
+        logits = clf.logits_from_embeddings(moved, tensors)
+    return torch.softmax(logits.to(torch.float64), dim=1).cpu().numpy()
+
+
+def min_flip_strength(
+    texts,
+    classifier,
+    max_strength: float = 6.0,
+    tol: float = 1e-3,
+    text_pairs=None,
+    batch_size: int = 16,
+    progress: bool = False,
+) -> np.ndarray:
+    """Smallest L2 strength along the top eigenvector that flips the prediction (binary search, paper §4.3).
+
+    The search runs in ``[0, max_strength]`` (the paper uses (0, 6)) to a bracket of width ``tol``; the
+    returned value is the upper end of the final bracket (a strength that flips). ``inf`` where even
+    ``max_strength`` does not flip the prediction. Texts are searched in parallel, ``batch_size`` at a time.
+
+    >>> min_flip_strength(["a wonderful film"], "textxai/demo-sentiment")  # doctest: +SKIP
+    array([...])
+    """
+    from tqdm.auto import tqdm
+
+    max_strength = _check_strength(max_strength, "max_strength")
+    tol = _check_strength(tol, "tol")
+    texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size)
+    steps = max(1, math.ceil(math.log2(max_strength / tol)))
+    out = np.empty(len(texts))
+    order = _order_by_length(clf, texts, pairs)
+    for start in tqdm(range(0, len(texts), batch_size), disable=not progress, desc="min flip strength", unit="batch"):
+        idx = order[start : start + batch_size]
+        sub_pairs = None if pairs is None else [pairs[i] for i in idx]
+        enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
+        r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=True)
+        yhat = r.probs.argmax(1).to(embeds.device)
+        v = r.eigenvectors
+
+        def flips(s: torch.Tensor) -> torch.Tensor:
+            with torch.no_grad():
+                logits = fn(embeds + s.to(embeds.dtype).reshape(-1, 1, 1) * v)
+            return logits.argmax(1) != yhat
+
+        B = len(idx)
+        lo = torch.zeros(B, dtype=torch.float64)
+        hi = torch.full((B,), max_strength, dtype=torch.float64)
+        ok = flips(hi).cpu()
+        for _ in range(steps):
+            mid = (lo + hi) / 2
+            f = flips(mid).cpu()
+            hi = torch.where(f, mid, hi)
+            lo = torch.where(f, lo, mid)
+        res = torch.where(ok, hi, torch.full_like(hi, float("inf")))
+        out[idx] = res.numpy()
+    return out
+
+
+def _default_vocabulary(clf) -> list[str]:
+    """Whole-word alphabetic entries of the tokenizer's vocabulary (WordPiece / BPE / SentencePiece)."""
+    vocab = clf.tokenizer.get_vocab()
+    special = set(getattr(clf.tokenizer, "all_special_tokens", []))
+    word_start = any(t.startswith(("\u0120", "\u2581")) for t in list(vocab)[:5000])
+    words = set()
+    for token in vocab:
+        if token in special or token.startswith("##"):
+            continue
+        if word_start:
+            if not token.startswith(("\u0120", "\u2581")):
+                continue
+            token = token[1:]
+        if len(token) >= 2 and token.isascii() and token.isalpha():
+            words.add(token)
+    return sorted(words)
+
+
+def _substitute(text: str, spans, positions, replacements) -> str:
+    pieces, last = [], 0
+    for pos, word in sorted(zip(positions, replacements)):
+        _, a, b = spans[pos]
+        pieces.append(text[last:a])
+        pieces.append(word)
+        last = b
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def random_substitution_flip_rate(
+    texts,
+    classifier,
+    fraction: float = 0.1,
+    trials: int = 20,
+    seed: int = 0,
+    vocabulary=None,
+    text_pairs=None,
+    batch_size: int = 32,
+    progress: bool = False,
+) -> dict:
+    """Fraction of ``trials`` in which replacing ``fraction`` of the words by random words flips the prediction.
+
+    Paper §4.3 / Fig. 7: 10 % of the words (``max(1, round(fraction * n_words))`` positions, drawn without
+    replacement) are replaced by words drawn uniformly from ``vocabulary`` (default: the whole-word
+    alphabetic entries of the model's tokenizer vocabulary; pass the words of your dataset to follow the
+    paper exactly). For sentence pairs the positions are drawn over the words of both texts.
+    Repeatable: text ``i`` uses ``numpy.random.default_rng([seed, i])``, whatever the batch size.
+
+    Returns ``{"flip_rate": np.ndarray [N], "n_substituted": np.ndarray [N]}``.
+    """
+    from textxai import words as _words
+    from textxai.validation import check_positive_int
+
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating)) or not (0 < fraction <= 1):
+        raise ValueError(f"fraction={fraction!r}: expected a number in (0, 1]")
+    check_positive_int(trials, "trials")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r}: expected a non-negative integer")
+    texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size)
+    if vocabulary is None:
+        vocab = _default_vocabulary(clf)
+    else:
+        if isinstance(vocabulary, str) or not all(isinstance(w, str) and w.strip() for w in vocabulary):
+            raise ValueError(f"vocabulary={str(vocabulary)[:80]!r}: expected a list of non-empty word strings")
+        vocab = sorted(set(vocabulary))
+    if not vocab:
+        raise ValueError("vocabulary=[]: expected at least one replacement word")
+    perturbed, perturbed_pairs, counts = [], [], []
+    for i, text in enumerate(texts):
+        rng = np.random.default_rng([int(seed), i])
+        spans_a = _words.word_spans(text, clf.word_tokenizer)
+        spans_b = _words.word_spans(pairs[i], clf.word_tokenizer) if pairs is not None else []
+        n_a, n = len(spans_a), len(spans_a) + len(spans_b)
+        k = max(1, int(round(fraction * n)))
+        counts.append(k)
+        for _ in range(trials):
+            pos = rng.choice(n, size=k, replace=False)
+            rep = [vocab[j] for j in rng.integers(0, len(vocab), size=k)]
+            in_a = [(p, w) for p, w in zip(pos, rep) if p < n_a]
+            in_b = [(p - n_a, w) for p, w in zip(pos, rep) if p >= n_a]
+            perturbed.append(_substitute(text, spans_a, [p for p, _ in in_a], [w for _, w in in_a]))
+            if pairs is not None:
+                perturbed_pairs.append(_substitute(pairs[i], spans_b, [p for p, _ in in_b], [w for _, w in in_b]))
+    base = clf.predict_proba(texts, pairs, batch_size=batch_size).argmax(1)
+    pred = clf.predict_proba(perturbed, perturbed_pairs if pairs is not None else None, batch_size=batch_size,
+                             progress=progress).argmax(1)
+    flips = (pred.reshape(len(texts), trials) != base[:, None]).mean(1)
+    return {"flip_rate": flips, "n_substituted": np.asarray(counts)}
+
+
+def difficulty_correlation(difficulty_values, other, log: bool = True) -> dict:
+    """Correlation between difficulty and another per-example quantity (paper Fig. 3, 6, 7), via scipy.
+
+    Pearson's r (on ``log lambda_max`` when ``log``, as in the paper's appendix) with its p-value, and
+    Spearman's rho (rank-based, so ``log`` does not change it). Pairs where either value is not finite
+    (e.g. ``min_flip_strength == inf``) or lambda_max <= 0 under ``log`` are left out; ``n`` counts the rest.
+
+    >>> r = difficulty_correlation([0.1, 1.0, 10.0, 100.0], [4.0, 3.0, 2.0, 1.0])
+    >>> round(r["pearson_r"], 6), round(r["spearman_rho"], 6), r["n"]
+    (-1.0, -1.0, 4)
+    """
+    from scipy import stats
+
+    a = np.asarray(difficulty_values, dtype=np.float64)
+    b = np.asarray(other, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"other has shape {b.shape} but difficulty has shape {a.shape}: expected two equal 1-D arrays")
+    keep = np.isfinite(a) & np.isfinite(b) & ((a > 0) if log else True)
+    x = np.log(a[keep]) if log else a[keep]
+    y = b[keep]
+    out = {"n": int(keep.sum()), "pearson_r": float("nan"), "pearson_p": float("nan"),
+           "spearman_rho": float("nan"), "spearman_p": float("nan")}
+    if out["n"] >= 3 and np.ptp(x) > 0 and np.ptp(y) > 0:
+        pr = stats.pearsonr(x, y)
+        sr = stats.spearmanr(x, y)
+        out.update(pearson_r=float(pr.statistic), pearson_p=float(pr.pvalue),
+                   spearman_rho=float(sr.statistic), spearman_p=float(sr.pvalue))
+    return out
+
+
+def difficulty_shift(originals, perturbed, classifier, original_pairs=None, perturbed_pairs=None,
+                     batch_size: int = 16, progress: bool = False) -> dict:
+    """lambda_max(perturbed) - lambda_max(original) per pair (paper §4.4, Fig. 4 / 8).
+
+    Returns ``shift`` ``[N]``, ``difficulty_original``, ``difficulty_perturbed`` and a summary: ``mean``,
+    ``std``, ``median`` and ``fraction_increased`` (share of pairs whose difficulty went up).
+
+    >>> difficulty_shift(["a fine film"], ["a dull film"], "textxai/demo-sentiment")["shift"].shape  # doctest: +SKIP
+    (1,)
+    """
+    from textxai.validation import check_same_length, check_texts
+
+    originals = check_texts(originals, "originals")
+    perturbed = check_texts(perturbed, "perturbed")
+    check_same_length(originals, perturbed, "originals", "perturbed")
+    if (original_pairs is None) != (perturbed_pairs is None):
+        missing = "original_pairs" if original_pairs is None else "perturbed_pairs"
+        raise ValueError(f"{missing}=None: expected text pairs for both originals and perturbed, or for neither")
+    if original_pairs is not None:
+        check_same_length(originals, check_texts(original_pairs, "original_pairs"), "originals", "original_pairs")
+        check_same_length(perturbed, check_texts(perturbed_pairs, "perturbed_pairs"), "perturbed", "perturbed_pairs")
+    both_pairs = None if original_pairs is None else list(original_pairs) + list(perturbed_pairs)
+    r = difficulty(originals + perturbed, classifier, both_pairs, batch_size=batch_size, progress=progress)
+    n = len(originals)
+    d0, d1 = r["difficulty"][:n], r["difficulty"][n:]
+    shift = d1 - d0
+    return {"shift": shift, "difficulty_original": d0, "difficulty_perturbed": d1,
+            "mean": float(shift.mean()), "std": float(shift.std()), "median": float(np.median(shift)),
+            "fraction_increased": float((shift > 0).mean())}
