@@ -1,0 +1,252 @@
+"""textxai.naopc core: paper tables, brute force over all orderings (hypothesis), beam properties, counts."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from textxai import naopc as N
+
+
+# ------------------------------------------------------------------------------------ helpers
+def table_fn(table: np.ndarray, log: list | None = None):
+    """score_fn from a table of probabilities indexed by removed-set bitmask; optionally logs every set."""
+    n = int(round(math.log2(len(table))))
+    weights = 1 << np.arange(n)
+
+    def fn(masks):
+        masks = np.asarray(masks, dtype=bool)
+        assert masks.ndim == 2 and masks.shape[1] == n
+        keys = masks.astype(np.int64) @ weights
+        if log is not None:
+            log.extend(keys.tolist())
+        return table[keys]
+
+    return fn
+
+
+def brute_force(table: np.ndarray):
+    """(lower, upper) AOPC over all N! orderings, straight from the definition."""
+    n = int(round(math.log2(len(table))))
+    best_lo, best_hi = math.inf, -math.inf
+    for order in itertools.permutations(range(n)):
+        key, total = 0, 0.0
+        for j in order:
+            key |= 1 << j
+            total += table[0] - table[key]
+        value = total / n
+        best_lo, best_hi = min(best_lo, value), max(best_hi, value)
+    return best_lo, best_hi
+
+
+def random_table(n: int, seed: int, kind: str) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    table = rng.uniform(0, 1, 1 << n)
+    if kind == "all_negative":  # every removal raises the probability: every partial sum is negative
+        table[0] = rng.uniform(0, 0.05)
+        table[1:] = rng.uniform(0.1, 1, (1 << n) - 1)
+    elif kind == "all_positive":
+        table[0] = rng.uniform(0.95, 1)
+        table[1:] = rng.uniform(0, 0.9, (1 << n) - 1)
+    elif kind == "ties":
+        table = np.round(table, 1)
+    return table
+
+
+# ---------------------------------------------------------------------------------- the paper
+W1 = np.array([0.2, 0.3, 0.1, 0.4])
+W2 = np.array([0.0, 0.1, 0.7, 0.2])
+
+
+def linear(w):
+    return lambda masks: (~np.asarray(masks, bool)).astype(float) @ w
+
+
+def f3(m):
+    m = np.asarray(m, bool)
+    return 0.7 * (~m[:, 0] | ~m[:, 1]) + 0.3 * (~m[:, 2] | ~m[:, 3])
+
+
+def f4(m):
+    m = np.asarray(m, bool)
+    return 0.7 * (~m[:, 0] & ~m[:, 1]) + 0.3 * (~m[:, 2] & ~m[:, 3])
+
+
+@pytest.mark.parametrize("w, comp, suff", [(W1, 0.75, 0.50), (W2, 0.90, 0.35)])
+def test_table1_ground_truth_attributions(w, comp, suff):
+    f = linear(w)
+    assert N.aopc(f, N.comprehensiveness_order(w)) == pytest.approx(comp, abs=1e-12)
+    assert N.aopc(f, N.sufficiency_order(w)) == pytest.approx(suff, abs=1e-12)
+    # for a linear model the ground-truth attributions reach both limits (the paper's 0.5-0.75, 0.35-0.9)
+    for method in ("exact", "beam"):
+        lim = N.aopc_limits(f, 4, method=method)
+        assert (lim.lower, lim.upper) == pytest.approx((suff, comp), abs=1e-12)
+        assert lim.normalize(comp) == pytest.approx(1.0) and lim.normalize(suff) == pytest.approx(0.0)
+
+
+@pytest.mark.parametrize("f, best_comp, best_suff", [(f3, 0.6, 0.325), (f4, 0.925, 0.65)])
+@pytest.mark.parametrize("method", ["exact", "beam"])
+def test_table2_best_scores(f, best_comp, best_suff, method):
+    lim = N.aopc_limits(f, 4, method=method)
+    assert lim.upper == pytest.approx(best_comp, abs=1e-12)
+    assert lim.lower == pytest.approx(best_suff, abs=1e-12)
+    # the orders returned reach the limits, and the curves are their perturbation curves
+    assert N.aopc(f, lim.upper_order) == pytest.approx(lim.upper, abs=1e-12)
+    assert N.aopc(f, lim.lower_order) == pytest.approx(lim.lower, abs=1e-12)
+    np.testing.assert_allclose(lim.upper_curve, N.aopc_curve(f, lim.upper_order), atol=1e-12)
+    np.testing.assert_allclose(lim.lower_curve, N.aopc_curve(f, lim.lower_order), atol=1e-12)
+
+
+def test_orders_ties_by_position():
+    a = [0.3, 0.1, 0.3, 0.1, 0.5]
+    assert N.comprehensiveness_order(a) == [4, 0, 2, 1, 3]
+    assert N.sufficiency_order(a) == [1, 3, 0, 2, 4]
+
+
+def test_aopc_definition_first_and_last_terms():
+    # p(x) = 1; removing word 0 -> 0.5; removing both -> 0.2
+    table = np.array([1.0, 0.5, 0.9, 0.2])
+    f = table_fn(table)
+    np.testing.assert_allclose(N.aopc_curve(f, [0, 1]), [0.5, 0.8])
+    assert N.aopc(f, [1, 0]) == pytest.approx((0.1 + 0.8) / 2)
+
+
+def test_normalize_not_clipped_and_zero_width():
+    assert N.normalize(1.2, 0.2, 0.7) == pytest.approx(2.0)
+    assert N.normalize(-0.3, 0.2, 0.7) == pytest.approx(-1.0)
+    assert N.normalize(0.4, 0.4, 0.4) == 0.0
+
+
+# ------------------------------------------------------------------------------- brute force
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 7),
+    seed=st.integers(0, 2**32 - 1),
+    kind=st.sampled_from(["uniform", "all_negative", "all_positive", "ties"]),
+)
+def test_exact_equals_brute_force(n, seed, kind):
+    table = random_table(n, seed, kind)
+    log: list[int] = []
+    lim = N.aopc_limits(table_fn(table, log), n, method="exact")
+    lo, hi = brute_force(table)
+    assert lim.lower == pytest.approx(lo, abs=1e-12)
+    assert lim.upper == pytest.approx(hi, abs=1e-12)
+    if kind == "all_negative":
+        assert lim.upper < 0  # the authors' running maximum starting at 0 cannot produce this
+    # the orderings reach the limits
+    assert N.aopc(table_fn(table), lim.upper_order) == pytest.approx(hi, abs=1e-12)
+    assert N.aopc(table_fn(table), lim.lower_order) == pytest.approx(lo, abs=1e-12)
+    # exactly 2^N distinct sets, each evaluated once
+    assert len(log) == len(set(log)) == lim.n_evaluations == 1 << n
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 7),
+    seed=st.integers(0, 2**32 - 1),
+    kind=st.sampled_from(["uniform", "all_negative", "ties"]),
+    beam_size=st.integers(1, 6),
+)
+def test_beam_inside_exact_and_counts(n, seed, kind, beam_size):
+    table = random_table(n, seed, kind)
+    log: list[int] = []
+    beam = N.aopc_limits(table_fn(table, log), n, method="beam", beam_size=beam_size)
+    exact = N.aopc_limits(table_fn(table), n, method="exact")
+    assert beam.lower >= exact.lower - 1e-12
+    assert beam.upper <= exact.upper + 1e-12
+    # the beam limits are AOPCs of the returned orderings
+    assert N.aopc(table_fn(table), beam.upper_order) == pytest.approx(beam.upper, abs=1e-12)
+    assert N.aopc(table_fn(table), beam.lower_order) == pytest.approx(beam.lower, abs=1e-12)
+    # never the same set twice; each limit scores <= B*N(N+1)/2 candidates, + the intact input
+    assert len(log) == len(set(log)) == beam.n_evaluations
+    assert beam.n_evaluations <= 1 + 2 * (beam_size * n * (n + 1) // 2)
+    assert beam.n_evaluations <= 1 << n
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 7), seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["uniform", "all_negative", "ties"]))
+def test_wide_beam_equals_exact(n, seed, kind):
+    # deduplicated by set, a beam as wide as the largest layer C(N, N/2) keeps every set: it is the DP
+    table = random_table(n, seed, kind)
+    beam = N.aopc_limits(table_fn(table), n, method="beam", beam_size=math.comb(n, n // 2))
+    exact = N.aopc_limits(table_fn(table), n, method="exact")
+    assert beam.lower == pytest.approx(exact.lower, abs=1e-12)
+    assert beam.upper == pytest.approx(exact.upper, abs=1e-12)
+
+
+def test_single_limit_candidate_count_matches_paper_bound():
+    # with B = 1 the two searches are greedy; each expands N - i + 1 children at step i
+    n = 9
+    table = random_table(n, 3, "uniform")
+    log: list[int] = []
+    beam = N.aopc_limits(table_fn(table, log), n, method="beam", beam_size=1)
+    assert beam.n_evaluations <= 1 + 2 * (n * (n + 1) // 2) - n  # step 1 is shared by both searches
+    assert len(log) == len(set(log))
+
+
+def test_many_equals_single_and_batches_across_inputs():
+    tables = [random_table(n, s, "uniform") for n, s in [(3, 1), (6, 2), (1, 3), (5, 4)]]
+    fns = [table_fn(t) for t in tables]
+    calls = []
+
+    def many(masks_list):
+        calls.append([len(m) for m in masks_list])
+        return [f(m) if len(m) else np.zeros(0) for f, m in zip(fns, masks_list)]
+
+    for method in ("exact", "beam"):
+        calls.clear()
+        got = N.aopc_limits_many(many, [3, 6, 1, 5], method=method, beam_size=2)
+        for lim, f, t in zip(got, fns, tables):
+            one = N.aopc_limits(f, len(lim.upper_order), method=method, beam_size=2)
+            assert (lim.lower, lim.upper, lim.lower_order, lim.upper_order) == (
+                one.lower, one.upper, one.lower_order, one.upper_order)
+        # exact: one call for p(x), one call for every subset of every input; beam: one per step
+        assert len(calls) == (2 if method == "exact" else 1 + 6)
+
+
+def test_long_input_beam_uses_big_bitmasks():
+    # N = 70 > 62 exercises the arbitrary-precision set keys; an additive model is solved exactly by beam
+    n = 70
+    w = np.random.default_rng(0).uniform(-1, 1, n)
+    f = linear(w)
+    lim = N.aopc_limits(f, n, method="beam", beam_size=2)
+    assert lim.upper == pytest.approx(N.aopc(f, N.comprehensiveness_order(w)), abs=1e-9)
+    assert lim.lower == pytest.approx(N.aopc(f, N.sufficiency_order(w)), abs=1e-9)
+
+
+def test_rank_agreement():
+    from scipy.stats import kendalltau
+
+    a, b = [0.3, 0.1, 0.9, 0.5], [0.2, 0.25, 0.8, 0.1]
+    assert N.rank_agreement(a, b) == pytest.approx(kendalltau(a, b).statistic)
+    assert N.rank_agreement([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
+    with pytest.raises(ValueError, match="equal length"):
+        N.rank_agreement([1, 2], [1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(method="greedy"), r"method='greedy': expected one of \['exact', 'beam'\]"),
+        (dict(method="beam", beam_size=0), r"beam_size=0: expected a positive integer"),
+        (dict(n=20), r"N=20 words > max_exact_words=16.*'beam'"),
+        (dict(n=0), r"n=0: expected a positive integer"),
+    ],
+)
+def test_core_errors(kwargs, match):
+    args = dict(n=3, method="exact")
+    args.update(kwargs)
+    n = args.pop("n")
+    with pytest.raises(ValueError, match=match):
+        N.aopc_limits(lambda m: np.zeros(len(m)), n, **args)
+
+
+def test_bad_score_fn_and_order():
+    with pytest.raises(ValueError, match="score_fn returned shape"):
+        N.aopc_limits(lambda m: np.zeros((len(m), 2)), 3)
+    with pytest.raises(ValueError, match="permutation of 0..2"):
+        N.aopc(lambda m: np.zeros(len(m)), [0, 0, 1])
