@@ -55,7 +55,8 @@ def gradio_url():
     launched = []
 
     def launch(demo) -> str:
-        demo.queue()
+        # no demo.queue() here: Blocks enables its queue itself, and calling queue() again would reset the
+        # app's own settings (max_size, default_concurrency_limit) to Gradio's defaults
         _, url, _ = demo.launch(server_name="127.0.0.1", server_port=None, prevent_thread_lock=True,
                                 quiet=True, share=False, show_error=True)
         launched.append(demo)

@@ -1,0 +1,340 @@
+"""The shared shell of the textxai Gradio Spaces: safe model choice, input caps, escaping, layout, queue.
+
+Every ``spaces/<name>/app.py`` builds its ``demo`` with these helpers::
+
+    from textxai import spaces
+
+    with spaces.space("NAOPC", module="naopc", paper_url=..., paper_title=...) as demo:
+        model = spaces.model_dropdown()
+        text = gr.Textbox(label="Texts, one per line")
+        out = gr.HTML()
+        gr.Button("Run").click(spaces.user_errors(run), [model, text], out)
+
+Rules enforced here (issue 2, item 10):
+
+- **Model choice**: the demo models (``"textxai/demo-sentiment"``, ``"textxai/demo-topic"``, built offline, they
+  always work) or a Hub id ``owner/name``. A hosted Space (env ``SPACE_ID`` set) refuses local paths, and
+  every model is loaded with ``trust_remote_code=False`` and ``use_safetensors=True`` (no pickled weights,
+  no code from the model repo). A Hub id that cannot be reached gives a clear message instead of a stack
+  trace. Loaded classifiers are cached.
+- **Caps** on the number of texts and the characters per text, with messages that say what to do.
+- **Escaping**: every user text rendered as HTML goes through :func:`escape` (``html.escape``); the
+  messages of errors shown in the Gradio modal (which renders HTML) are escaped too.
+- **Queue**: ``demo.queue(default_concurrency_limit=..., max_size=...)`` so a CPU Space serves requests
+  one (or a few) at a time and turns away the excess with Gradio's "queue full" message.
+
+>>> escape('<b>"hi"</b>')
+'&lt;b&gt;&quot;hi&quot;&lt;/b&gt;'
+>>> is_hub_id("textattack/bert-base-uncased-imdb"), is_hub_id("../secrets"), is_hub_id("/etc/passwd")
+(True, False, False)
+>>> check_inputs(["a fine film", ""], max_texts=5)
+['a fine film', '']
+"""
+from __future__ import annotations
+
+import html
+import math
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import wraps
+
+import gradio as gr
+
+from textxai.classifier import DEMO_MODELS, TextClassifier
+
+DEFAULT_MODEL = DEMO_MODELS[0]
+MAX_TEXTS = 20
+MAX_CHARS = 2000
+CONCURRENCY_LIMIT = 1
+QUEUE_MAX_SIZE = 16
+
+PAPER_DEFAULT_URL = "https://github.com/textxai"
+MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
+LOAD_KWARGS = {"trust_remote_code": False, "use_safetensors": True}
+
+# owner/name as the Hub accepts them: letters, digits, '-', '_', '.'; no '--' or '..'; at most 96 chars per part
+_HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
+_HUB_ID = re.compile(rf"^{_HUB_PART}/{_HUB_PART}$")
+
+
+class SpaceError(gr.Error, ValueError):
+    """A user-facing error: a ``ValueError`` for Python callers, shown in Gradio's error modal.
+
+    ``str(error)`` is the plain message; ``error.message`` (what Gradio renders as HTML) is escaped.
+    """
+
+    def __init__(self, message: str, title: str = "Error"):
+        super().__init__(escape(message), duration=None, title=title, print_exception=False)
+        self.plain = message
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return self.plain
+
+
+def escape(text) -> str:
+    """``html.escape`` of ``str(text)`` (quotes included): the one way user text enters rendered HTML."""
+    return html.escape(str(text), quote=True)
+
+
+def is_hosted() -> bool:
+    """True inside a Hugging Face Space (the platform sets ``SPACE_ID``)."""
+    return bool(os.environ.get("SPACE_ID"))
+
+
+def is_hub_id(value: str) -> bool:
+    """``owner/name`` with the Hub's allowed characters (no path tricks such as ``..``, ``/`` or ``~``)."""
+    return (isinstance(value, str) and bool(_HUB_ID.fullmatch(value)) and "--" not in value and ".." not in value
+            and not value.endswith(".git"))
+
+
+# --------------------------------------------------------------------------- models
+_CACHE: dict[str, TextClassifier] = {}
+_LOCK = threading.Lock()
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether a load failure means the Hub could not be reached (offline mode, DNS, timeout, refused)."""
+    from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    for e in _chain(error):
+        if isinstance(e, (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError, TimeoutError)):
+            return True
+        name = type(e).__name__
+        if name in ("ConnectError", "ConnectTimeout", "ReadTimeout", "gaierror", "NetworkError"):
+            return True
+        text = str(e).lower()
+        if "couldn't connect" in text or "offline mode" in text or "outgoing traffic has been disabled" in text:
+            return True
+    return False
+
+
+def _not_found(error: BaseException) -> bool:
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    return any(isinstance(e, RepositoryNotFoundError) for e in _chain(error))
+
+
+def _offline_message(choice: str) -> str:
+    return (f"could not reach the Hub for {choice!r} — this Space may be offline; the demo models always work "
+            f"({', '.join(DEMO_MODELS)})")
+
+
+def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
+    """The classifier for a model choice of a Space: a demo model, a Hub id, or (not hosted) a local folder.
+
+    Args:
+        choice: ``"textxai/demo-sentiment"``, ``"textxai/demo-topic"``, a Hub id ``owner/name`` of a
+            sequence classifier with safetensors weights, or, on your own machine only, a local folder.
+        hosted: refuse local paths; default: ``is_hosted()`` (env ``SPACE_ID`` set).
+
+    Always loads with ``trust_remote_code=False`` and ``use_safetensors=True``; caches the result.
+    Raises :class:`SpaceError` (a ``ValueError`` shown by Gradio) with a message a visitor can act on.
+    """
+    if hosted is None:
+        hosted = is_hosted()
+    if not isinstance(choice, str) or not choice.strip():
+        raise SpaceError(f"model={choice!r}: choose a demo model ({', '.join(DEMO_MODELS)}) or enter a Hub id owner/name")
+    choice = choice.strip()
+    key = choice
+    if choice not in DEMO_MODELS:
+        local = os.path.exists(os.path.expanduser(choice))
+        if hosted and (local or not is_hub_id(choice)):
+            raise SpaceError(
+                f"model={choice!r}: this hosted Space loads only the demo models ({', '.join(DEMO_MODELS)}) "
+                "or a Hub id owner/name; local paths are refused"
+            )
+        if not hosted and local:
+            key = os.path.realpath(os.path.expanduser(choice))
+        elif not is_hub_id(choice):
+            raise SpaceError(
+                f"model={choice!r}: expected a demo model ({', '.join(DEMO_MODELS)}), a Hub id owner/name "
+                "or an existing local folder"
+            )
+    with _LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+        try:
+            classifier = TextClassifier(key, **LOAD_KWARGS)
+        except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
+            if choice in DEMO_MODELS:
+                raise SpaceError(f"the demo model {choice!r} could not be built ({type(error).__name__}: {error})") from error
+            if is_hub_id(choice) and not os.path.exists(choice):
+                if _unreachable(error):
+                    raise SpaceError(_offline_message(choice), title="Hub unreachable") from error
+                if _not_found(error):
+                    raise SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); "
+                                     "check the id") from error
+            hint = ""
+            if "safetensors" in str(error).lower():
+                hint = " Only safetensors weights are loaded here (use_safetensors=True)."
+            raise SpaceError(f"{error}{hint}") from error
+        _CACHE[key] = classifier
+        return classifier
+
+
+def clear_cache() -> None:
+    """Forget the loaded classifiers (tests, memory)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def model_dropdown(value: str = DEFAULT_MODEL, label: str = "Model", choices: Sequence[str] = DEMO_MODELS,
+                   info: str | None = None, **kwargs) -> gr.Dropdown:
+    """The model choice: the demo models listed, any Hub id ``owner/name`` typed in (custom value)."""
+    if info is None:
+        info = ("A demo model (always available) or a Hub id owner/name of a text classifier with safetensors "
+                "weights")
+    return gr.Dropdown(choices=list(choices), value=value, label=label, info=info, allow_custom_value=True,
+                       filterable=True, **kwargs)
+
+
+# --------------------------------------------------------------------------- inputs
+def split_lines(text: str | None) -> list[str]:
+    """The non-blank lines of a textbox, stripped: one text per line."""
+    if text is None:
+        return []
+    if not isinstance(text, str):
+        raise SpaceError(f"text={text!r:.60}: expected a string")
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, name: str = "texts") -> list[str]:
+    """``texts`` as a list of strings within the Space's caps, else a :class:`SpaceError` saying what to do.
+
+    A single string counts as one text. At least one text must be non-blank; at most ``max_texts`` texts of
+    at most ``max_chars`` characters each (run textxai locally, ``textxai run``, for more).
+    """
+    if isinstance(texts, str):
+        texts = [texts]
+    if texts is None or not isinstance(texts, Sequence):
+        raise SpaceError(f"{name}={texts!r:.60}: expected a list of texts")
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise SpaceError(f"{name}[{i}]={text!r:.60} ({type(text).__name__}): expected a string")
+    if not any(text.strip() for text in texts):
+        raise SpaceError(f"{name}: no text given; enter at least one text")
+    if len(texts) > max_texts:
+        raise SpaceError(f"{name}: {len(texts)} texts given; this Space accepts at most {max_texts} — "
+                         "run textxai locally (`textxai run`) for more")
+    for i, text in enumerate(texts):
+        if len(text) > max_chars:
+            raise SpaceError(f"{name}[{i}] has {len(text):,} characters; this Space accepts at most {max_chars:,} "
+                             "per text — shorten it or run textxai locally")
+    return texts
+
+
+def user_errors(fn: Callable) -> Callable:
+    """Wrap a Gradio handler so ``ValueError``/``TypeError`` reach the visitor as an (escaped) error modal."""
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except SpaceError:
+            raise
+        except (ValueError, TypeError) as error:
+            raise SpaceError(str(error)) from error
+
+    return wrapper
+
+
+# --------------------------------------------------------------------------- rendering
+def _color(score: float, scale: float, positive: tuple[int, int, int], negative: tuple[int, int, int]) -> str:
+    if scale <= 0 or not math.isfinite(score):
+        return "transparent"
+    alpha = min(abs(score) / scale, 1.0) * 0.8
+    r, g, b = positive if score >= 0 else negative
+    return f"rgba({r}, {g}, {b}, {alpha:.3f})"
+
+
+def highlight_words(words: Sequence[str], scores: Sequence[float], max_abs: float | None = None,
+                    positive: tuple[int, int, int] = (220, 38, 38), negative: tuple[int, int, int] = (37, 99, 235),
+                    label: str | None = None) -> str:
+    """HTML of ``words`` with a background colored by score (red positive, blue negative), every word escaped.
+
+    ``max_abs`` is the score of full color (default: the largest absolute score). Each word's exact score
+    is in its tooltip. Non-finite scores are left uncolored.
+
+    >>> highlight_words(["<b>", "ok"], [1.0, -0.5]).count("&lt;b&gt;")
+    1
+    """
+    words = [str(w) for w in words]
+    values = [float(s) for s in scores]
+    if len(words) != len(values):
+        raise ValueError(f"scores has {len(values)} items but words has {len(words)}: expected the same length")
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    scale = float(max_abs) if max_abs is not None else (max(finite) if finite else 0.0)
+    spans = []
+    for word, score in zip(words, values):
+        spans.append(
+            f'<span class="textxai-word" title="{escape(f"{score:.4g}")}" '
+            f'style="background-color: {_color(score, scale, positive, negative)}; padding: 1px 2px; '
+            f'border-radius: 3px; line-height: 1.9;">{escape(word)}</span>'
+        )
+    head = f'<div class="textxai-label"><b>{escape(label)}</b></div>' if label is not None else ""
+    return f'<div class="textxai-highlight">{head}{" ".join(spans)}</div>'
+
+
+def header_markdown(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
+                    namespace: str = "textxai") -> str:
+    """The standard header: title, one-line description, paper link, module link and how to load it."""
+    paper = paper_title or paper_url
+    module_url = MODULE_URL.format(namespace=namespace, module=module)
+    lines = [f"# {title}"]
+    if description:
+        lines.append(description)
+    lines.append(f"Paper: [{paper}]({paper_url}) · Module: [{namespace}/{module}]({module_url}) · "
+                 f"`evaluate.load(\"{namespace}/{module}\")` or `textxai.load(\"{module}\")`")
+    return "\n\n".join(lines)
+
+
+def footer_markdown(max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS) -> str:
+    return (f"Models: the demo models always work; a Hub id must name a text classifier with safetensors weights "
+            f"(no remote code). Limits here: {max_texts} texts of {max_chars:,} characters. "
+            "For more, `pip install textxai` and run `textxai run` locally.")
+
+
+def header(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
+           namespace: str = "textxai") -> gr.Markdown:
+    """``gr.Markdown`` of :func:`header_markdown` (call inside a ``gr.Blocks``)."""
+    return gr.Markdown(header_markdown(title, module, paper_url, paper_title, description, namespace))
+
+
+def footer(max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS) -> gr.Markdown:
+    return gr.Markdown(footer_markdown(max_texts, max_chars), elem_classes=["textxai-footer"])
+
+
+def queue(demo: gr.Blocks, concurrency_limit: int = CONCURRENCY_LIMIT, max_size: int = QUEUE_MAX_SIZE) -> gr.Blocks:
+    """The request queue of every Space: ``concurrency_limit`` jobs at once, ``max_size`` waiting at most."""
+    return demo.queue(default_concurrency_limit=concurrency_limit, max_size=max_size)
+
+
+@contextmanager
+def space(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
+          namespace: str = "textxai", max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS,
+          concurrency_limit: int = CONCURRENCY_LIMIT, max_size: int = QUEUE_MAX_SIZE) -> Iterator[gr.Blocks]:
+    """A ``gr.Blocks`` with the standard header and footer and the standard queue.
+
+    >>> with space("Demo", module="naopc", paper_url="https://example.org") as demo:
+    ...     box = gr.Textbox()
+    >>> demo.title, demo._queue.max_size
+    ('Demo', 16)
+    """
+    with gr.Blocks(title=title) as demo:
+        header(title, module, paper_url, paper_title, description, namespace)
+        yield demo
+        footer(max_texts, max_chars)
+    queue(demo, concurrency_limit, max_size)
