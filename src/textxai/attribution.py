@@ -83,6 +83,7 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
         tensors = encoding.tensors
         with torch.no_grad():
             embeds = clf.input_embeddings(tensors).detach()
+        embeds.requires_grad_()
         extra = tuple(tensors[k] for k in extra_keys)
         target = torch.as_tensor(targets[chunk], device=clf.device)
         if method == "gradient":

@@ -1,0 +1,103 @@
+import numpy as np
+import pytest
+import torch
+from transformers import PretrainedConfig, PreTrainedModel
+from transformers.modeling_outputs import SequenceClassifierOutput
+
+from textxai.attribution import available_methods, word_attributions
+from textxai.classifier import TextClassifier
+
+TEXTS = ["the movie was good", "a terrible boring film , i hated it !", "good", "not good but lovely ."]
+
+
+class BagConfig(PretrainedConfig):
+    model_type = "textxai-bag"
+
+
+class BagOfWordsModel(PreTrainedModel):
+    """logit(positive) = sum over present tokens of (e . u)^2 - bias: a known function of the words present."""
+
+    config_class = BagConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.emb = torch.nn.Embedding(config.vocab_size, 4)
+        self.register_buffer("u", torch.tensor([0.5, 0.5, 0.5, 0.5]))
+        self.bias = 0.0
+
+    def _init_weights(self, module):
+        pass
+
+    def get_input_embeddings(self):
+        return self.emb
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, inputs_embeds=None, **kwargs):
+        e = self.emb(input_ids) if inputs_embeds is None else inputs_embeds
+        score = (((e @ self.u) ** 2) * attention_mask).sum(1) - self.bias
+        return SequenceClassifierOutput(logits=torch.stack([torch.zeros_like(score), score], -1))
+
+
+@pytest.fixture(scope="module")
+def bag(bert_parts):
+    _, tokenizer = bert_parts
+    weights = {"movie": 0.2, "good": 1.0, "great": 2.0, "bad": 0.5, "film": 3.0}
+    model = BagOfWordsModel(BagConfig(num_labels=2, vocab_size=len(tokenizer)))
+    with torch.no_grad():
+        model.emb.weight.zero_()
+        for word, w in weights.items():
+            model.emb.weight[tokenizer.convert_tokens_to_ids(word)] = np.sqrt(w) * model.u  # (e.u)^2 = w
+    model.bias = sum(weights.values()) / 2
+    return TextClassifier((model, tokenizer), device="cpu"), weights
+
+
+@pytest.mark.parametrize("method,options", [("gradient", {}), ("integrated_gradients", {"n_steps": 64}),
+                                            ("lime", {"n_samples": 400}), ("kernel_shap", {"n_samples": 300}),
+                                            ("omission", {}), ("input_x_gradient", {})])
+def test_methods_rank_words_of_a_known_linear_model(bag, method, options):
+    clf, weights = bag
+    text = "movie good great bad film"
+    scores = word_attributions([text], clf, method, target=1, **options)[0]
+    order = list(np.argsort(-scores))
+    expected = list(np.argsort([-weights[w] for w in text.split()]))
+    assert order == expected, (method, scores)
+
+
+def test_integrated_gradients_is_complete(bag):
+    clf, weights = bag
+    text = "movie good great bad film"
+    scores = word_attributions([text], clf, "integrated_gradients", target=1, n_steps=300)[0]
+    p_full = clf.predict_proba([text])[0, 1]
+    p_base = clf.masked_proba(text, np.ones((1, 5), bool))[0, 1]
+    assert scores.sum() == pytest.approx(p_full - p_base, abs=1e-3)
+
+
+def test_omission_equals_direct_computation(bert_clf):
+    scores = word_attributions(TEXTS, bert_clf, "omission", target=0)
+    for text, s in zip(TEXTS, scores):
+        n = len(bert_clf.words(text))
+        p = bert_clf.predict_proba([text])[0, 0]
+        direct = [p - bert_clf.masked_proba(text, np.eye(n, dtype=bool)[j: j + 1])[0, 0] for j in range(n)]
+        np.testing.assert_allclose(s, direct, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["gradient", "input_x_gradient", "integrated_gradients", "omission", "lime"])
+def test_batch_size_invariance_and_seed_repeatability(roberta_clf, method):
+    options = {"n_samples": 60} if method == "lime" else ({"n_steps": 8} if method == "integrated_gradients" else {})
+    pairs = ["a man", "nobody", "x", "it's fine"]
+    runs = [word_attributions(TEXTS, roberta_clf, method, text_pairs=pairs, batch_size=bs, seed=3, **options)
+            for bs in (1, 7, 64)]
+    for run in runs[1:]:
+        for a, b in zip(run, runs[0]):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+    for text, pair, s in zip(TEXTS, pairs, runs[0]):
+        assert len(s) == len(roberta_clf.words(text, pair))
+
+
+def test_errors(bert_clf):
+    assert "lime" in available_methods()
+    with pytest.raises(ValueError, match="method='shap'"):
+        word_attributions(["a"], bert_clf, "shap")
+    with pytest.raises(ValueError, match="target=5 is out of range"):
+        word_attributions(["a"], bert_clf, "omission", target=5)
+    with pytest.raises(TypeError, match="unknown option"):
+        word_attributions(["a"], bert_clf, "omission", n_sample=3)
