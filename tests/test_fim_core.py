@@ -167,3 +167,22 @@ def test_synthetic_gaussians_lambda_peaks_at_decision_boundary():
     # and the hardest points are the ones closest to the boundary
     hardest = np.argsort(-res["difficulty"])[:20]
     assert np.median(margin[hardest]) < np.quantile(margin, 0.1)
+
+
+def test_kl_along_eigenvector_is_half_lambda_eps_squared():
+    """Second-order meaning of lambda_max: KL(p(x) || p(x + eps v)) ~ eps^2 lambda / 2, the maximum over directions."""
+    fn = _mlp(3, 2, 3, seed=11)
+    x = torch.randn(4, 3, 2, generator=torch.Generator().manual_seed(4), dtype=torch.float64)
+    r = fisher_eigen(fn, x, return_eigenvector=True)
+    eps = 1e-4
+
+    def kl(direction):
+        p = torch.log_softmax(fn(x), 1)
+        q = torch.log_softmax(fn(x + eps * direction), 1)
+        return (p.exp() * (p - q)).sum(1)
+
+    torch.testing.assert_close(kl(r.eigenvectors) / eps**2, r.eigenvalues / 2, rtol=1e-3, atol=1e-12)
+    for seed in range(5):
+        d = torch.randn(x.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+        d = d / d.reshape(4, -1).norm(dim=1).reshape(4, 1, 1)
+        assert (kl(d) / eps**2 <= r.eigenvalues / 2 * (1 + 1e-3)).all()

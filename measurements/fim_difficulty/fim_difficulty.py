@@ -1,0 +1,106 @@
+"""fim_difficulty: how close each text sits to a classifier's decision boundary (largest FIM eigenvalue)."""
+import datasets
+import evaluate
+import numpy as np
+
+from textxai import fim
+from textxai.classifier import as_classifier
+from textxai.validation import check_positive_int, check_text_pairs, check_texts
+
+_CITATION = """\
+@misc{datta2021geometry,
+  title  = {Geometry Matters: Exploring Language Examples at the Decision Boundary},
+  author = {Datta, Debajyoti and Kumar, Shashwat and Barnes, Laura and Fletcher, Tom},
+  year   = {2021},
+  eprint = {2010.07212},
+  archivePrefix = {arXiv},
+  note   = {Anonymous ICLR 2021 submission}
+}
+"""
+
+_DESCRIPTION = """\
+FIM difficulty scores how fragile a classifier's prediction on each text is. The input x is the output
+of the model's input-embedding layer (every non-padding token, special tokens included). With
+p = softmax(logits) and J = d log p / d x, the Fisher information metric is G = J^T diag(p) J and the
+difficulty is its largest eigenvalue lambda_max: to second order, the largest KL change of the predicted
+distribution per unit squared L2 move of the embeddings. High values lie near the decision boundary,
+where a meaningless word substitution can flip the label; low values are far from it.
+G is never formed: its nonzero eigenvalues are those of a C x C matrix (C classes), at the cost of one
+forward and C - 1 backward passes per batch.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    texts (`list` of `str`): the texts to score.
+    text_pairs (`list` of `str`, optional): second texts for sentence-pair classifiers (NLI).
+    model: the classifier: a Hub id, a local folder, a loaded `PreTrainedModel` (with `tokenizer`), a
+        `(model, tokenizer)` pair, a text-classification pipeline, a `textxai.classifier.TextClassifier`,
+        or a demo model `"textxai/demo-sentiment"` / `"textxai/demo-topic"`.
+    tokenizer: the tokenizer when `model` is a loaded model.
+    batch_size (`int`, default 16): texts per forward/backward batch (results do not depend on it).
+    device (`str`, optional): "cpu", "cuda", ... (default: the model's device, else cuda when available).
+    return_eigenvector (`bool`, default False): also return each text's words and their sensitivity: the
+        L2 norm of the unit top eigenvector v of G over the tokens of each word.
+    return_all_eigenvalues (`bool`, default False): also return the C nonzero-spectrum eigenvalues
+        (descending; G has L*d - C more zeros and rank <= C - 1).
+Returns:
+    difficulty (`list` of `float`): lambda_max per text, >= 0; higher = closer to the decision boundary.
+    predictions (`list` of `int`): the predicted class per text.
+    summary (`dict`): n, mean, std, median, min, max, q10, q25, q75, q90 of the difficulties.
+    words, word_sensitivity (`list` of `list`): with `return_eigenvector`.
+    all_eigenvalues (`list` of `list` of `float`): with `return_all_eigenvalues`.
+Examples:
+    >>> fim_difficulty = evaluate.load("textxai/fim_difficulty")  # doctest: +SKIP
+    >>> import textxai
+    >>> fim_difficulty = textxai.load("fim_difficulty")
+    >>> texts = ["A wonderful, moving film.", "Not bad, but the ending dragged on."]
+    >>> results = fim_difficulty.compute(texts=texts, model="textxai/demo-sentiment")
+    >>> len(results["difficulty"]), results["summary"]["n"]
+    (2, 2)
+    >>> all(d >= 0 for d in results["difficulty"])
+    True
+    >>> results = fim_difficulty.compute(texts=texts[:1], model="textxai/demo-sentiment", return_eigenvector=True)
+    >>> results["words"][0][:3], len(results["word_sensitivity"][0])
+    (['A', 'wonderful', ','], 6)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class FimDifficulty(evaluate.Measurement):
+    """Largest eigenvalue of the Fisher information metric of each text (Datta et al.)."""
+
+    def _info(self):
+        return evaluate.MeasurementInfo(
+            module_type="measurement",
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[
+                datasets.Features({"texts": datasets.Value("string")}),
+                datasets.Features({"texts": datasets.Value("string"), "text_pairs": datasets.Value("string")}),
+            ],
+            reference_urls=["https://arxiv.org/abs/2010.07212"],
+        )
+
+    def _compute(self, texts, text_pairs=None, model=None, tokenizer=None, batch_size=16, device=None,
+                 return_eigenvector=False, return_all_eigenvalues=False, progress=False):
+        texts = check_texts(texts)
+        pairs = check_text_pairs(text_pairs, texts)
+        check_positive_int(batch_size, "batch_size")
+        for name, flag in (("return_eigenvector", return_eigenvector), ("return_all_eigenvalues", return_all_eigenvalues)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise TypeError(f"{name}={flag!r}: expected True or False")
+        classifier = as_classifier(model, tokenizer=tokenizer, device=device)
+        res = fim.difficulty(texts, classifier, pairs, batch_size=batch_size, return_eigenvector=bool(return_eigenvector),
+                             return_all_eigenvalues=bool(return_all_eigenvalues), progress=progress)
+        out = {
+            "difficulty": [float(x) for x in res["difficulty"]],
+            "predictions": [int(x) for x in res["predictions"]],
+            "summary": fim.summarize(res["difficulty"]),
+        }
+        if return_eigenvector:
+            out["words"] = res["words"]
+            out["word_sensitivity"] = [[float(x) for x in s] for s in res["word_sensitivity"]]
+        if return_all_eigenvalues:
+            out["all_eigenvalues"] = [[float(x) for x in row] for row in res["all_eigenvalues"]]
+        return out

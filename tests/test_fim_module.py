@@ -1,0 +1,75 @@
+"""The evaluate measurement fim_difficulty: same numbers as textxai.fim, both input formats, errors."""
+from __future__ import annotations
+
+import doctest
+import importlib.util
+
+import numpy as np
+import pytest
+
+import textxai
+from textxai import fim
+
+TEXTS = ["the movie was wonderful", "a terrible boring film , i hated it !", "good", "it was not good"]
+
+
+@pytest.fixture(scope="module")
+def module():
+    return textxai.load("fim_difficulty")
+
+
+def test_compute_matches_library(module, bert_clf):
+    out = module.compute(texts=TEXTS, model=bert_clf, return_eigenvector=True, return_all_eigenvalues=True)
+    ref = fim.difficulty(TEXTS, bert_clf, return_eigenvector=True, return_all_eigenvalues=True)
+    np.testing.assert_allclose(out["difficulty"], ref["difficulty"], rtol=1e-5)
+    assert out["predictions"] == ref["predictions"].tolist()
+    assert out["words"] == ref["words"]
+    for a, b in zip(out["word_sensitivity"], ref["word_sensitivity"]):
+        np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-9)
+    np.testing.assert_allclose(out["all_eigenvalues"], ref["all_eigenvalues"], rtol=1e-5, atol=1e-12)
+    s = out["summary"]
+    assert s["n"] == 4 and s["median"] == pytest.approx(float(np.median(ref["difficulty"])), rel=1e-5)
+    assert s["min"] <= s["q10"] <= s["q25"] <= s["median"] <= s["q75"] <= s["q90"] <= s["max"]
+
+
+def test_pairs_and_add_batch(module, bert_clf):
+    pairs = ["good", "bad", "fine", "it is"]
+    out = module.compute(texts=TEXTS, text_pairs=pairs, model=bert_clf)
+    np.testing.assert_allclose(out["difficulty"], fim.difficulty(TEXTS, bert_clf, pairs)["difficulty"], rtol=1e-5)
+    module.add_batch(texts=TEXTS[:2])
+    module.add_batch(texts=TEXTS[2:])
+    batched = module.compute(model=bert_clf, batch_size=1)
+    np.testing.assert_allclose(batched["difficulty"], module.compute(texts=TEXTS, model=bert_clf)["difficulty"], rtol=1e-5)
+
+
+def test_module_errors(module, bert_clf):
+    with pytest.raises(ValueError, match="model=None"):
+        module.compute(texts=TEXTS)
+    with pytest.raises(ValueError, match="batch_size=0"):
+        module.compute(texts=TEXTS, model=bert_clf, batch_size=0)
+    with pytest.raises(ValueError, match=r"texts\[0\]='': has no tokens"):
+        module.compute(texts=[""], model=bert_clf)
+    with pytest.raises(TypeError, match="return_eigenvector='yes'"):
+        module.compute(texts=TEXTS, model=bert_clf, return_eigenvector="yes")
+
+
+def test_card_has_every_section():
+    card = (textxai.module_path("fim_difficulty") / "README.md").read_text()
+    assert card.startswith("---\n")
+    for section in ("## Measurement Description", "## How to Use", "### Inputs", "### Output Values",
+                    "### Values from Popular Papers", "### Examples", "## Limitations and Bias", "## Citation"):
+        assert section in card, section
+
+
+@pytest.mark.slow
+def test_module_doctests():
+    """The Examples of _KWARGS_DESCRIPTION run on the demo model."""
+    path = textxai.module_path("fim_difficulty") / "fim_difficulty.py"
+    spec = importlib.util.spec_from_file_location("fim_difficulty_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    parser = doctest.DocTestParser()
+    test = parser.get_doctest(mod._KWARGS_DESCRIPTION, {"evaluate": __import__("evaluate")}, "kwargs", str(path), 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 5
