@@ -20,7 +20,7 @@ def _args(**kw):
     args = parser.parse_args([])
     for k, v in kw.items():
         setattr(args, k, v)
-    args.progress = False
+    args.no_progress = True
     return args
 
 

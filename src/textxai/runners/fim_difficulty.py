@@ -31,27 +31,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "column): report lambda_max(perturbed) - lambda_max(original) per pair")
 
 
-def _read_texts(path: str) -> list[str]:
-    """Texts of a .jsonl ("text" field), .csv or .tsv (the column named text, any case) or .txt (one per line)."""
+def _read_texts(path: str, column: str = "text") -> list[str]:
+    """Texts of a .jsonl / .csv / .tsv file (field ``column``, else any field named text in any case) or .txt."""
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"--shift-against={path!r}: no such file; expected a .jsonl, .csv, .tsv or .txt file")
     if p.suffix == ".jsonl":
         rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-        key = next((k for k in (rows[0] if rows else {}) if k.lower() == "text"), None)
+        key = _column(rows[0] if rows else {}, column)
         if key is None:
-            raise ValueError(f"--shift-against={path!r}: expected a 'text' field in every line")
+            raise ValueError(f"--shift-against={path!r}: expected a {column!r} field in every line")
         return [str(r[key]) for r in rows]
     if p.suffix in (".csv", ".tsv"):
         with p.open(encoding="utf-8", newline="") as f:
             rows = list(csv.DictReader(f, delimiter="\t" if p.suffix == ".tsv" else ","))
-        key = next((k for k in (rows[0] if rows else {}) if k and k.lower() == "text"), None)
+        key = _column(rows[0] if rows else {}, column)
         if key is None:
-            raise ValueError(f"--shift-against={path!r}: expected a column named 'text'")
+            raise ValueError(f"--shift-against={path!r}: expected a column named {column!r}")
         return [r[key] for r in rows]
     if p.suffix == ".txt":
         return [line for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
     raise ValueError(f"--shift-against={path!r}: expected a .jsonl, .csv, .tsv or .txt file")
+
+
+def _column(row: dict, column: str):
+    if column in row:
+        return column
+    return next((k for k in row if k and k.lower() in (column.lower(), "text")), None)
 
 
 def _top_words(words, sensitivity, k: int = 3) -> list[str]:
@@ -100,7 +106,8 @@ def _scatter(x, y, xlabel: str, ylabel: str, title: str):
 
 
 def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_flip=False, max_strength=6.0, tol=1e-3,
-             random_flips=False, fraction=0.1, trials=20, seed=0, shift_against=None, progress=False):
+             random_flips=False, fraction=0.1, trials=20, seed=0, shift_against=None, progress=False,
+             text_column="text"):
     res = fim.difficulty(texts, classifier, text_pairs, batch_size=batch_size, return_eigenvector=True, progress=progress)
     d = res["difficulty"]
     order = np.argsort(-d, kind="stable")
@@ -140,7 +147,7 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
         figures["random_flip_rate"] = _scatter(d, r["flip_rate"], "log10 lambda_max", "random substitution flip rate",
                                                f"r = {results['random_flip_correlation']['pearson_r']:.2f} (log lambda)")
     if shift_against is not None:
-        perturbed = _read_texts(shift_against) if isinstance(shift_against, str) else list(shift_against)
+        perturbed = _read_texts(shift_against, text_column) if isinstance(shift_against, str) else list(shift_against)
         if len(perturbed) != len(texts):
             raise ValueError(f"--shift-against has {len(perturbed)} texts but --data has {len(texts)}: "
                              "expected row-aligned files of the same length")
@@ -167,7 +174,8 @@ def run(args, texts, text_pairs, labels, classifier):
     return _analyse(texts, text_pairs, labels, classifier, batch_size=args.batch_size, top=args.top,
                     min_flip=args.min_flip, max_strength=args.max_strength, tol=args.tol,
                     random_flips=args.random_flips, fraction=args.fraction, trials=args.trials, seed=args.seed,
-                    shift_against=args.shift_against, progress=getattr(args, "progress", True))
+                    shift_against=args.shift_against, progress=not getattr(args, "no_progress", False),
+                    text_column=getattr(args, "text_column", "text") or "text")
 
 
 def _demo_corpus(name: str = "sentiment", split: str = "test"):
