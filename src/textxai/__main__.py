@@ -1,0 +1,5 @@
+import sys
+
+from textxai.cli import main
+
+sys.exit(main())
