@@ -1,8 +1,7 @@
 """Inconsistency of counterfactual editors: feed an editor its own output (Filandrianos et al., 2023).
 
 Paper: "Counterfactuals of Counterfactuals: a back-translation-inspired approach to analyse counterfactual
-editors", Findings of ACL 2023, https://aclanthology.org/2023.findings-acl.606 (code:
-https://github.com/geofila/Counterfactuals-of-Counterfactuals).
+editors", Findings of ACL 2023 (code: https://github.com/geofila/Counterfactuals-of-Counterfactuals).
 
 A *chain* for one input is ``[x_0, x_1, x_2, ...]``: the original text, the editor's counterfactual of it,
 the editor's counterfactual of that, and so on. With ``d`` the word-level Levenshtein distance:
