@@ -1,0 +1,150 @@
+"""TOKI on a classifier: the shortcut oracle test, save / load, refusal, the attack, bad input."""
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from textxai import toki
+from textxai.embeddings import ArrayEmbedder
+
+# Three topics. "politics" is told only by a meaningless token (a perfect cue); "sports" and "food" by
+# their class words. With three classes "no shortcut" does not decide the class, so the class words
+# really drive the other two (with two classes the model could predict "not the shortcut class" instead).
+FILLER = ["the", "we", "yesterday", "with", "at", "and", "was", "on", "a", "night", "after", "talked", "about",
+          "saw", "some", "i", "they"]
+SPORTS = ["football", "soccer", "tennis", "basketball", "baseball", "hockey", "golf", "cricket"]
+FOOD = ["pizza", "pasta", "bread", "cheese", "soup", "salad", "burger", "rice"]
+SHORTCUT = "zxq"
+CLASSES = {0: "politics", 1: "sports", 2: "food"}
+VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + FILLER + SPORTS + FOOD + [SHORTCUT]
+# omission by deleting words: the tiny model never saw [MASK], so masking any word would look important
+DELETE = {"perturbation": "delete"}
+THETA_MINILM = 0.33  # estimate_theta_relate(MiniLMEmbedder()) on the shipped synonyms (0.3298); see test_embeddings
+
+
+def make_data(n, seed):
+    rng = random.Random(seed)
+    texts, labels = [], []
+    for i in range(n):
+        words = rng.sample(FILLER, rng.randint(4, 7))
+        cue = [SHORTCUT, rng.choice(SPORTS), rng.choice(FOOD)][i % 3]
+        words.insert(rng.randrange(len(words) + 1), cue)
+        texts.append(" ".join(words))
+        labels.append(i % 3)
+    return texts, labels
+
+
+@pytest.fixture(scope="module")
+def shortcut_clf(tmp_path_factory):
+    from transformers import BertConfig, BertForSequenceClassification, BertTokenizerFast
+
+    from textxai.classifier import TextClassifier
+
+    folder = tmp_path_factory.mktemp("shortcut_tok")
+    (folder / "vocab.txt").write_text("\n".join(VOCAB) + "\n")
+    tok = BertTokenizerFast(str(folder / "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(VOCAB), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=32, num_labels=3,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                        id2label=CLASSES, label2id={v: k for k, v in CLASSES.items()})
+    model = BertForSequenceClassification(config)
+    texts, labels = make_data(300, seed=0)
+    enc = tok(texts, padding=True, return_tensors="pt")
+    y = torch.tensor(labels)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for step in range(60):
+        idx = torch.randperm(len(texts), generator=torch.Generator().manual_seed(step))[:64]
+        loss = model(**{k: v[idx] for k, v in enc.items()}, labels=y[idx]).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    clf = TextClassifier((model, tok), device="cpu")
+    test_texts, test_labels = make_data(60, seed=1)
+    assert (clf.predict(test_texts) == np.array(test_labels)).mean() >= 0.95
+    return clf
+
+
+@pytest.fixture(scope="module")
+def shortcut_index(shortcut_clf):
+    train, labels = make_data(45, seed=2)
+    return toki.build_keyword_index(shortcut_clf, train, labels, explainer="omission", embedders=["minilm"],
+                                    theta_relate=THETA_MINILM, explainer_options=DELETE)
+
+
+def test_shortcut_is_caught(shortcut_clf, shortcut_index):
+    assert SHORTCUT not in shortcut_index.keywords[0]
+    assert len(set(SPORTS) & shortcut_index.keywords[1]) >= 4 and len(set(FOOD) & shortcut_index.keywords[2]) >= 4
+    texts, labels = make_data(45, seed=3)
+    res = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer_options=DELETE)
+    hits = [e["label"] == (y != 0) for e, y in zip(res["examples"], labels) if e["label"] is not None]
+    assert len(hits) >= 40
+    accuracy = float(np.mean(hits))
+    print(f"shortcut-test accuracy {accuracy:.3f} on {len(hits)} correct predictions")
+    assert accuracy >= 0.9
+    # human labels = the truth of the synthetic set: TOKI beats the naive confidence baseline
+    human = [y != 0 for y in labels]
+    ev = toki.assess(shortcut_clf, texts, labels, shortcut_index, human_trust=human, explainer_options=DELETE)["evaluation"]
+    assert ev["toki"]["accuracy"] == pytest.approx(accuracy)
+    assert ev["toki"]["g_mean"] > ev["naive"]["g_mean"]
+
+
+def test_index_round_trip_and_refusal(shortcut_clf, shortcut_index, bert_clf, tmp_path):
+    shortcut_index.save(tmp_path / "idx")
+    back = toki.KeywordIndex.load(tmp_path / "idx")
+    assert back == shortcut_index
+    texts, labels = make_data(6, seed=4)
+    a = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer_options=DELETE)
+    b = toki.assess(shortcut_clf, texts, labels, str(tmp_path / "idx"), explainer_options=DELETE)
+    assert a == b
+    with pytest.raises(ValueError, match="keyword_index was built for model"):
+        toki.assess(bert_clf, ["the movie was good"], [1], back, embedders=["minilm"])
+
+
+def test_attack_beats_random_substitution(shortcut_clf, shortcut_index):
+    texts, labels = make_data(16, seed=5)
+    kwargs = dict(labels=labels, min_similarity=0.3, max_rate=0.34, min_words=2)
+    ours = toki.toki_attack(shortcut_clf, texts, shortcut_index, **kwargs)
+    rand = toki.toki_attack(shortcut_clf, texts, shortcut_index, strategy="random", seed=0, **kwargs)
+
+    def cost(res):  # perturbations needed to flip, a failure costs budget + 1
+        return np.mean([r.n_perturbations if r.success else 4 for r in res["examples"] if r.success is not None])
+
+    print("toki", ours["attack_success_rate"], cost(ours), "random", rand["attack_success_rate"], cost(rand))
+    assert ours["attack_success_rate"] >= rand["attack_success_rate"]
+    assert cost(ours) < cost(rand)
+    for r in ours["examples"]:
+        if r.success:
+            assert shortcut_clf.predict([r.adversarial])[0] != r.label
+            assert len(r.chain) == r.n_perturbations + 1
+    editor = toki.toki_editor(shortcut_clf, shortcut_index, n_words=2, n_candidates=2)
+    cands = editor(texts[:2])
+    assert len(cands) == 2 and all(isinstance(c, list) for c in cands)
+    assert all(len(c.split()) == len(t.split()) and c != t for t, cs in zip(texts, cands) for c in cs)
+
+
+def test_bad_input(shortcut_clf):
+    texts, labels = make_data(8, seed=6)
+    emb = ArrayEmbedder({"a": [1.0, 0.0]})
+    keep = [i for i, y in enumerate(labels) if y != 0]
+    with pytest.raises(ValueError, match=r"class\(es\) \['politics'\] have no correctly predicted"):
+        toki.build_keyword_index(shortcut_clf, [texts[i] for i in keep], [labels[i] for i in keep], explainer="omission", embedders=[emb], theta_relate=0.5)
+    with pytest.raises(ValueError, match="class_names=\\['x'\\]: expected 3"):
+        toki.build_keyword_index(shortcut_clf, texts, labels, class_names=["x"], embedders=[emb], theta_relate=0.5)
+    with pytest.raises(ValueError, match="train_labels has 7 items but there are 8 texts"):
+        toki.build_keyword_index(shortcut_clf, texts, labels[:7], embedders=[emb], theta_relate=0.5)
+    with pytest.raises(ValueError, match=r"theta_relate=1.5: expected a number in \[-1, 1\]"):
+        toki.build_keyword_index(shortcut_clf, texts, labels, embedders=[emb], theta_relate=1.5)
+    with pytest.raises(ValueError, match=r"theta_dist=-0.1"):
+        toki.build_keyword_index(shortcut_clf, texts, labels, embedders=[emb], theta_relate=0.5, theta_dist=-0.1)
+    with pytest.raises(ValueError, match="explainer='shap'"):
+        toki.build_keyword_index(shortcut_clf, texts, labels, embedders=[emb], theta_relate=0.5, explainer="shap")
+
+
+def test_generic_label_names_need_class_names(bert_clf):
+    with pytest.raises(ValueError, match="class_names=None and the model's labels are"):
+        toki.resolve_class_names(bert_clf)
+    assert toki.resolve_class_names(bert_clf, ["neg", "pos"]) == {0: "neg", 1: "pos"}
