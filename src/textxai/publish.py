@@ -1,0 +1,234 @@
+"""``textxai publish MODULE --namespace NS [--dry-run DIR]``: the Hub Space repo of a module, assembled and uploaded.
+
+A module's Space repo holds (everything at its root):
+
+- ``<name>.py`` — the module script (and any other file of the module folder), so that
+  ``evaluate.load("<namespace>/<name>")`` finds it, exactly as evaluate's own modules are published;
+- ``README.md`` — the metric card, its YAML header completed for the Space: ``sdk: gradio``,
+  ``app_file: app.py``, tags ``evaluate`` and ``metric`` (or ``measurement``); header fields of
+  ``spaces/<name>/README.md`` are merged in;
+- ``app.py`` (and the other files of ``spaces/<name>/``) — the Gradio app;
+- ``requirements.txt`` — ``textxai==<this version>`` first, then the other requirements of the module and
+  the Space.
+
+``assemble_space`` only writes the folder (``--dry-run``); ``publish`` also creates the Space
+(``repo_type="space"``, ``space_sdk="gradio"``) and uploads the folder with ``huggingface_hub``.
+
+>>> parser = argparse.ArgumentParser(prog="textxai publish")
+>>> add_publish_arguments(parser)
+>>> args = parser.parse_args(["naopc", "--namespace", "my-org", "--dry-run", "out"])
+>>> (args.module, args.namespace, args.dry_run, args.token)
+('naopc', 'my-org', 'out', None)
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+from huggingface_hub import HfApi
+
+from textxai import modules
+
+HUB_URL = "https://huggingface.co/spaces/{repo_id}"
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
+_SKIP = {"__pycache__", ".ipynb_checkpoints", ".DS_Store"}
+_KIND_TAG = {"metrics": "metric", "measurements": "measurement", "comparisons": "comparison"}
+
+
+class PublishError(RuntimeError):
+    """The Hub refused or could not be reached while publishing."""
+
+
+def _version() -> str:
+    import textxai
+
+    return textxai.__version__
+
+
+def _check_namespace(namespace) -> str:
+    if not isinstance(namespace, str) or not _NAME.fullmatch(namespace) or "--" in namespace or ".." in namespace:
+        raise ValueError(f"namespace={namespace!r}: expected a Hub user or organization name "
+                         "(letters, digits, '-', '_', '.'; e.g. 'my-org')")
+    return namespace
+
+
+def _space_folder(name: str) -> Path:
+    """``spaces/<name>/`` next to the module folders (a clone of the repository)."""
+    candidates = [root / "spaces" / name for root in modules._roots()]
+    for folder in candidates:
+        if (folder / "app.py").is_file():
+            return folder
+    raise FileNotFoundError(
+        f"module={name!r}: its Gradio app spaces/{name}/app.py was not found (looked in "
+        f"{', '.join(str(c) for c in candidates)}); publish from a clone of the textxai repository"
+    )
+
+
+def _split_card(text: str) -> tuple[dict, str]:
+    """(YAML header as a dict, body) of a README; no header -> ({}, text)."""
+    if text.startswith("---"):
+        parts = re.split(r"^---[ \t]*$", text, maxsplit=2, flags=re.MULTILINE)
+        if len(parts) == 3 and parts[0].strip() == "":
+            header = yaml.safe_load(parts[1]) or {}
+            if not isinstance(header, dict):
+                raise ValueError(f"the YAML header of the card is a {type(header).__name__}: expected a mapping")
+            return header, parts[2].lstrip("\n")
+    return {}, text
+
+
+def space_header(name: str, kind: str, *headers: dict) -> dict:
+    """The Space's YAML header: defaults < given headers (in order) < the fields a module Space needs."""
+    import gradio
+
+    merged: dict = {"title": name, "emoji": "🔍", "colorFrom": "blue", "colorTo": "red", "sdk": "gradio",
+                    "sdk_version": gradio.__version__, "app_file": "app.py", "pinned": False}
+    tags: list[str] = []
+    for header in headers:
+        for key, value in header.items():
+            if key == "tags":
+                tags.extend(str(t) for t in (value if isinstance(value, list) else [value]))
+            else:
+                merged[key] = value
+    kind_tag = _KIND_TAG.get(kind, "metric")
+    other_kinds = set(_KIND_TAG.values()) - {kind_tag}
+    tags = ["evaluate", kind_tag] + [t for t in tags if t not in ("evaluate", kind_tag) and t not in other_kinds]
+    merged.update(sdk="gradio", app_file="app.py", tags=list(dict.fromkeys(tags)))
+    return merged
+
+
+def _requirements(*files: Path) -> str:
+    lines = [f"textxai=={_version()}"]
+    for file in files:
+        if not file.is_file():
+            continue
+        for line in file.read_text().splitlines():
+            line = line.strip()
+            package = re.split(r"[\s<>=!~\[;@]", line, maxsplit=1)[0].lower().replace("_", "-")
+            if line and not line.startswith("#") and package != "textxai" and line not in lines:
+                lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _copy_files(source: Path, target: Path, skip: set[str]) -> None:
+    for item in sorted(source.iterdir()):
+        if item.name in skip or item.name in _SKIP or item.suffix == ".pyc":
+            continue
+        if item.is_dir():
+            shutil.copytree(item, target / item.name, ignore=shutil.ignore_patterns(*_SKIP, "*.pyc"), dirs_exist_ok=True)
+        else:
+            shutil.copy2(item, target / item.name)
+
+
+def assemble_space(name: str, namespace: str, folder, force: bool = False) -> Path:
+    """Write the Space repo of module ``name`` into ``folder`` and return the Space folder.
+
+    The Space folder is ``folder`` itself when its last part is ``name``, else ``folder/name`` — so that
+    ``evaluate.load(path)`` (which looks for ``<path>/<basename>.py``) loads it. An existing non-empty
+    Space folder is an error unless ``force=True`` (then it is replaced).
+    """
+    _check_namespace(namespace)
+    module_folder = modules.module_path(name)  # ValueError for unknown names, FileNotFoundError when absent
+    kind = modules.MODULE_NAMES[name]
+    card = module_folder / "README.md"
+    if not card.is_file():
+        raise FileNotFoundError(f"module={name!r}: its metric card {card} is missing; write it before publishing")
+    space_folder = _space_folder(name)
+
+    folder = Path(folder).expanduser()
+    target = folder if folder.name == name else folder / name
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        if not force:
+            raise FileExistsError(f"folder={str(target)!r} exists and is not empty; choose another folder or force=True "
+                                  "(--force) to replace it")
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    target.mkdir(parents=True, exist_ok=True)
+
+    _copy_files(module_folder, target, {"README.md", "requirements.txt"})
+    _copy_files(space_folder, target, {"README.md", "requirements.txt"})
+
+    card_header, body = _split_card(card.read_text(encoding="utf-8"))
+    space_readme = space_folder / "README.md"
+    space_header_fields = _split_card(space_readme.read_text(encoding="utf-8"))[0] if space_readme.is_file() else {}
+    header = space_header(name, kind, card_header, space_header_fields)
+    header_text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
+    (target / "README.md").write_text(f"---\n{header_text}---\n\n{body}", encoding="utf-8")
+    (target / "requirements.txt").write_text(
+        _requirements(module_folder / "requirements.txt", space_folder / "requirements.txt"), encoding="utf-8")
+    return target
+
+
+def publish(name: str, namespace: str, token: str | None = None, dry_run_dir=None, private: bool = False,
+            force: bool = False) -> str:
+    """Assemble the Space of module ``name`` and upload it to ``<namespace>/<name>``; return its URL.
+
+    With ``dry_run_dir`` only the folder is written (nothing is uploaded) and its path is returned.
+    ``token`` defaults to the saved login / ``HF_TOKEN``.
+    """
+    _check_namespace(namespace)
+    if dry_run_dir is not None:
+        return str(assemble_space(name, namespace, dry_run_dir, force=force))
+    repo_id = f"{namespace}/{name}"
+    with tempfile.TemporaryDirectory(prefix="textxai-space-") as tmp:
+        folder = assemble_space(name, namespace, Path(tmp) / name)
+        api = HfApi(token=token)
+        try:
+            api.create_repo(repo_id, repo_type="space", space_sdk="gradio", exist_ok=True, private=private)
+            api.upload_folder(repo_id=repo_id, folder_path=str(folder), repo_type="space",
+                              commit_message=f"textxai {_version()}: {name}")
+        except Exception as error:  # noqa: BLE001 - network, auth and Hub errors all become one clear message
+            raise PublishError(_hub_message(repo_id, error)) from error
+    return HUB_URL.format(repo_id=repo_id)
+
+
+def _hub_message(repo_id: str, error: Exception) -> str:
+    status = getattr(getattr(error, "response", None), "status_code", None)
+    text = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+    if status in (401, 403):
+        return (f"the Hub refused to create or write the Space {repo_id!r} ({text}); log in with `hf auth login` "
+                "or pass --token with write access to the namespace")
+    chain, seen = [], error
+    while seen is not None and len(chain) < 20:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    if any(isinstance(e, (ConnectionError, TimeoutError)) or type(e).__name__ in ("ConnectError", "ConnectTimeout",
+           "OfflineModeIsEnabled", "gaierror") for e in chain):
+        return (f"could not reach the Hub to publish {repo_id!r} ({text}); check the connection (HF_HUB_OFFLINE "
+                "must be unset), or use --dry-run DIR to only write the folder")
+    return f"publishing the Space {repo_id!r} failed ({text})"
+
+
+# ----------------------------------------------------------------------------- CLI
+def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``textxai publish``."""
+    parser.add_argument("module", help=f"module to publish, one of {sorted(modules.MODULE_NAMES)}")
+    parser.add_argument("--namespace", required=True, help="Hub user or organization that owns the Space")
+    parser.add_argument("--dry-run", metavar="DIR", default=None,
+                        help="only write the Space folder into DIR (DIR/<module> unless DIR is named <module>)")
+    parser.add_argument("--token", default=None, help="Hub token with write access (default: saved login / HF_TOKEN)")
+    parser.add_argument("--private", action="store_true", help="create the Space as private")
+    parser.add_argument("--force", action="store_true", help="replace an existing non-empty --dry-run folder")
+
+
+def main_publish(args: argparse.Namespace) -> int:
+    """Run ``textxai publish``; print the folder or the Space URL. Exit code 0, 2 for bad input, 1 for Hub errors."""
+    try:
+        result = publish(args.module, args.namespace, token=getattr(args, "token", None),
+                         dry_run_dir=getattr(args, "dry_run", None), private=getattr(args, "private", False),
+                         force=getattr(args, "force", False))
+    except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
+        print(f"textxai publish: error: {error}", file=sys.stderr)
+        return 2
+    except PublishError as error:
+        print(f"textxai publish: error: {error}", file=sys.stderr)
+        return 1
+    if getattr(args, "dry_run", None) is not None:
+        print(f"Space folder written to {result} (nothing uploaded); check it with: "
+              f"python -c \"import evaluate; evaluate.load('{result}')\"")
+    else:
+        print(f"published {args.module} to {result}")
+    return 0

@@ -1,0 +1,304 @@
+"""textxai.publish: the Space folder of a module (loads with evaluate.load), uploads through a mocked HfApi."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+import yaml
+
+import textxai
+from textxai import modules, publish
+from textxai.publish import PublishError, add_publish_arguments, assemble_space, main_publish
+
+METRIC_SCRIPT = '''\
+"""Toy metric for the publish tests: fraction of equal predictions and references."""
+import datasets
+import evaluate
+
+from textxai.validation import check_same_length
+
+_DESCRIPTION = "Fraction of predictions equal to the references."
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list of int.
+    references: list of int.
+Returns:
+    score: float in [0, 1].
+Examples:
+    >>> metric = evaluate.load("toy")
+    >>> metric.compute(predictions=[1], references=[1])["score"]
+    1.0
+"""
+_CITATION = ""
+
+
+class {cls}(evaluate.{base}):
+    def _info(self):
+        return evaluate.{info}(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({{{features}}}),
+        )
+
+    def _compute(self, predictions=None, references=None, offset=0.0):
+        {body}
+'''
+
+CARD = """\
+---
+title: Toy
+emoji: 🧪
+sdk: streamlit
+app_file: wrong.py
+sdk_version: 6.0.0
+tags:
+- evaluate
+- {wrong}
+- custom-tag
+description: A toy module.
+---
+
+# Metric Card for Toy
+
+Body text --- with a rule below.
+
+---
+
+## Citation
+none
+"""
+
+APP = '''\
+import gradio as gr
+
+from textxai import spaces
+
+with spaces.space("Toy", module="{name}", paper_url="https://example.org") as demo:
+    gr.Textbox()
+
+if __name__ == "__main__":
+    demo.launch()
+'''
+
+
+def _write_module(root: Path, name: str, kind: str, card: bool = True, app: bool = True) -> None:
+    folder = root / kind / name
+    folder.mkdir(parents=True)
+    if kind == "metrics":
+        script = METRIC_SCRIPT.format(
+            cls="Toy", base="Metric", info="MetricInfo",
+            features='"predictions": datasets.Value("int64"), "references": datasets.Value("int64")',
+            body="check_same_length(predictions, references, 'predictions', 'references')\n"
+                 "        return {'score': offset + sum(p == r for p, r in zip(predictions, references)) / len(predictions)}")
+    else:
+        script = METRIC_SCRIPT.format(
+            cls="Toy", base="Measurement", info="MeasurementInfo",
+            features='"predictions": datasets.Value("int64")',
+            body="return {'score': offset + sum(predictions) / len(predictions)}")
+    (folder / f"{name}.py").write_text(script)
+    (folder / "requirements.txt").write_text("textxai\nscipy>=1.10\n")
+    (folder / "__pycache__").mkdir()
+    (folder / "__pycache__" / "junk.pyc").write_bytes(b"\0")
+    if card:
+        wrong = "measurement" if kind == "metrics" else "metric"
+        (folder / "README.md").write_text(CARD.format(wrong=wrong), encoding="utf-8")
+    space = root / "spaces" / name
+    space.mkdir(parents=True)
+    if app:
+        (space / "app.py").write_text(APP.format(name=name))
+    (space / "README.md").write_text("---\ncolorFrom: green\ntags:\n- space-tag\n---\nignored body\n")
+    (space / "requirements.txt").write_text("matplotlib\ntextxai>=0.0.1\nscipy>=1.10\n")
+    (space / "examples.txt").write_text("a fine film\n")
+
+
+@pytest.fixture
+def toy_root(tmp_path, monkeypatch):
+    """A throwaway installation root holding the modules toy_metric and toy_measurement."""
+    root = tmp_path / "root"
+    _write_module(root, "toy_metric", "metrics")
+    _write_module(root, "toy_measurement", "measurements")
+    monkeypatch.setattr(modules, "_roots", lambda: [root])
+    monkeypatch.setitem(modules.MODULE_NAMES, "toy_metric", "metrics")
+    monkeypatch.setitem(modules.MODULE_NAMES, "toy_measurement", "measurements")
+    return root
+
+
+def _header(readme: Path) -> tuple[dict, str]:
+    text = readme.read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    _, head, body = text.split("---\n", 2)
+    return yaml.safe_load(head), body.lstrip("\n")
+
+
+def test_assemble_metric_space(toy_root, tmp_path):
+    target = assemble_space("toy_metric", "my-org", tmp_path / "out")
+    assert target == tmp_path / "out" / "toy_metric"
+    source = toy_root / "metrics" / "toy_metric"
+    assert sorted(p.name for p in target.iterdir()) == ["README.md", "app.py", "examples.txt", "requirements.txt",
+                                                        "toy_metric.py"]
+    assert (target / "toy_metric.py").read_bytes() == (source / "toy_metric.py").read_bytes()
+    assert (target / "app.py").read_bytes() == (toy_root / "spaces" / "toy_metric" / "app.py").read_bytes()
+    header, body = _header(target / "README.md")
+    assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
+    assert header["tags"] == ["evaluate", "metric", "custom-tag", "space-tag"]
+    assert header["emoji"] == "🧪" and header["colorFrom"] == "green" and header["sdk_version"] == "6.0.0"
+    assert header["title"] == "Toy" and header["description"] == "A toy module."
+    assert body == (source / "README.md").read_text(encoding="utf-8").split("---\n", 2)[2].lstrip("\n")
+    assert "## Citation" in body
+    requirements = (target / "requirements.txt").read_text().splitlines()
+    assert requirements == [f"textxai=={textxai.__version__}", "scipy>=1.10", "matplotlib"]
+
+
+def test_measurement_tags(toy_root, tmp_path):
+    target = assemble_space("toy_measurement", "my-org", tmp_path / "toy_measurement")
+    assert target == tmp_path / "toy_measurement"  # a folder named after the module is used as is
+    header, _ = _header(target / "README.md")
+    assert header["tags"][:2] == ["evaluate", "measurement"] and "metric" not in header["tags"]
+
+
+def test_dry_run_folder_loads_with_evaluate(toy_root, tmp_path):
+    import evaluate
+
+    folder = Path(publish.publish("toy_metric", "my-org", dry_run_dir=tmp_path / "dry"))
+    metric = evaluate.load(str(folder))
+    assert metric.compute(predictions=[1, 0, 1, 1], references=[1, 1, 1, 0])["score"] == pytest.approx(0.5)
+    assert metric.compute(predictions=[2], references=[2], offset=0.25)["score"] == pytest.approx(1.25)
+    measurement = evaluate.load(publish.publish("toy_measurement", "my-org", dry_run_dir=tmp_path / "dry"),
+                                module_type="measurement")
+    assert measurement.compute(predictions=[1, 2, 3])["score"] == pytest.approx(2.0)
+
+
+def test_existing_folder_needs_force(toy_root, tmp_path):
+    target = assemble_space("toy_metric", "my-org", tmp_path / "out")
+    (target / "stale.txt").write_text("old")
+    with pytest.raises(FileExistsError, match="exists and is not empty"):
+        assemble_space("toy_metric", "my-org", tmp_path / "out")
+    again = assemble_space("toy_metric", "my-org", tmp_path / "out", force=True)
+    assert again == target and not (target / "stale.txt").exists() and (target / "toy_metric.py").is_file()
+
+
+def test_missing_pieces_are_clear(toy_root, tmp_path, monkeypatch):
+    with pytest.raises(ValueError, match="name='nope' is not a textxai module; expected one of"):
+        assemble_space("nope", "my-org", tmp_path)
+    with pytest.raises(ValueError, match="namespace='bad/ns'"):
+        assemble_space("toy_metric", "bad/ns", tmp_path)
+    with pytest.raises(ValueError, match="namespace=''"):
+        publish.publish("toy_metric", "", dry_run_dir=tmp_path)
+    (toy_root / "spaces" / "toy_metric" / "app.py").unlink()
+    with pytest.raises(FileNotFoundError, match=r"spaces/toy_metric/app.py was not found"):
+        assemble_space("toy_metric", "my-org", tmp_path / "a")
+    (toy_root / "measurements" / "toy_measurement" / "README.md").unlink()
+    with pytest.raises(FileNotFoundError, match="metric card .* is missing"):
+        assemble_space("toy_measurement", "my-org", tmp_path / "b")
+
+
+class FakeApi:
+    instances: list = []
+    fail_with: Exception | None = None
+
+    def __init__(self, token=None, **kwargs):
+        self.token = token
+        self.calls = []
+        FakeApi.instances.append(self)
+
+    def create_repo(self, repo_id, **kwargs):
+        self.calls.append(("create_repo", repo_id, kwargs))
+        if FakeApi.fail_with is not None:
+            raise FakeApi.fail_with
+
+    def upload_folder(self, *, repo_id, folder_path, **kwargs):
+        folder = Path(folder_path)
+        files = sorted(p.name for p in folder.iterdir())
+        script = (folder / f"{folder.name}.py").read_text()
+        self.calls.append(("upload_folder", repo_id, dict(kwargs, files=files, script=script, name=folder.name)))
+
+
+@pytest.fixture
+def fake_api(monkeypatch):
+    FakeApi.instances, FakeApi.fail_with = [], None
+    monkeypatch.setattr(publish, "HfApi", FakeApi)
+    return FakeApi
+
+
+def test_publish_uploads_with_hf_api(toy_root, fake_api):
+    url = publish.publish("toy_metric", "my-org", token="hf_secret")
+    assert url == "https://huggingface.co/spaces/my-org/toy_metric"
+    (api,) = fake_api.instances
+    assert api.token == "hf_secret"
+    (create, upload) = api.calls
+    assert create[0] == "create_repo" and create[1] == "my-org/toy_metric"
+    assert create[2]["repo_type"] == "space" and create[2]["space_sdk"] == "gradio" and create[2]["exist_ok"] is True
+    assert upload[0] == "upload_folder" and upload[1] == "my-org/toy_metric" and upload[2]["repo_type"] == "space"
+    assert upload[2]["name"] == "toy_metric"
+    assert upload[2]["files"] == ["README.md", "app.py", "examples.txt", "requirements.txt", "toy_metric.py"]
+    assert upload[2]["script"] == (toy_root / "metrics" / "toy_metric" / "toy_metric.py").read_text()
+
+
+def test_dry_run_uploads_nothing(toy_root, fake_api, tmp_path):
+    publish.publish("toy_metric", "my-org", dry_run_dir=tmp_path / "dry")
+    assert fake_api.instances == []
+
+
+def test_hub_failures_become_clear_errors(toy_root, fake_api):
+    fake_api.fail_with = ConnectionError("Name or service not known")
+    with pytest.raises(PublishError, match="could not reach the Hub to publish 'my-org/toy_metric'.*--dry-run"):
+        publish.publish("toy_metric", "my-org")
+
+    class Response:
+        status_code = 401
+
+    denied = RuntimeError("401 Unauthorized")
+    denied.response = Response()
+    fake_api.fail_with = denied
+    with pytest.raises(PublishError, match="refused .* `hf auth login`"):
+        publish.publish("toy_metric", "my-org")
+
+
+def _args(argv):
+    parser = argparse.ArgumentParser(prog="textxai publish")
+    add_publish_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_cli(toy_root, fake_api, tmp_path, capsys):
+    assert main_publish(_args(["toy_metric", "--namespace", "my-org", "--dry-run", str(tmp_path / "o")])) == 0
+    assert (tmp_path / "o" / "toy_metric" / "toy_metric.py").is_file()
+    assert "nothing uploaded" in capsys.readouterr().out
+    assert main_publish(_args(["toy_metric", "--namespace", "my-org", "--dry-run", str(tmp_path / "o")])) == 2
+    assert "exists and is not empty" in capsys.readouterr().err
+    assert main_publish(_args(["toy_metric", "--namespace", "my-org", "--dry-run", str(tmp_path / "o"),
+                               "--force"])) == 0
+    assert main_publish(_args(["nope", "--namespace", "my-org", "--dry-run", str(tmp_path)])) == 2
+    assert "not a textxai module" in capsys.readouterr().err
+    assert main_publish(_args(["toy_metric", "--namespace", "my-org", "--token", "t", "--private"])) == 0
+    assert "published toy_metric to https://huggingface.co/spaces/my-org/toy_metric" in capsys.readouterr().out
+    assert fake_api.instances[-1].calls[0][2]["private"] is True
+    fake_api.fail_with = ConnectionError("down")
+    assert main_publish(_args(["toy_metric", "--namespace", "my-org"])) == 1
+    assert "could not reach the Hub" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _args(["toy_metric"])  # --namespace is required
+
+
+def _publishable() -> list[str]:
+    names = []
+    for name in modules.list_modules():
+        folder = modules.module_path(name)
+        if (folder / "README.md").is_file() and any((r / "spaces" / name / "app.py").is_file() for r in modules._roots()):
+            names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("name", _publishable() or [pytest.param(None, marks=pytest.mark.skip(
+    reason="no module has both its metric card and spaces/<name>/app.py yet"))])
+def test_real_module_dry_run_loads(name, tmp_path):
+    import evaluate
+
+    folder = assemble_space(name, "textxai", tmp_path)
+    kind = modules.MODULE_NAMES[name].rstrip("s")
+    module = evaluate.load(str(folder), module_type=kind)
+    assert type(module).__module__.rsplit(".", 1)[-1] == name  # the copied script was imported
+    header, _ = _header(folder / "README.md")
+    assert header["sdk"] == "gradio" and header["tags"][:2] == ["evaluate", kind]
