@@ -352,7 +352,7 @@ def parse_score(reply) -> float:
 
 
 class _GenerativeJudge:
-    """Greedy replies of a causal LM (id, folder, loaded model, (model, tokenizer) pair or pipeline)."""
+    """Greedy replies of a causal LM (id, folder, (model, tokenizer) pair, ``textxai.lm.CausalLM`` or pipeline)."""
 
     def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 4):
         self.max_new_tokens = max_new_tokens
@@ -368,8 +368,7 @@ class _GenerativeJudge:
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         if pad_id is None:
             pad_id = 0
-        # one prompt at a time when the tokenizer cannot pad; left padding otherwise (results equal either way
-        # up to float noise: greedy decoding of each prompt does not depend on the others)
+        # one prompt at a time: no padding, so a reply never depends on the other prompts or on batch_size
         for prompt in tqdm(prompts, disable=not progress, desc="judge"):
             enc = tok(prompt, return_tensors="pt")
             ids = enc["input_ids"].to(self.device)
@@ -384,34 +383,19 @@ class _GenerativeJudge:
 
 
 def _load_causal_lm(model, tokenizer=None, device=None):
+    """(model, tokenizer) of a judge given as an id, folder, (model, tokenizer), ``CausalLM`` or pipeline."""
+    from textxai import lm as _lm
+
+    if hasattr(model, "model") and hasattr(model, "tokenizer") and hasattr(model, "task"):
+        model, tokenizer = model.model, model.tokenizer        # a text-generation pipeline
     try:
-        from textxai import lm as _lm
-
-        loader = getattr(_lm, "load_causal_lm", None) or getattr(_lm, "as_causal_lm", None)
-    except ImportError:
-        loader = None
-    if loader is not None:
-        loaded = loader(model, tokenizer=tokenizer, device=device) if tokenizer is not None else loader(model, device=device)
-        if isinstance(loaded, tuple):
-            return loaded[0], loaded[1]
-        return loaded.model, loaded.tokenizer
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if isinstance(model, tuple) and len(model) == 2:
-        model, tokenizer = model
-    if hasattr(model, "model") and hasattr(model, "tokenizer") and not hasattr(model, "generate"):
-        model, tokenizer = model.model, model.tokenizer      # a pipeline
-    if isinstance(model, str):
-        tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
-        model = AutoModelForCausalLM.from_pretrained(model)
-    if not hasattr(model, "generate"):
-        raise TypeError(f"judge={_short(model)} ({type(model).__name__}): expected a causal LM id, folder, model, "
-                        f"(model, tokenizer) pair, text-generation pipeline or a callable prompts -> replies")
-    if tokenizer is None:
-        raise ValueError("judge was given as a model object without a tokenizer: pass judge=(model, tokenizer)")
-    if device is not None:
-        model = model.to(device)
-    return model.eval(), tokenizer
+        loaded = _lm.as_lm(model, tokenizer=tokenizer, device=device)
+    except (TypeError, ValueError) as error:
+        raise type(error)(str(error).replace("lm=", "judge=", 1)) from error
+    if not hasattr(loaded.model, "generate"):
+        raise TypeError(f"judge={_short(model)}: the model cannot generate text; expected a causal LM or a callable "
+                        f"prompts -> replies")
+    return loaded.model, loaded.tokenizer
 
 
 def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, batch_size: int = 8,
@@ -464,7 +448,7 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
     refs = _check_originals(references, "references")
     preds = _check_list(predictions, "predictions")
     _check_same_length(refs, preds, "references", "predictions")
-    multi = any(isinstance(p, (list, tuple)) for p in preds)
+    multi = any(isinstance(p, (list, tuple)) and len(p) > 1 for p in preds)
     if nli:
         if reference_pairs is None or prediction_pairs is None:
             missing = "reference_pairs" if reference_pairs is None else "prediction_pairs"
@@ -514,7 +498,7 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
 
     - ``predictions[i]``: one counterfactual (string) or a list of them; with a list the first one is "the"
       counterfactual (flip, probability change, distance, perplexity, quality) and all of them give the
-      diversity (CEval's ``gen_text`` / ``gen_text_2``). ``None`` / ``"-1"`` / ``""``: failed generation.
+      diversity (CEval's ``gen_text`` / ``gen_text_2``), reported when some example has two or more. ``None`` / ``"-1"`` / ``""``: failed generation.
     - NLI: ``reference_pairs`` (original hypotheses) and ``prediction_pairs`` (counterfactual hypotheses);
       ``references`` / ``predictions`` are then the premises. Edit one side and copy the other.
     - Classifier outputs: ``model`` (anything ``textxai.classifier.as_classifier`` takes), or precomputed
@@ -665,7 +649,7 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
 
         ppl = np.full(n, np.nan)
         if len(ok):
-            ppl[ok] = np.asarray(_lm.perplexity(joined, lm, batch_size=batch_size), dtype=np.float64)
+            ppl[ok] = np.asarray(_lm.perplexity(joined, lm, batch_size=batch_size, progress=progress), dtype=np.float64)
         result["perplexity"] = _nanmean(ppl)
         if flipped is not None:
             result["perplexity_flipped"] = _nanmean(ppl[flipped])
@@ -688,3 +672,83 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
     if return_per_example:
         result["per_example"] = per
     return result
+
+
+# ---------------------------------------------------------------------------------------------- plots
+def plot_probability_histogram(probabilities, bins: int = 20, title: str | None = None,
+                               xlabel: str = "p(contrast class | text)"):
+    """Histograms of classifier probabilities, one panel per method (the paper's Fig. 1).
+
+    ``probabilities``: one array of probabilities in [0, 1], or a dict method -> array (e.g. the
+    originals' and each generator's ``per_example["counterfactual_contrast_prob"]``). Mass near 0.5 means
+    texts near the decision boundary; two narrow peaks at 0 and 1, an over-confident classifier.
+
+    >>> fig = plot_probability_histogram({"original": [0.01, 0.02], "mice": [0.6, 0.97]})
+    >>> len(fig.axes)
+    2
+    """
+    from matplotlib.figure import Figure
+
+    if not isinstance(probabilities, Mapping):
+        probabilities = {"": probabilities}
+    if not probabilities:
+        raise ValueError("probabilities={}: expected at least one method -> array of probabilities")
+    if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
+        raise ValueError(f"bins={_short(bins)}: expected a positive integer")
+    series = {}
+    for name, values in probabilities.items():
+        arr = np.asarray(values, dtype=np.float64).ravel()
+        arr = arr[~np.isnan(arr)]
+        if arr.size and (arr.min() < 0 or arr.max() > 1):
+            raise ValueError(f"probabilities[{name!r}] has values in [{arr.min():.3g}, {arr.max():.3g}]: expected probabilities in [0, 1]")
+        series[name] = arr
+    k = len(series)
+    fig = Figure(figsize=(2.6 * k + 0.6, 2.8), layout="constrained")
+    axes = fig.subplots(1, k, sharey=True, squeeze=False)[0]
+    edges = np.linspace(0, 1, bins + 1)
+    for ax, (name, arr) in zip(axes, series.items()):
+        weights = np.full(arr.size, 1 / arr.size) if arr.size else None
+        ax.hist(arr, bins=edges, weights=weights, color="#4c72b0", edgecolor="white")
+        ax.set_title(f"{name} (n={arr.size})" if name else f"n={arr.size}", fontsize=9)
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(xlabel, fontsize=8)
+    axes[0].set_ylabel("share of texts")
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def plot_method_distances(texts_by_method=None, normalized: bool = False, names=None, matrix=None, title: str | None = None):
+    """Heat map of the mean pairwise token distance between methods (the paper's Fig. 2).
+
+    Give ``texts_by_method`` (see :func:`method_distance_matrix`) or a precomputed ``names`` + ``matrix``.
+
+    >>> fig = plot_method_distances({"original": ["a b c"], "x": ["a b d"], "y": ["a"]})
+    >>> fig.axes[0].get_title()
+    'mean token distance between methods'
+    """
+    from matplotlib.figure import Figure
+
+    if matrix is None:
+        if texts_by_method is None:
+            raise ValueError("texts_by_method=None: expected a dict method -> texts, or names= and matrix=")
+        names, matrix = method_distance_matrix(texts_by_method, normalized=normalized)
+    matrix = np.asarray(matrix, dtype=np.float64)
+    names = list(names) if names is not None else [str(i) for i in range(len(matrix))]
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] != len(names):
+        raise ValueError(f"matrix has shape {matrix.shape}: expected ({len(names)}, {len(names)}), one row and column per name")
+    k = len(names)
+    fig = Figure(figsize=(1.0 * k + 2.2, 0.85 * k + 1.2), layout="constrained")
+    ax = fig.subplots()
+    image = ax.imshow(matrix, cmap="viridis")
+    ax.set_xticks(range(k), names, rotation=45, ha="right")
+    ax.set_yticks(range(k), names)
+    top = np.nanmax(matrix) if np.isfinite(matrix).any() else 1.0
+    for i in range(k):
+        for j in range(k):
+            value = matrix[i, j]
+            ax.text(j, i, f"{value:.2f}" if normalized else f"{value:.1f}", ha="center", va="center", fontsize=8,
+                    color="white" if value < 0.6 * top else "black")
+    fig.colorbar(image, ax=ax, shrink=0.8)
+    ax.set_title(title or "mean token distance between methods")
+    return fig
