@@ -535,7 +535,8 @@ def resolve_class_names(classifier, class_names=None) -> dict[int, str]:
 
 
 def explain(classifier, texts, explainer: str = "lime", top_k: int = 10, targets=None, batch_size: int = 32,
-            seed: int = 0, progress: bool = False, explainer_options: dict | None = None) -> list[list[tuple[str, float]]]:
+            seed: int = 0, progress: bool = False, explainer_options: dict | None = None,
+            text_pairs=None) -> list[list[tuple[str, float]]]:
     """Top-k positive words (lower-cased) of each text's explanation for class ``targets[i]`` (default: predicted).
 
     ``explainer="lime"`` uses 5000 samples unless ``explainer_options`` says otherwise.
@@ -550,14 +551,20 @@ def explain(classifier, texts, explainer: str = "lime", top_k: int = 10, targets
         options.setdefault("n_samples", 5000)
     options.setdefault("batch_size", batch_size)
     target = "predicted" if targets is None else [int(t) for t in targets]
-    scores = word_attributions(list(texts), classifier, explainer, target=target, seed=seed, progress=progress, **options)
-    return [top_words(classifier.words(t), s, top_k) for t, s in zip(texts, scores)]
+    scores = word_attributions(list(texts), classifier, explainer, target=target, text_pairs=text_pairs, seed=seed,
+                               progress=progress, **options)
+    pairs = text_pairs if text_pairs is not None else [None] * len(texts)
+    return [top_words(classifier.words(t, p), s, top_k) for t, p, s in zip(texts, pairs, scores)]
+
+
+def _pick(pairs, idx):
+    return None if pairs is None else [pairs[i] for i in idx]
 
 
 def build_keyword_index(classifier, train_texts, train_labels, explainer: str = "lime", top_k: int = 10,
                         theta_dist: float = 0.3, theta_relate=None, embedders=None, class_names=None,
                         linkage: str = "average", synonyms=None, batch_size: int = 32, seed: int = 0,
-                        progress: bool = False, explainer_options: dict | None = None) -> KeywordIndex:
+                        progress: bool = False, explainer_options: dict | None = None, train_text_pairs=None) -> KeywordIndex:
     """Pipeline 1: explain the correctly predicted training texts and find each class's keywords.
 
     Args:
@@ -576,10 +583,11 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
     """
     from textxai.classifier import as_classifier
     from textxai.embeddings import get_embedders
-    from textxai.validation import check_texts
+    from textxai.validation import check_text_pairs, check_texts
 
     clf = as_classifier(classifier)
     texts = check_texts(train_texts, "train_texts")
+    pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = _check_labels(train_labels, len(texts), clf.num_labels, "train_labels")
     names = resolve_class_names(clf, class_names)
     theta_dist = check_unit(theta_dist, "theta_dist")
@@ -587,14 +595,15 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
         raise ValueError(f"linkage={linkage!r}: expected one of {list(LINKAGES)}")
     embs = get_embedders(embedders, clf)
     thetas = resolve_theta_relate(theta_relate, embs, synonyms, seed)
-    predicted = clf.predict(texts, batch_size=batch_size)
+    predicted = clf.predict(texts, pairs, batch_size=batch_size)
     correct = np.flatnonzero(predicted == labels)
     missing = [names[c] for c in range(clf.num_labels) if not np.any(labels[correct] == c)]
     if missing:
         raise ValueError(f"train_labels: class(es) {missing} have no correctly predicted training text; expected at "
                          "least one per class (add training texts of that class, or check the model)")
     explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
-                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options)
+                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
+                           text_pairs=_pick(pairs, correct))
     pools = word_pools(explanations, labels[correct])
     for c in range(clf.num_labels):
         pools.setdefault(c, {})
@@ -641,7 +650,7 @@ def check_index(index, classifier) -> KeywordIndex:
 
 def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None, embedders=None,
            theta_conf: float = 0.9, human_trust=None, batch_size: int = 32, seed: int = 0, progress: bool = False,
-           explainer_options: dict | None = None) -> dict:
+           explainer_options: dict | None = None, text_pairs=None) -> dict:
     """Pipeline 2 on ``texts`` with true ``labels``: trust labels of the correct predictions, and baselines.
 
     Returns ``{"examples": [...], "trustworthy_rate", "n_correct", "baselines": {...}, "evaluation": {...}}``;
@@ -651,10 +660,11 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     """
     from textxai.classifier import as_classifier
     from textxai.embeddings import get_embedders
-    from textxai.validation import check_texts
+    from textxai.validation import check_text_pairs, check_texts
 
     clf = as_classifier(classifier)
     texts = check_texts(texts, "texts")
+    pairs = check_text_pairs(text_pairs, texts, "text_pairs")
     labels = _check_labels(labels, len(texts), clf.num_labels, "references")
     index = check_index(keyword_index, clf)
     explainer = explainer or index.explainer or "lime"
@@ -665,11 +675,12 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     if missing:
         raise ValueError(f"embedders={[e.name for e in embs]}: {missing} not in the keyword index (built with "
                          f"{index.embedders}); expected the embedders the index was built with")
-    proba = clf.predict_proba(texts, batch_size=batch_size)
+    proba = clf.predict_proba(texts, pairs, batch_size=batch_size)
     predicted = proba.argmax(axis=1)
     correct = np.flatnonzero(predicted == labels)
     explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
-                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options) if len(correct) else []
+                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
+                           text_pairs=_pick(pairs, correct)) if len(correct) else []
     examples = [{"label": None, "predicted": int(predicted[i]), "confidence": float(proba[i].max()), "is_rel": None,
                  "is_unr": None, "top_words": [], "naive": None, "no_ki": None} for i in range(len(texts))]
     for i, explanation in zip(correct, explanations):
@@ -918,3 +929,82 @@ def toki_editor(classifier, keyword_index, embedders=None, n_words: int = 3, n_c
         return out
 
     return editor
+
+
+# ----------------------------------------------------------------------------- one call (the evaluate module)
+_INDEX_CACHE: dict = {}
+
+
+def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> KeywordIndex:
+    """:func:`build_keyword_index`, memoised in this process on the model fingerprint, the data and options."""
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier(classifier)
+    emb = kwargs.get("embedders")
+    emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{e.name}:{id(e)}"
+                                             for e in (emb if isinstance(emb, (list, tuple)) else [emb]))
+    key = hashlib.sha256(json.dumps([model_fingerprint(clf), id(clf), list(map(str, train_texts)),
+                                     [int(y) for y in train_labels], emb_key,
+                                     {k: v for k, v in kwargs.items() if k not in ("embedders", "progress")}],
+                                    default=str).encode()).hexdigest()
+    if key not in _INDEX_CACHE:
+        _INDEX_CACHE[key] = build_keyword_index(clf, train_texts, train_labels, **kwargs)
+    return _INDEX_CACHE[key]
+
+
+def toki_trust(texts, references, text_pairs=None, model=None, tokenizer=None, keyword_index=None, train_texts=None,
+               train_labels=None, train_text_pairs=None, save_index=None, explainer: str = "lime",
+               explainer_options=None, top_k: int = 10, theta_dist: float = 0.3, theta_relate=None,
+               theta_conf: float = 0.9, embedders=None, class_names=None, human_trust=None, batch_size: int = 32,
+               seed: int = 0, device=None, progress: bool = False) -> dict:
+    """Everything the ``toki_trust`` module returns (see its card), as plain lists, floats and dicts."""
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_positive_int
+
+    if model is None:
+        raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
+    check_positive_int(batch_size, "batch_size")
+    if explainer not in EXPLAINERS:
+        raise ValueError(f"explainer={explainer!r}: expected one of {list(EXPLAINERS)}")
+    clf = as_classifier(model, tokenizer=tokenizer, device=device) if tokenizer is not None or device is not None else as_classifier(model)
+    if keyword_index is None:
+        if train_texts is None or train_labels is None:
+            raise ValueError("keyword_index=None and train_texts / train_labels missing: expected a keyword index "
+                             "(object or folder) or the training texts and labels to build one")
+        keyword_index = cached_keyword_index(clf, list(train_texts), list(train_labels), explainer=explainer, top_k=top_k,
+                                              theta_dist=theta_dist, theta_relate=theta_relate, embedders=embedders,
+                                              class_names=class_names, batch_size=batch_size, seed=seed,
+                                              progress=progress, explainer_options=explainer_options,
+                                              train_text_pairs=train_text_pairs)
+        if save_index is not None:
+            keyword_index.save(save_index)
+    elif class_names is not None:
+        names = resolve_class_names(clf, class_names)
+        index = check_index(keyword_index, clf)
+        if names != index.class_names:
+            raise ValueError(f"class_names={list(names.values())} but the keyword index was built with "
+                             f"{list(index.class_names.values())}: expected the same names (or leave class_names out)")
+    res = assess(clf, texts, references, keyword_index, explainer=explainer, top_k=top_k, embedders=embedders,
+                 theta_conf=theta_conf, human_trust=human_trust, batch_size=batch_size, seed=seed, progress=progress,
+                 explainer_options=explainer_options, text_pairs=text_pairs)
+    index = check_index(keyword_index, clf)
+    ex = res["examples"]
+    out = {
+        "trust_labels": [e["label"] for e in ex],
+        "is_rel": [e["is_rel"] for e in ex],
+        "is_unr": [e["is_unr"] for e in ex],
+        "related_words": [[w for w, _, r in e["top_words"] if r] for e in ex],
+        "unrelated_words": [[w for w, _, r in e["top_words"] if not r] for e in ex],
+        "top_words": [[[w, s, r] for w, s, r in e["top_words"]] for e in ex],
+        "predictions": [e["predicted"] for e in ex],
+        "confidences": [e["confidence"] for e in ex],
+        "trustworthy_rate": res["trustworthy_rate"],
+        "n_correct": res["n_correct"],
+        "naive_trustworthy_rate": res["baselines"]["naive_trustworthy_rate"],
+        "no_ki_trustworthy_rate": res["baselines"]["no_ki_trustworthy_rate"],
+        "keywords": {index.class_names[c]: index.keyword_list(c) for c in sorted(index.class_names)},
+        "theta_relate": dict(index.theta_relate),
+    }
+    if "evaluation" in res:
+        out["evaluation"] = res["evaluation"]
+    return out

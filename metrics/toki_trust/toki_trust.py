@@ -1,0 +1,156 @@
+"""toki_trust: is each correct prediction made for the right reasons? The TOKI trustworthiness oracle."""
+import datasets
+import evaluate
+
+from textxai import toki
+
+_CITATION = """\
+@article{toki2024,
+  title   = {Automated Trustworthiness Oracle Generation for Machine Learning Text Classifiers},
+  author  = {Lam Nguyen Tung and Steven Cho and Xiaoning Du and Neelofar Neelofar and Valerio Terragni and
+             Stefano Ruberto and Aldeida Aleti},
+  journal = {arXiv preprint arXiv:2410.22663},
+  year    = {2024}
+}
+"""
+
+_DESCRIPTION = """\
+TOKI (Trustworthiness Oracle through Keyword Identification) labels each CORRECT prediction of a text
+classifier trustworthy or untrustworthy, without human annotation. Pipeline 1 (once per model and training
+set) explains the correctly predicted training texts, pools the top-k positive words of each class with
+their mean importance, clusters each pool's word embeddings (cosine, average linkage, cut at theta_dist)
+and keeps as keywords the clusters whose mean embedding is at least theta_relate similar to the class
+name. Pipeline 2 explains a prediction of class c and calls each top-k word related when its most similar
+pool word of c is a keyword; the prediction is trustworthy iff the summed importance of related words
+(IS_rel) is >= that of unrelated words (IS_unr). Wrong predictions get no label (None). Several word
+embedders (the classifier's own input embeddings, MiniLM) vote; a tie is broken by the summed margins.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    texts (`list` of `str`): texts to assess.
+    references (`list` of `int`): their true class indices.
+    text_pairs (`list` of `str`, optional): second texts (NLI and other sentence-pair models).
+    model: the classifier (Hub id, folder, loaded model with `tokenizer`, pipeline, TextClassifier,
+        "textxai/demo-sentiment").
+    tokenizer (optional): the tokenizer when `model` is a loaded model.
+    keyword_index (optional): a `textxai.toki.KeywordIndex` or a folder written by its `save`; it must
+        have been built for this model (checked by a fingerprint of the model name and labels).
+    train_texts, train_labels (optional): build the keyword index from these when `keyword_index` is
+        not given (`train_text_pairs` for pair models).
+    save_index (`str`, optional): folder where the index built from the training texts is saved.
+    explainer (`str`, default "lime"): "lime" (5000 samples, as the paper), "omission", "gradient", ...
+    explainer_options (`dict`, optional): passed to `textxai.attribution.word_attributions`
+        (e.g. {"n_samples": 500}, {"perturbation": "delete"}).
+    top_k (`int`, default 10): words kept per explanation.
+    theta_dist (`float` in [0, 1], default 0.3): dendrogram cut (cosine distance).
+    theta_relate (`float` in [-1, 1] or `dict` embedder -> float, optional): relatedness threshold;
+        default: estimated per embedder by balancing precision and recall on synonym vs random pairs.
+    theta_conf (`float` in [0, 1], default 0.9): threshold of the Naive (confidence) baseline.
+    embedders (optional): names ("classifier", "minilm") or embedder objects; default both.
+    class_names (`list` of `str`, optional): names of the classes (default: the model's id2label).
+    human_trust (`list` of `bool`/None, optional): human trust labels, one per text; enables the
+        evaluation of TOKI, Naive and TOKI(-K.I) (accuracy, precision, sensitivity, F1, specificity, G-mean).
+    batch_size (`int`, default 32), seed (`int`, default 0), device (optional), progress (`bool`, default False).
+Returns:
+    trust_labels (`list` of `bool`/None): per text, True = trustworthy, None = wrong prediction.
+    is_rel, is_unr (`list` of `float`/None): the summed importance of related / unrelated top words.
+    related_words, unrelated_words (`list` of `list` of `str`): the top words of each explanation.
+    predictions (`list` of `int`), confidences (`list` of `float`).
+    trustworthy_rate (`float` in [0, 1]): share of correct predictions labelled trustworthy (higher = the
+        model is more often right for the right reasons); NaN when no prediction is correct.
+    n_correct (`int`): correct predictions assessed.
+    naive_trustworthy_rate, no_ki_trustworthy_rate (`float`): the same rate for the two baselines.
+    keywords (`dict` class name -> `list` of `str`): the keywords, most important first.
+    theta_relate (`dict` embedder -> `float`).
+    evaluation (`dict`, with `human_trust`): {"toki"|"naive"|"toki_no_ki": {"accuracy", "precision",
+        "sensitivity", "f1", "specificity", "g_mean", "n"}}, positive class = trustworthy.
+Examples:
+    >>> toki_trust = evaluate.load("textxai/toki_trust")  # doctest: +SKIP
+    >>> import textxai
+    >>> toki_trust = textxai.load("toki_trust")
+    >>> train = ["a wonderful , moving film", "a dull and boring film", "great acting , great story",
+    ...          "awful plot and terrible acting", "a lovely , charming story", "bad , boring and far too long"]
+    >>> results = toki_trust.compute(texts=["a great and moving story", "a boring , awful film"],
+    ...     references=[1, 0], model="textxai/demo-sentiment", train_texts=train, train_labels=[1, 0, 1, 0, 1, 0],
+    ...     explainer="omission", embedders=["minilm"], theta_relate=0.33)
+    >>> len(results["trust_labels"]), 0.0 <= results["trustworthy_rate"] <= 1.0
+    (2, True)
+"""
+
+_PLAIN = datasets.Features({"texts": datasets.Value("string"), "references": datasets.Value("int64")})
+_PAIRS = datasets.Features({"texts": datasets.Value("string"), "text_pairs": datasets.Value("string"),
+                            "references": datasets.Value("int64")})
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class TokiTrust(evaluate.Metric):
+    """TOKI trust labels of correct predictions; two formats: texts + references, or + text_pairs (NLI)."""
+
+    _with_pairs = False
+
+    def _features(self):
+        return _PAIRS if self._with_pairs else _PLAIN
+
+    def _feature_names(self):
+        return list(self._features().keys())
+
+    def _infer_feature_from_batch(self, batch):
+        return self._features()
+
+    def _infer_feature_from_example(self, example):
+        return self._features()
+
+    def _choose_format(self, kwargs):
+        has_pairs = kwargs.get("text_pairs") is not None
+        if self.writer is not None and has_pairs != self._with_pairs:
+            raise ValueError(f"text_pairs={'given' if has_pairs else 'missing'} but the earlier batches were added "
+                             f"{'with' if self._with_pairs else 'without'} text_pairs: give them with every batch or none")
+        self._with_pairs = has_pairs
+        if not has_pairs:
+            kwargs.pop("text_pairs", None)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of `texts` and `references` (and `text_pairs` for pair models)."""
+        self._choose_format(kwargs)
+        return super().add_batch(references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one text with its reference (and text pair)."""
+        self._choose_format(kwargs)
+        return super().add(reference=reference, **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Assess every text added so far (or given here)."""
+        if kwargs.get("texts") is not None or self.writer is None:
+            if self.writer is None or kwargs.get("text_pairs") is not None:
+                self._choose_format(kwargs)
+            elif not self._with_pairs:
+                kwargs.pop("text_pairs", None)
+        try:
+            if references is not None:
+                kwargs["references"] = references
+            return super().compute(**kwargs)
+        finally:
+            self._with_pairs = False
+
+    def _info(self):
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=[_PLAIN, _PAIRS],
+            reference_urls=["https://arxiv.org/abs/2410.22663"],
+        )
+
+    def _compute(self, texts, references, text_pairs=None, model=None, tokenizer=None, keyword_index=None,
+                 train_texts=None, train_labels=None, train_text_pairs=None, save_index=None, explainer="lime",
+                 explainer_options=None, top_k=10, theta_dist=0.3, theta_relate=None, theta_conf=0.9, embedders=None,
+                 class_names=None, human_trust=None, batch_size=32, seed=0, device=None, progress=False):
+        return toki.toki_trust(texts, references, text_pairs=text_pairs, model=model, tokenizer=tokenizer,
+                               keyword_index=keyword_index, train_texts=train_texts, train_labels=train_labels,
+                               train_text_pairs=train_text_pairs, save_index=save_index, explainer=explainer,
+                               explainer_options=explainer_options, top_k=top_k, theta_dist=theta_dist,
+                               theta_relate=theta_relate, theta_conf=theta_conf, embedders=embedders,
+                               class_names=class_names, human_trust=human_trust, batch_size=batch_size, seed=seed,
+                               device=device, progress=progress)
