@@ -5,12 +5,12 @@ import evaluate
 from textxai import toki
 
 _CITATION = """\
-@article{toki2024,
-  title   = {Automated Trustworthiness Oracle Generation for Machine Learning Text Classifiers},
-  author  = {Lam Nguyen Tung and Steven Cho and Xiaoning Du and Neelofar Neelofar and Valerio Terragni and
-             Stefano Ruberto and Aldeida Aleti},
-  journal = {arXiv preprint arXiv:2410.22663},
-  year    = {2024}
+@misc{nguyentung2024toki,
+  title  = {Automated Trustworthiness Oracle Generation for Machine Learning Text Classifiers},
+  author = {Nguyen Tung, Lam and Cho, Steven and Du, Xiaoning and Neelofar, Neelofar and Terragni, Valerio and
+            Ruberto, Stefano and Aleti, Aldeida},
+  year   = {2024},
+  note   = {Preprint; replication package https://doi.org/10.5281/zenodo.13751580}
 }
 """
 
@@ -140,7 +140,7 @@ class TokiTrust(evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=[_PLAIN, _PAIRS],
-            reference_urls=["https://arxiv.org/abs/2410.22663"],
+            reference_urls=["https://doi.org/10.5281/zenodo.13751580"],
         )
 
     def _compute(self, texts, references, text_pairs=None, model=None, tokenizer=None, keyword_index=None,
