@@ -752,3 +752,86 @@ def plot_method_distances(texts_by_method=None, normalized: bool = False, names=
     fig.colorbar(image, ax=ax, shrink=0.8)
     ax.set_title(title or "mean token distance between methods")
     return fig
+
+
+# ------------------------------------------------------------------------- baseline counterfactuals
+def deletion_candidates(texts, classifier, max_words: int = 3, batch_size: int = 32, progress: bool = False) -> list[list[str]]:
+    """A word-deletion baseline generator: candidate counterfactuals of each text.
+
+    Greedy: at each step delete the word whose removal most lowers the probability of the original
+    predicted class, until the prediction flips or ``max_words`` words are gone. Candidates: every single
+    deletion of the first step (best first), then the texts along the greedy path. Deterministic.
+    """
+    from tqdm.auto import tqdm
+
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_positive_int, check_texts
+
+    texts = check_texts(texts)
+    check_positive_int(max_words, "max_words")
+    clf = as_classifier(classifier)
+    out = []
+    for text in tqdm(texts, disable=not progress, desc="deletion baseline"):
+        spans = [(s, e) for _, s, e in _words.word_spans(text)]
+        if len(spans) < 2:
+            out.append([])
+            continue
+        original_class = int(np.argmax(clf.predict_proba([text], batch_size=batch_size)[0]))
+        removed: list[int] = []
+        path: list[str] = []
+        singles: list[str] = []
+        for step in range(min(max_words, len(spans) - 1)):
+            options = [i for i in range(len(spans)) if i not in removed]
+            candidates = [_delete_words(text, spans, removed + [i]) for i in options]
+            probs = clf.predict_proba(candidates, batch_size=batch_size)
+            order = np.argsort(probs[:, original_class], kind="stable")
+            if step == 0:
+                singles = [candidates[j] for j in order]
+            best = int(order[0])
+            removed.append(options[best])
+            path.append(candidates[best])
+            if int(np.argmax(probs[best])) != original_class:
+                break
+        seen, unique = set(), []
+        for cand in singles[:5] + path:
+            if cand not in seen and cand.strip():
+                seen.add(cand)
+                unique.append(cand)
+        out.append(unique)
+    return out
+
+
+def _delete_words(text: str, spans, indices) -> str:
+    pieces, last = [], 0
+    for i in sorted(indices):
+        start, end = spans[i]
+        pieces.append(text[last:start])
+        last = end
+        if last < len(text) and text[last] == " ":   # take one following space with the word
+            last += 1
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def pick_counterfactuals(originals, candidates, classifier, k: int = 2, batch_size: int = 32) -> list[list[str]]:
+    """The ``k`` best candidates per original: flipping ones first, then smaller token distance, then lower
+    probability of the original class. Missing ones are ``"-1"`` (a failed generation)."""
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier(classifier)
+    originals = list(originals)
+    flat = [c for cands in candidates for c in cands]
+    p_orig = clf.predict_proba(originals, batch_size=batch_size)
+    p_flat = clf.predict_proba(flat, batch_size=batch_size) if flat else np.zeros((0, p_orig.shape[1]))
+    out, pos = [], 0
+    for i, cands in enumerate(candidates):
+        y = int(np.argmax(p_orig[i]))
+        scored = []
+        for j, cand in enumerate(cands):
+            q = p_flat[pos + j]
+            scored.append((int(np.argmax(q)) == y, token_distance(originals[i], cand), float(q[y]), j, cand))
+        pos += len(cands)
+        scored.sort()
+        chosen = [s[-1] for s in scored[:k]]
+        out.append(chosen + ["-1"] * (k - len(chosen)))
+    return out
