@@ -17,9 +17,28 @@ from textxai import spaces  # noqa: E402
 from textxai.spaces import SpaceError, check_inputs, highlight_words, resolve_model  # noqa: E402
 
 
+class FakeHub:
+    """Stands in for huggingface_hub.HfApi: ``info`` is returned by model_info, or raised when an exception."""
+
+    info = None
+    asked: list = []
+
+    def model_info(self, repo_id, **kwargs):
+        FakeHub.asked.append(repo_id)
+        if isinstance(FakeHub.info, BaseException):
+            raise FakeHub.info
+        return FakeHub.info
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache(monkeypatch):
+    """No SPACE_ID, an empty model cache, and a Hub that is offline (never the network) unless a test says so."""
+    import huggingface_hub
+    from huggingface_hub.errors import OfflineModeIsEnabled
+
     monkeypatch.delenv("SPACE_ID", raising=False)
+    FakeHub.info, FakeHub.asked = OfflineModeIsEnabled("offline"), []
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHub)
     spaces.clear_cache()
     yield
     spaces.clear_cache()
@@ -193,6 +212,32 @@ def test_load_failures_are_classified(monkeypatch):
     with pytest.raises(SpaceError, match="could not be loaded") as info:
         resolve_model("a/b", hosted=True)
     assert "could not reach" not in str(info.value)
+
+
+def test_hosted_space_checks_hub_metadata_before_downloading(spy):
+    from types import SimpleNamespace
+
+    FakeHub.info = SimpleNamespace(safetensors=SimpleNamespace(total=spaces.MAX_PARAMETERS + 1))
+    with pytest.raises(SpaceError, match=f"has {spaces.MAX_PARAMETERS + 1:,} parameters; this Space loads models of at most"):
+        resolve_model("big/model", hosted=True)
+    FakeHub.info = SimpleNamespace(safetensors=None)
+    with pytest.raises(SpaceError, match="has no safetensors weights on the Hub"):
+        resolve_model("pickled/model", hosted=True)
+    assert spy.calls == []  # refused before any download
+    FakeHub.info = SimpleNamespace(safetensors=SimpleNamespace(total=spaces.MAX_PARAMETERS))
+    resolve_model("small/model", hosted=True)
+    assert [c[0] for c in spy.calls] == ["small/model"]
+    resolve_model("textxai/demo-topic", hosted=True)  # demo models: no Hub question
+    resolve_model("other/model", hosted=False)  # on your own machine: no size limit
+    assert FakeHub.asked == ["big/model", "pickled/model", "small/model"]
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    missing = RepositoryNotFoundError.__new__(RepositoryNotFoundError)
+    Exception.__init__(missing, "404 Repository Not Found")
+    FakeHub.info = missing
+    with pytest.raises(SpaceError, match="model='gone/model': no such model on the Hub"):
+        resolve_model("gone/model", hosted=True)
+    assert [c[0] for c in spy.calls] == ["small/model", "textxai/demo-topic", "other/model"]
 
 
 def test_error_messages_are_escaped_for_the_modal(spy):

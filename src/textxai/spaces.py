@@ -15,8 +15,9 @@ Rules enforced here (issue 2, item 10):
 - **Model choice**: the demo models (``"textxai/demo-sentiment"``, ``"textxai/demo-topic"``, built offline, they
   always work) or a Hub id ``owner/name``. A hosted Space (env ``SPACE_ID`` set) refuses local paths, and
   every model is loaded with ``trust_remote_code=False`` and ``use_safetensors=True`` (no pickled weights,
-  no code from the model repo). A Hub id that cannot be reached gives a clear message instead of a stack
-  trace. Loaded classifiers are cached.
+  no code from the model repo); before downloading, a hosted Space reads the Hub's metadata and refuses
+  models without safetensors weights or with more than ``MAX_PARAMETERS`` parameters. A Hub id that
+  cannot be reached gives a clear message instead of a stack trace. Loaded classifiers are cached.
 - **Caps** on the number of texts and the characters per text, with messages that say what to do.
 - **Escaping**: every user text rendered as HTML goes through :func:`escape` (``html.escape``); the
   messages of errors shown in the Gradio modal (which renders HTML) are escaped too.
@@ -50,6 +51,7 @@ MAX_TEXTS = 20
 MAX_CHARS = 2000
 CONCURRENCY_LIMIT = 1
 QUEUE_MAX_SIZE = 16
+MAX_PARAMETERS = 500_000_000  # a hosted CPU Space refuses bigger Hub models (checked before downloading)
 
 PAPER_DEFAULT_URL = "https://github.com/textxai"
 MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
@@ -165,6 +167,8 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
+        if hosted and choice not in DEMO_MODELS:
+            _check_hub_model(choice)
         try:
             classifier = TextClassifier(key, **LOAD_KWARGS)
         except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
@@ -182,6 +186,33 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
             raise SpaceError(f"{error}{hint}") from error
         _CACHE[key] = classifier
         return classifier
+
+
+def _check_hub_model(choice: str, max_parameters: int | None = None) -> None:
+    """Before a hosted Space downloads ``choice``: it must have safetensors weights and at most ``MAX_PARAMETERS``.
+
+    Uses the Hub's metadata (no download). When the Hub cannot be asked (offline), the check is left to
+    the load itself, which then fails with the offline message or succeeds from the local cache.
+    """
+    from huggingface_hub import HfApi
+
+    limit = MAX_PARAMETERS if max_parameters is None else max_parameters
+    try:
+        info = HfApi().model_info(choice, expand=["safetensors"], timeout=20)
+    except Exception as error:  # noqa: BLE001
+        if _unreachable(error):
+            return
+        if _not_found(error):
+            raise SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); check the id") from error
+        return  # other metadata problems: let the load report them
+    safetensors = getattr(info, "safetensors", None)
+    if safetensors is None:
+        raise SpaceError(f"model={choice!r} has no safetensors weights on the Hub; this Space loads only safetensors "
+                         "(use_safetensors=True)")
+    total = int(getattr(safetensors, "total", 0) or 0)
+    if total > limit:
+        raise SpaceError(f"model={choice!r} has {total:,} parameters; this Space loads models of at most {limit:,} "
+                         "— run textxai locally for bigger ones")
 
 
 def clear_cache() -> None:
