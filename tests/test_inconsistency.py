@@ -259,3 +259,17 @@ def test_n_beyond_every_chain_is_nan_with_warning():
     with pytest.warns(UserWarning, match="no chain contributes"):
         r = inc.inconsistency([["a", "b"]], n=[3])
     assert math.isnan(r["inc@3"]) and r["inc@3_chains"] == 0
+
+
+PIECES = st.sampled_from(["don't", "U.S.", "a.m.", ":)", "(hi)", "e-mail", "http://x.org/a?b", "co-op", "it's", "5km",
+                          "$3.50", "well...", "'quoted'", "--", "Mr.", "can't!", "A", "good", "rock'n'roll", "..."])
+SEPARATORS = st.sampled_from([" ", "  ", "\n", "\t", " \n ", "\xa0", "\u2003"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(PIECES, SEPARATORS), min_size=1, max_size=12), SEPARATORS)
+def test_piecewise_tokenization_equals_whole_text(parts, lead):
+    """The distance fast path tokenizes each whitespace piece once; it must equal tokenizing the whole text."""
+    text = lead + "".join(p + s for p, s in parts)
+    assert inc._word_lists([text], "spacy")[0] == tokenize(text)
+    assert inc._word_lists([text], "whitespace")[0] == tokenize(text, "whitespace")

@@ -25,6 +25,7 @@ contributed.
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 import warnings
@@ -154,7 +155,7 @@ def step_distances(chain, word_tokenizer: str = "spacy") -> np.ndarray:
     """
     _check_word_tokenizer(word_tokenizer)
     texts = check_chain(chain)
-    words = [tokenize(t, word_tokenizer) for t in texts]
+    words = _word_lists(texts, word_tokenizer)
     return np.array([word_distance(words[i - 1], words[i]) for i in range(1, len(words))], dtype=np.int64)
 
 
@@ -182,16 +183,52 @@ def chain_inc_at(chain, n: int, word_tokenizer: str = "spacy") -> float:
     return float(inc[:n].mean()) if len(inc) >= n else float("nan")
 
 
-def _all_distances(texts_per_chain: list[list[str]], word_tokenizer: str, progress: bool = False) -> list[np.ndarray]:
+@functools.lru_cache(maxsize=1)
+def _spacy_splits_on_whitespace() -> bool:
+    """True when spaCy's tokens of a text are the tokens of its whitespace-separated pieces, concatenated.
+
+    spaCy's tokenizer cuts the text at whitespace first and tokenizes every piece on its own; only a special
+    case that contains white space next to other characters could cross a cut (blank English has none).
+    """
+    try:
+        from textxai.words import _spacy_tokenizer
+
+        rules = _spacy_tokenizer().rules or {}
+    except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
+        return False
+    return not any(any(c.isspace() for c in key) and not key.isspace() for key in rules)
+
+
+def _word_lists(texts: Sequence[str], word_tokenizer: str) -> list[list[str]]:
+    """``tokenize(text, word_tokenizer)`` for every text, each distinct whitespace piece tokenized once."""
+    if word_tokenizer != "spacy" or not _spacy_splits_on_whitespace():
+        return [tokenize(t, word_tokenizer) for t in texts]
+    pieces: dict[str, list[str]] = {}
     out = []
+    for text in texts:
+        words: list[str] = []
+        for piece in text.split():
+            tokens = pieces.get(piece)
+            if tokens is None:
+                tokens = pieces[piece] = tokenize(piece, "spacy")
+            words.extend(tokens)
+        out.append(words)
+    return out
+
+
+def _all_distances(texts_per_chain: list[list[str]], word_tokenizer: str, progress: bool = False) -> list[np.ndarray]:
+    flat = [t for texts in texts_per_chain for t in texts]
+    words = _word_lists(flat, word_tokenizer)
+    out, pos = [], 0
     iterator = texts_per_chain
     if progress:
         from tqdm.auto import tqdm
 
         iterator = tqdm(texts_per_chain, desc="inconsistency: distances", unit="chain")
     for texts in iterator:
-        words = [tokenize(t, word_tokenizer) for t in texts]
-        out.append(np.array([word_distance(words[i - 1], words[i]) for i in range(1, len(words))], dtype=np.int64))
+        w = words[pos : pos + len(texts)]
+        pos += len(texts)
+        out.append(np.array([word_distance(w[i - 1], w[i]) for i in range(1, len(w))], dtype=np.int64))
     return out
 
 

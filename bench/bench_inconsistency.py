@@ -1,0 +1,148 @@
+"""inc@n over 10,000 synthetic chains x 10 steps of ~200 words: textxai vs the authors' style of code.
+
+The authors' code computed word-level Levenshtein with nltk's ``edit_distance`` (a pure-Python dynamic
+programme, one function call per cell) on spaCy tokens, tokenizing both texts of every pair. The baseline
+below is that algorithm written out (nltk is not a dependency). It is timed on a subsample of the chains
+(it would take hours on all of them) and compared per chain; both give identical distances.
+
+    .venv/bin/python bench/bench_inconsistency.py [--chains 10000] [--baseline-chains 20]
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import numpy as np
+
+
+# ----------------------------------------------------------------------------- baseline (nltk-style)
+def _edit_dist_init(len1, len2):
+    lev = []
+    for i in range(len1):
+        lev.append([0] * len2)
+    for i in range(len1):
+        lev[i][0] = i
+    for j in range(len2):
+        lev[0][j] = j
+    return lev
+
+
+def _last_left_t_init(sigma):
+    return {c: 0 for c in sigma}
+
+
+def _edit_dist_step(lev, i, j, s1, s2, last_left, last_right, substitution_cost=1, transpositions=False):
+    c1 = s1[i - 1]
+    c2 = s2[j - 1]
+    a = lev[i - 1][j] + 1
+    b = lev[i][j - 1] + 1
+    c = lev[i - 1][j - 1] + (substitution_cost if c1 != c2 else 0)
+    d = c + 1
+    if transpositions and last_left > 0 and last_right > 0:
+        d = lev[last_left - 1][last_right - 1] + i - last_left + j - last_right - 1
+    lev[i][j] = min(a, b, c, d)
+
+
+def nltk_edit_distance(s1, s2, substitution_cost=1, transpositions=False):
+    len1, len2 = len(s1), len(s2)
+    lev = _edit_dist_init(len1 + 1, len2 + 1)
+    sigma = set()
+    sigma.update(s1)
+    sigma.update(s2)
+    last_left_t = _last_left_t_init(sigma)
+    for i in range(1, len1 + 1):
+        last_right_buf = 0
+        for j in range(1, len2 + 1):
+            last_left = last_left_t[s2[j - 1]]
+            last_right = last_right_buf
+            if s1[i - 1] == s2[j - 1]:
+                last_right_buf = j
+            _edit_dist_step(lev, i, j, s1, s2, last_left, last_right, substitution_cost, transpositions)
+        last_left_t[s1[i - 1]] = i
+    return lev[len1][len2]
+
+
+def baseline_inc(chains, n_values):
+    import spacy
+
+    nlp = spacy.blank("en")
+
+    def words(text):
+        return [t.text for t in nlp(text) if not t.is_space]
+
+    steps = []
+    for chain in chains:
+        d = [nltk_edit_distance(words(chain[i - 1]), words(chain[i])) for i in range(1, len(chain))]
+        steps.append((d, [max(d[i + 1] - d[i], 0) for i in range(len(d) - 1)]))
+    out = {}
+    for n in n_values:
+        vals = [v for _, s in steps for v in s[:n]]
+        out[n] = float(np.mean(vals))
+    return out, [d for d, _ in steps]
+
+
+# ----------------------------------------------------------------------------- data
+def synthetic_chains(n_chains, steps=10, length=200, seed=0):
+    rnd = random.Random(seed)
+    vocab = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rnd.randint(2, 9))) for _ in range(3000)]
+    vocab += [",", ".", "!", "n't", "'s"]
+    chains = []
+    for _ in range(n_chains):
+        words = [rnd.choice(vocab) for _ in range(length)]
+        chain = [" ".join(words)]
+        for _ in range(steps):
+            words = list(words)
+            for _ in range(rnd.randint(1, 12)):
+                op = rnd.random()
+                pos = rnd.randrange(len(words))
+                if op < 0.6:
+                    words[pos] = rnd.choice(vocab)
+                elif op < 0.8:
+                    words.insert(pos, rnd.choice(vocab))
+                elif len(words) > 5:
+                    del words[pos]
+            chain.append(" ".join(words))
+        chains.append(chain)
+    return chains
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chains", type=int, default=10_000)
+    parser.add_argument("--baseline-chains", type=int, default=20)
+    args = parser.parse_args()
+
+    from textxai import inconsistency as inc
+
+    n_values = [1, 2, 3, 5, 9]
+    chains = synthetic_chains(args.chains)
+    n_words = np.mean([len(t.split()) for t in chains[0]])
+    print(f"{len(chains)} chains x {len(chains[0]) - 1} steps, ~{n_words:.0f} words per text")
+
+    inc.inconsistency([["warm up", "spaCy import", "x"]], n=[1])  # imports and tokenizer construction are not timed
+    baseline_inc([["warm up", "spaCy import", "x"]], [1])
+    t0 = time.perf_counter()
+    fast = inc.inconsistency(chains, n=n_values)
+    t_fast = time.perf_counter() - t0
+
+    sub = chains[: args.baseline_chains]
+    t0 = time.perf_counter()
+    slow, slow_d = baseline_inc(sub, n_values)
+    t_slow = time.perf_counter() - t0
+
+    check = inc.inconsistency(sub, n=n_values, return_per_example=True)
+    assert check["per_example"]["minimality"] == slow_d, "distances differ from the baseline"
+    assert all(abs(check[f"inc@{n}"] - slow[n]) < 1e-12 for n in n_values)
+
+    per_fast = t_fast / len(chains)
+    per_slow = t_slow / len(sub)
+    print(f"textxai  : {t_fast:8.2f} s for {len(chains)} chains ({per_fast * 1e3:.3f} ms/chain)")
+    print(f"baseline : {t_slow:8.2f} s for {len(sub)} chains ({per_slow * 1e3:.1f} ms/chain; "
+          f"~{per_slow * len(chains) / 3600:.1f} h for all)")
+    print("inc@n:", {n: round(fast[f"inc@{n}"], 4) for n in n_values})
+    print(f"ratio (baseline / textxai, per chain): {per_slow / per_fast:.0f}x")
+
+
+if __name__ == "__main__":
+    main()

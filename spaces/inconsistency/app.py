@@ -1,0 +1,186 @@
+"""Inconsistency Space: paste a chain of counterfactual edits, or run the built-in editor, and read inc@n."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import gradio as gr
+import Levenshtein
+
+from textxai import inconsistency as inc
+from textxai import spaces
+from textxai.editors import GradientSubstitutionEditor
+from textxai.words import tokenize
+
+MAX_CHAINS = 5
+MAX_CHAIN_TEXTS = 12
+MAX_EDITOR_TEXTS = 4
+MAX_STEPS = 5
+
+EXAMPLE_CHAIN = "\n".join([
+    "The movie was fantastic!",
+    "The movie was awful!",
+    "The movie was fantastic !",
+    "The film was not awful at all, truly fantastic !",
+])
+
+
+def parse_chains(text: str) -> list[list[str]]:
+    """Chains from a textbox: one text per line, chains separated by a blank line."""
+    if text is None or not isinstance(text, str):
+        raise spaces.SpaceError(f"chains={text!r:.60}: expected text, one edit per line")
+    blocks, current = [], []
+    for line in text.splitlines():
+        if line.strip():
+            current.append(line.strip())
+        elif current:
+            blocks.append(current)
+            current = []
+    if current:
+        blocks.append(current)
+    if not blocks:
+        raise spaces.SpaceError("chains: nothing given; paste a chain, one text per line (original first)")
+    if len(blocks) > MAX_CHAINS:
+        raise spaces.SpaceError(f"chains: {len(blocks)} chains given; this Space scores at most {MAX_CHAINS} — "
+                                "run textxai locally for more")
+    for b, block in enumerate(blocks):
+        if len(block) < 2:
+            raise spaces.SpaceError(f"chain {b + 1} has 1 text: expected the original and at least one edit, one per line")
+        if len(block) > MAX_CHAIN_TEXTS:
+            raise spaces.SpaceError(f"chain {b + 1} has {len(block)} texts; this Space accepts at most {MAX_CHAIN_TEXTS}")
+        spaces.check_inputs(block, max_texts=MAX_CHAIN_TEXTS, name=f"chain {b + 1}")
+    return blocks
+
+
+def parse_n(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in str(text).replace(",", " ").split()]
+    except ValueError:
+        raise spaces.SpaceError(f"n={text!r:.40}: expected positive integers such as 1, 2, 3") from None
+    if not values or any(v < 1 or v > 50 for v in values):
+        raise spaces.SpaceError(f"n={text!r:.40}: expected positive integers up to 50, such as 1, 2, 3")
+    return values
+
+
+def diff_html(before: str, after: str, word_tokenizer: str) -> str:
+    """``after`` with its word-level edits against ``before``: removed words struck out, new words green."""
+    a, b = tokenize(before, word_tokenizer), tokenize(after, word_tokenizer)
+    parts = []
+    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
+        if op == "equal":
+            parts.extend(spaces.escape(w) for w in b[j1:j2])
+            continue
+        parts.extend(f'<del class="textxai-del" style="color:#b91c1c">{spaces.escape(w)}</del>' for w in a[i1:i2])
+        parts.extend(f'<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{spaces.escape(w)}</ins>'
+                     for w in b[j1:j2])
+    return " ".join(parts)
+
+
+def chains_html(chains, labels=None, label_names=None, word_tokenizer="spacy") -> str:
+    label_names = label_names or {}
+    out = []
+    for c, chain in enumerate(chains):
+        texts = [t for t in chain if t]
+        d = inc.step_distances(chain, word_tokenizer).tolist()
+        steps = inc.step_inconsistency(chain, word_tokenizer).tolist()
+        rows = []
+        for i, text in enumerate(texts):
+            lab = ""
+            if labels is not None and i < len(labels[c]) and labels[c][i] is not None:
+                lab = spaces.escape(label_names.get(labels[c][i], labels[c][i]))
+            body = spaces.escape(text) if i == 0 else diff_html(texts[i - 1], text, word_tokenizer)
+            dist = "" if i == 0 else str(d[i - 1])
+            step_inc = "" if i == 0 or i - 1 >= len(steps) else str(steps[i - 1])
+            rows.append(f"<tr><td>x{i}</td><td>{lab}</td><td>{dist}</td><td>{step_inc}</td><td>{body}</td></tr>")
+        if len(chain) > len(texts):
+            rows.append(f"<tr><td>x{len(texts)}</td><td></td><td></td><td></td><td><i>the editor failed</i></td></tr>")
+        out.append(f"<h4>Chain {c + 1}</h4><table class='textxai-chain'><thead><tr><th>step</th><th>label</th>"
+                   "<th>minimality d(x<sub>i-1</sub>, x<sub>i</sub>)</th><th>inc at step i</th><th>text (edits vs the previous"
+                   " step)</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return "".join(out)
+
+
+def _fmt(value) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3f}"
+
+
+def summary_html(results: dict, n: list[int]) -> str:
+    rows = []
+    for k in n:
+        flip = _fmt(results.get(f"flip_rate@{k}")) if f"flip_rate@{k}" in results else "–"
+        rows.append(
+            f'<tr data-n="{k}"><td>{k}</td><td class="inc-value" id="inc-at-{k}">{_fmt(results[f"inc@{k}"])}</td>'
+            f'<td>{results[f"inc@{k}_chains"]} / {results[f"inc@{k}_steps"]}</td>'
+            f'<td>{_fmt(results[f"minimality@{k}"])}</td><td>{flip}</td></tr>'
+        )
+    return ("<table id='inconsistency-summary'><thead><tr><th>n</th><th>inc@n ↓</th><th>chains / steps</th>"
+            "<th>minimality@n</th><th>flip_rate@n</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+            "<p>inc@n: mean over steps 1..n of relu(d(x<sub>i</sub>, x<sub>i+1</sub>) − d(x<sub>i−1</sub>, x<sub>i</sub>)), "
+            "in words. Positive = the editor answered its own edit with a larger one, so a smaller edit existed.</p>")
+
+
+def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
+    chains = parse_chains(text)
+    n = parse_n(n_text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = inc.inconsistency(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling)
+    fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
+    return summary_html(results, n), chains_html(chains, word_tokenizer=word_tokenizer), fig
+
+
+def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
+               progress=gr.Progress()):
+    texts = spaces.check_inputs(spaces.split_lines(text), max_texts=MAX_EDITOR_TEXTS)
+    steps = int(steps)
+    if not 1 <= steps <= MAX_STEPS:
+        raise spaces.SpaceError(f"steps={steps}: expected 1 to {MAX_STEPS}")
+    n = parse_n(n_text)
+    classifier = spaces.resolve_model(model_choice)
+    editor = GradientSubstitutionEditor(classifier)
+    progress(0, desc="feeding the editor its own output")
+    chains, labels = inc.feedback_chains(editor, texts, classifier, steps=steps, word_tokenizer=word_tokenizer,
+                                         progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = inc.inconsistency(chains, n=n, labels=labels, word_tokenizer=word_tokenizer, pooling=pooling)
+    fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
+    return (summary_html(results, n), chains_html(chains, labels, classifier.labels, word_tokenizer), fig)
+
+
+with spaces.space(
+    "Inconsistency of counterfactual editors",
+    module="inconsistency",
+    paper_url="https://github.com/geofila/Counterfactuals-of-Counterfactuals",
+    paper_title="Counterfactuals of Counterfactuals (Filandrianos et al., Findings of ACL 2023)",
+    description=("Feed a counterfactual editor its own edit. If the second edit is larger than the first, a "
+                 "smaller one provably existed (the text you started from). inc@n averages that excess, in words, "
+                 "over n feedback steps."),
+) as demo:
+    with gr.Row():
+        n_box = gr.Textbox(value="1, 2, 3", label="n (steps to report)", elem_id="n-box")
+        tokenizer_radio = gr.Radio(["spacy", "whitespace"], value="spacy", label="Word tokenizer")
+        pooling_radio = gr.Radio(list(inc.POOLINGS), value="pooled", label="Pooling over chains")
+    with gr.Tabs():
+        with gr.Tab("Paste a chain"):
+            chain_box = gr.Textbox(value=EXAMPLE_CHAIN, lines=8, elem_id="chain-box",
+                                   label="Chain: the original, then each edit, one per line (blank line between chains)")
+            score_button = gr.Button("Score the chain", variant="primary", elem_id="score-button")
+        with gr.Tab("Run the built-in editor"):
+            model = spaces.model_dropdown()
+            texts_box = gr.Textbox(value="A wonderful, heartfelt film with a great cast.", lines=4,
+                                   label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
+            steps_slider = gr.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps")
+            editor_button = gr.Button("Run the gradient-substitution editor", variant="primary")
+    summary = gr.HTML(elem_id="summary")
+    plot = gr.Plot(label="Minimality and inc per step (paper Fig. 3)")
+    chains_view = gr.HTML(elem_id="chains")
+    score_button.click(spaces.user_errors(score_chains), [chain_box, n_box, tokenizer_radio, pooling_radio],
+                       [summary, chains_view, plot])
+    editor_button.click(spaces.user_errors(run_editor),
+                        [model, texts_box, steps_slider, n_box, tokenizer_radio, pooling_radio],
+                        [summary, chains_view, plot])
+
+
+if __name__ == "__main__":
+    demo.launch()

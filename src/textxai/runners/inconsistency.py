@@ -1,0 +1,155 @@
+"""``textxai run inconsistency`` and the inconsistency section of ``textxai demo``.
+
+Feeds a counterfactual editor its own output (``--steps`` times) on the texts of ``--data`` and reports
+inc@n, minimality@n and flip_rate@n, with the per-step box-plots of the paper's Fig. 3. ``--chains FILE``
+scores chains made elsewhere instead (a .jsonl with an ``edits`` list per line and optionally ``labels``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from textxai import inconsistency as inc
+from textxai.editors import EDITORS, get_editor
+
+NAME = "inconsistency"
+HELP = "inc@n of a counterfactual editor: feed it its own edits and count how much larger they get"
+
+
+def _positive_ints(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a positive integer")
+    return number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--editor", default="gradient_substitution", choices=sorted(EDITORS),
+                        help="built-in editor run on the texts (default gradient_substitution)")
+    parser.add_argument("--steps", type=_positive_ints, default=10, help="feedback steps (default 10, as the paper)")
+    parser.add_argument("--n", type=_positive_ints, nargs="+", default=list(inc.DEFAULT_N), help="report inc@n etc. for these n")
+    parser.add_argument("--pooling", default="pooled", choices=inc.POOLINGS)
+    parser.add_argument("--word-tokenizer", default="spacy", choices=("spacy", "whitespace"))
+    parser.add_argument("--selection", default="flip_then_min_distance", choices=inc.SELECTIONS,
+                        help="which candidate to keep at each step (default: the paper's rule)")
+    parser.add_argument("--chains", default=None, metavar="PATH",
+                        help="score these chains instead of running the editor (.jsonl: {'edits': [...], 'labels': [...]})")
+    parser.add_argument("--lm", default=None, help="causal LM (Hub id or folder) for perplexity@n")
+    parser.add_argument("--n-words", type=_positive_ints, default=3, help="built-in editor: words replaced at most (default 3)")
+    parser.add_argument("--n-neighbours", type=_positive_ints, default=40,
+                        help="built-in editor: embedding neighbours considered per word (default 40)")
+    parser.add_argument("--n-substitutes", type=_positive_ints, default=3,
+                        help="built-in editor: replacements kept per word (default 3)")
+
+
+def read_chains(path: str) -> tuple[list[list], list[list] | None]:
+    """Chains (and labels when every line has them) from a .jsonl / .json file."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--chains={path!r}: no such file; expected a .jsonl file with an 'edits' list per line")
+    if p.suffix == ".json":
+        rows = json.loads(p.read_text(encoding="utf-8"))
+    else:
+        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"--chains={path!r}: expected at least one chain")
+    chains, labels = [], []
+    for i, row in enumerate(rows):
+        if isinstance(row, list):
+            row = {"edits": row}
+        if not isinstance(row, dict) or "edits" not in row:
+            raise ValueError(f"--chains={path!r}: line {i + 1} has no 'edits' list")
+        chains.append(row["edits"])
+        labels.append(row.get("labels"))
+    return chains, (labels if all(lab is not None for lab in labels) else None)
+
+
+def _short(text, limit: int = 100) -> str:
+    if text is None:
+        return "<editor failed>"
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pooled", word_tokenizer="spacy",
+            lm=None, batch_size=32, progress=False):
+    results = inc.inconsistency(chains, n=n, labels=labels, model=None if labels is not None else classifier, lm=lm,
+                                word_tokenizer=word_tokenizer, pooling=pooling, return_per_example=True,
+                                batch_size=batch_size, progress=progress)
+    results["chains"] = [list(c) for c in chains]
+    if labels is not None:
+        results["labels"] = [list(lab) for lab in labels]
+    figures = {"steps": inc.plot_steps(chains, word_tokenizer=word_tokenizer)}
+    return results, figures
+
+
+def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_chains: int = 2) -> str:
+    lines = [f"## {title}", "", f"{len(results['chains'])} chains. inc@n: lower is better (0 = the editor never answered "
+             "its own edit with a larger one).", "", "  n   inc@n  (chains, steps)   minimality@n   flip_rate@n"]
+    for k in n:
+        flip = f"{results[f'flip_rate@{k}']:.2f} ({results[f'flip_rate@{k}_chains']})" if f"flip_rate@{k}" in results else "-"
+        lines.append(f"{k:>3}  {results[f'inc@{k}']:>6.3f}  ({results[f'inc@{k}_chains']}, {results[f'inc@{k}_steps']})"
+                     f"{'':>8}{results[f'minimality@{k}']:>6.2f}          {flip}")
+    lines.append("")
+    labels = results.get("labels") or results.get("per_example", {}).get("labels")
+    names = getattr(classifier, "labels", None) or {}
+    for c, chain in enumerate(results["chains"][:max_chains]):
+        lines.append(f"Chain {c}:")
+        d = results["per_example"]["minimality"][c]
+        for i, text in enumerate(chain):
+            lab = ""
+            if labels is not None and i < len(labels[c]) and labels[c][i] is not None:
+                lab = f"[{names.get(labels[c][i], labels[c][i])}] "
+            dist = f"d={d[i - 1]}  " if 0 < i <= len(d) else ("        " if i == 0 else "")
+            lines.append(f"  x{i} {dist}{lab}{_short(text)}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def run(args, texts, text_pairs, labels, classifier):
+    """Run the editor on the texts (or read --chains) and score the chains."""
+    progress = not getattr(args, "no_progress", False)
+    if args.chains:
+        chains, chain_labels = read_chains(args.chains)
+    else:
+        if text_pairs is not None:
+            raise ValueError("--pair-column: the built-in editor edits single texts; sentence pairs are not supported")
+        texts = [t for t in texts if t.strip()]
+        editor = get_editor(args.editor, classifier, n_words=args.n_words, n_neighbours=args.n_neighbours,
+                            n_substitutes=args.n_substitutes)
+        chains, chain_labels = inc.feedback_chains(editor, texts, classifier, steps=args.steps, selection=args.selection,
+                                                   word_tokenizer=args.word_tokenizer, batch_size=args.batch_size,
+                                                   progress=progress)
+    results, figures = analyse(chains, chain_labels, classifier, n=args.n, pooling=args.pooling,
+                               word_tokenizer=args.word_tokenizer, lm=args.lm, batch_size=args.batch_size,
+                               progress=progress)
+    print(report(results, args.n, classifier=classifier))
+    return results, figures
+
+
+def _demo_texts(k: int) -> list[str]:
+    try:
+        from textxai import demo as _demo
+
+        return list(_demo.demo_texts("sentiment", k))
+    except (ImportError, AttributeError):
+        path = Path(__file__).resolve().parents[1] / "demo" / "data" / "sentiment.jsonl"
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        test = [r for r in rows if r.get("split", "test") == "test"] or rows
+        return [r["text"] for r in test[:k]]
+
+
+def demo(progress: bool = True):
+    """The built-in editor on the demo sentiment texts, 5 feedback steps, with the Fig. 3 box-plots."""
+    from textxai.classifier import as_classifier
+
+    classifier = as_classifier("textxai/demo-sentiment")
+    texts = _demo_texts(8)
+    editor = get_editor("gradient_substitution", classifier)
+    chains, labels = inc.feedback_chains(editor, texts, classifier, steps=5, progress=progress)
+    n = [1, 2, 3, 4]
+    results, figures = analyse(chains, labels, classifier, n=n, progress=False)
+    text = report(results, n, "Inconsistency — gradient substitution editor on demo-sentiment, 5 feedback steps",
+                  classifier=classifier)
+    return text, results, figures

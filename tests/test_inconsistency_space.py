@@ -1,0 +1,79 @@
+"""The inconsistency Space: handlers against the library, escaping, errors, and a browser run."""
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+from textxai import inconsistency as inc
+
+APP = Path(__file__).resolve().parents[1] / "spaces" / "inconsistency" / "app.py"
+CHAIN = ["the film was great", "the film was awful", "the film was not awful at all", "the film was great"]
+
+
+@pytest.fixture(scope="module")
+def app():
+    spec = importlib.util.spec_from_file_location("inconsistency_space_app", APP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(bert_parts, tmp_path_factory):
+    model, tokenizer = bert_parts
+    folder = tmp_path_factory.mktemp("tiny_bert_model")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_score_chains_matches_library(app):
+    summary, chains, fig = app.score_chains("\n".join(CHAIN), "1, 2", "spacy", "pooled")
+    ref = inc.inconsistency([CHAIN], n=[1, 2])
+    assert ref["inc@1"] == 2.0 and ref["inc@2"] == 1.5  # d = [1, 3, 4]; inc = [2, 1]
+    assert 'id="inc-at-1">2.000<' in summary and 'id="inc-at-2">1.500<' in summary
+    assert chains.count("<tr><td>x") == 4 and "<ins" in chains and "<del" in chains
+    assert len(fig.axes) == 2
+
+
+def test_two_chains_and_per_chain_pooling(app):
+    text = "\n".join(CHAIN) + "\n\n" + "a b\na c\nd e f\n"
+    summary, _, _ = app.score_chains(text, "1", "whitespace", "per_chain")
+    ref = inc.inconsistency([CHAIN, ["a b", "a c", "d e f"]], n=[1], pooling="per_chain", word_tokenizer="whitespace")
+    assert f'id="inc-at-1">{ref["inc@1"]:.3f}<' in summary and ref["inc@1"] == 2.0
+
+
+def test_user_text_is_escaped_and_errors_are_clear(app):
+    _, chains, _ = app.score_chains("<script>alert(1)</script>\n<b>bold</b>", "1", "spacy", "pooled")
+    assert "<script>" not in chains and "&lt;script&gt;" in chains and "<b>bold" not in chains
+    with pytest.raises(ValueError, match="chain 1 has 1 text"):
+        app.score_chains("just one line", "1", "spacy", "pooled")
+    with pytest.raises(ValueError, match="n='0'"):
+        app.score_chains("\n".join(CHAIN), "0", "spacy", "pooled")
+    with pytest.raises(ValueError, match="at most 5"):
+        app.score_chains("\n\n".join(["a\nb"] * 6), "1", "spacy", "pooled")
+
+
+def test_run_editor_on_a_local_model(app, tiny_folder):
+    summary, chains, fig = app.run_editor(tiny_folder, "the movie was wonderful and the acting was great .", 2, "1",
+                                          "spacy", "pooled", progress=lambda *a, **k: None)
+    assert 'id="inc-at-1">' in summary and "x1" in chains
+    value = summary.split('id="inc-at-1">')[1].split("<")[0]
+    assert value == "–" or float(value) >= 0
+
+
+@pytest.mark.browser
+def test_browser_paste_chain_shows_inc(app, gradio_url, page):
+    url = gradio_url(app.demo)
+    page.goto(url)
+    page.locator("#chain-box textarea").fill("\n".join(CHAIN))
+    page.locator("#n-box textarea, #n-box input").first.fill("1, 2")
+    page.locator("#score-button").click()
+    page.wait_for_selector("#inc-at-2")
+    assert page.locator("#inc-at-1").inner_text().strip() == "2.000"
+    assert page.locator("#inc-at-2").inner_text().strip() == "1.500"
+    assert page.locator("#chains ins").count() > 0
+    assert not math.isnan(float(page.locator("#inc-at-2").inner_text()))
