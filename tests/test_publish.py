@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import gradio
 import pytest
 import yaml
 
@@ -143,7 +144,7 @@ def test_assemble_metric_space(toy_root, tmp_path):
     header, body = _header(target / "README.md")
     assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
     assert header["tags"] == ["evaluate", "metric", "custom-tag", "space-tag"]
-    assert header["emoji"] == "🧪" and header["colorFrom"] == "green" and header["sdk_version"] == "6.0.0"
+    assert header["emoji"] == "🧪" and header["colorFrom"] == "green" and header["sdk_version"] == gradio.__version__
     assert header["title"] == "Toy" and header["description"] == "A toy module."
     assert body == (source / "README.md").read_text(encoding="utf-8").split("---\n", 2)[2].lstrip("\n")
     assert "## Citation" in body

@@ -5,7 +5,7 @@ A module's Space repo holds (everything at its root):
 - ``<name>.py`` — the module script (and any other file of the module folder), so that
   ``evaluate.load("<namespace>/<name>")`` finds it, exactly as evaluate's own modules are published;
 - ``README.md`` — the metric card, its YAML header completed for the Space: ``sdk: gradio``,
-  ``app_file: app.py``, tags ``evaluate`` and ``metric`` (or ``measurement``); header fields of
+  ``sdk_version`` = the installed Gradio (the one textxai.spaces was tested with), ``app_file: app.py``, tags ``evaluate`` and ``metric`` (or ``measurement``); header fields of
   ``spaces/<name>/README.md`` are merged in;
 - ``app.py`` (and the other files of ``spaces/<name>/``) — the Gradio app;
 - ``requirements.txt`` — ``textxai==<this version>`` first, then the other requirements of the module and
@@ -97,7 +97,8 @@ def space_header(name: str, kind: str, *headers: dict) -> dict:
     kind_tag = _KIND_TAG.get(kind, "metric")
     other_kinds = set(_KIND_TAG.values()) - {kind_tag}
     tags = ["evaluate", kind_tag] + [t for t in tags if t not in ("evaluate", kind_tag) and t not in other_kinds]
-    merged.update(sdk="gradio", app_file="app.py", tags=list(dict.fromkeys(tags)))
+    # sdk_version: the Gradio the shell (textxai.spaces) was tested with here, whatever the card says
+    merged.update(sdk="gradio", sdk_version=gradio.__version__, app_file="app.py", tags=list(dict.fromkeys(tags)))
     return merged
 
 

@@ -164,6 +164,9 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
                 f"model={choice!r}: expected a demo model ({', '.join(DEMO_MODELS)}), a Hub id owner/name "
                 "or an existing local folder"
             )
+    cached = _CACHE.get(key)
+    if cached is not None:  # no lock: a visitor of a loaded model never waits for another model's download
+        return cached
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
