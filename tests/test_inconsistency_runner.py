@@ -1,0 +1,74 @@
+"""`textxai run inconsistency` and the demo section."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from textxai import inconsistency as inc
+from textxai.cli import main
+
+TEXTS = ["the movie was wonderful and the acting was great .", "a terrible boring film , i hated it !",
+         "the food was not good but the service was lovely"]
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(bert_parts, tmp_path_factory):
+    model, tokenizer = bert_parts
+    folder = tmp_path_factory.mktemp("tiny_bert_runner")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_cli_runs_the_editor_and_scores_its_chains(tiny_folder, tmp_path, capsys):
+    data = tmp_path / "texts.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t}) for t in TEXTS) + "\n")
+    out = tmp_path / "out"
+    assert main(["run", "inconsistency", "--model", tiny_folder, "--data", str(data), "--steps", "3", "--n", "1", "2",
+                 "--n-words", "2", "--output", str(out), "--no-progress"]) == 0
+    results = json.loads((out / "inconsistency.json").read_text())
+    assert (out / "inconsistency_steps.png").is_file()
+    chains, labels = results["chains"], results["labels"]
+    assert [c[0] for c in chains] == TEXTS
+    ref = inc.inconsistency(chains, n=[1, 2], labels=labels)
+    for key in ("inc@1", "inc@2", "minimality@1", "flip_rate@1", "inc@1_chains"):
+        assert results[key] == (None if ref[key] != ref[key] else pytest.approx(ref[key]))
+    printed = capsys.readouterr().out
+    assert "inc@1" in printed and "Chain 0:" in printed
+
+
+def test_cli_scores_given_chains(tiny_folder, tmp_path):
+    chains = tmp_path / "chains.jsonl"
+    rows = [{"edits": ["a b c d", "a x c d", "p q c d", "p q r s t"], "labels": [0, 1, 0, 1]},
+            {"edits": ["a b", "a c", "x y z", None], "labels": [0, 1, 0, None]}]
+    chains.write_text("\n".join(json.dumps(r) for r in rows))
+    data = tmp_path / "unused.csv"
+    data.write_text("text\nunused\n")
+    out = tmp_path / "out"
+    assert main(["run", "inconsistency", "--model", tiny_folder, "--data", str(data), "--chains", str(chains),
+                 "--n", "1", "2", "--output", str(out), "--no-progress"]) == 0
+    results = json.loads((out / "inconsistency.json").read_text())
+    # chain 1: d = [1, 2, 3], inc = [1, 1]; chain 2: d = [1, 3], inc = [2]
+    assert results["inc@1"] == pytest.approx(1.5) and results["inc@2"] == pytest.approx(4 / 3)
+    assert results["flip_rate@2"] == pytest.approx(1.0) and results["flip_rate@2_chains"] == 2
+
+
+def test_cli_bad_chains_file(tiny_folder, tmp_path):
+    data = tmp_path / "unused.csv"
+    data.write_text("text\nunused\n")
+    with pytest.raises(ValueError, match="--chains="):
+        main(["run", "inconsistency", "--model", tiny_folder, "--data", str(data), "--chains", str(tmp_path / "nope.jsonl"),
+              "--output", str(tmp_path / "o")])
+
+
+@pytest.mark.slow
+def test_demo_section():
+    from textxai.runners.inconsistency import demo
+
+    report, results, figures = demo(progress=False)
+    assert "inc@n" in report and set(figures) == {"steps"}
+    assert len(results["chains"]) == 8
+    ref = inc.inconsistency(results["chains"], n=[1, 2, 3, 4], labels=results["labels"])
+    assert results["inc@1"] == ref["inc@1"] and results["flip_rate@1"] == ref["flip_rate@1"]
+    assert results["flip_rate@1"] > 0  # the editor flips some demo predictions
