@@ -121,3 +121,10 @@ def test_builtin_editor_chains_on_tiny_model(bert_clf):
         assert from_labels[f"flip_rate@{k}"] == from_model[f"flip_rate@{k}"]
         assert from_labels[f"flip_rate@{k}_chains"] == from_model[f"flip_rate@{k}_chains"]
     assert from_labels == from_model
+
+
+def test_feedback_chains_do_not_depend_on_batch_size(bert_clf):
+    editor = GradientSubstitutionEditor(bert_clf, n_words=2, n_neighbours=8, n_substitutes=2)
+    a = feedback_chains(editor, TEXTS[:2], bert_clf, steps=2, batch_size=1, progress=False)
+    b = feedback_chains(editor, TEXTS[:2], bert_clf, steps=2, batch_size=64, progress=False)
+    assert a == b
