@@ -147,10 +147,15 @@ def test_remote_code_is_never_run(saved_bert, tmp_path):
         "from transformers import BertForSequenceClassification, BertConfig\n"
         "class EvilConfig(BertConfig):\n    pass\n"
         "class EvilModel(BertForSequenceClassification):\n    pass\n"
+        "from transformers import BertTokenizerFast\n"
+        "class EvilTokenizer(BertTokenizerFast):\n    pass\n"
     )
     config = json.loads((folder / "config.json").read_text())
     config["auto_map"] = {"AutoConfig": "evil.EvilConfig", "AutoModelForSequenceClassification": "evil.EvilModel"}
     (folder / "config.json").write_text(json.dumps(config))
+    tokenizer_config = json.loads((folder / "tokenizer_config.json").read_text())
+    tokenizer_config["auto_map"] = {"AutoTokenizer": ["evil.EvilTokenizer", "evil.EvilTokenizer"]}
+    (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
     try:
         clf = resolve_model(str(folder), hosted=False)
     except SpaceError:
@@ -158,6 +163,7 @@ def test_remote_code_is_never_run(saved_bert, tmp_path):
     assert not sentinel.exists()
     if clf is not None:
         assert type(clf.model).__name__ == "BertForSequenceClassification"
+        assert type(clf.tokenizer).__name__ != "EvilTokenizer"
 
 
 def test_pickled_weights_refused(bert_parts, tmp_path):
