@@ -1,0 +1,121 @@
+"""FIM difficulty Space: how close a text sits to the classifier's decision boundary, and which words matter."""
+from __future__ import annotations
+
+import json
+import math
+import threading
+from pathlib import Path
+
+import gradio as gr
+import numpy as np
+
+from textxai import fim, spaces
+
+PAPER_URL = "https://arxiv.org/abs/2010.07212"
+PAPER_TITLE = "Geometry Matters: Exploring Language Examples at the Decision Boundary"
+MAX_CHARS = 1500
+EXAMPLE = "The acting was fine and the music lovely, but the plot dragged and I nearly fell asleep."
+DESCRIPTION = (
+    "Difficulty = the largest eigenvalue λ_max of the Fisher information metric of the input embeddings: how "
+    "fast the predicted distribution changes under the worst small move of the text's embeddings. High = near "
+    "the decision boundary, where a meaningless substitution may flip the label. Words are colored by how much "
+    "of the top eigenvector lies on them; the slider moves the embeddings along it."
+)
+
+_CORPUS: dict[str, np.ndarray] = {}
+_CORPUS_LOCK = threading.Lock()
+
+
+def corpus_texts(kind: str = "sentiment", split: str = "test") -> list[str]:
+    """The packaged demo corpus texts (the test split of the sentiment or topic corpus)."""
+    import textxai
+
+    path = Path(textxai.__file__).resolve().parent / "demo" / "data" / f"{kind}.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r["text"] for r in rows if r.get("split", split) == split]
+
+
+def corpus_difficulty(model_choice: str, clf) -> np.ndarray:
+    """Difficulties of the demo corpus under this model (computed once per model, then cached)."""
+    with _CORPUS_LOCK:
+        if model_choice not in _CORPUS:
+            kind = "topic" if model_choice == "textxai/demo-topic" else "sentiment"
+            _CORPUS[model_choice] = np.sort(fim.difficulty(corpus_texts(kind), clf, batch_size=16)["difficulty"])
+        return _CORPUS[model_choice]
+
+
+def percentile(value: float, reference: np.ndarray) -> float:
+    """Share (in %) of reference values <= value."""
+    return 100.0 * float(np.searchsorted(reference, value, side="right")) / len(reference)
+
+
+def _text(text) -> str:
+    texts = spaces.check_inputs([text or ""], max_texts=1, max_chars=MAX_CHARS, name="text")
+    return texts[0].strip()
+
+
+def _probs_dict(clf, probs) -> dict:
+    return {clf.labels[i]: float(p) for i, p in enumerate(probs)}
+
+
+def score(model_choice: str, text: str):
+    """Difficulty HTML, colored words, probabilities and the slider reset (its range set by the flip strength)."""
+    text = _text(text)
+    clf = spaces.resolve_model(model_choice)
+    res = fim.difficulty([text], clf, return_eigenvector=True)
+    lam = float(res["difficulty"][0])
+    ref = corpus_difficulty(model_choice, clf)
+    pct = percentile(lam, ref)
+    flip = float(fim.min_flip_strength([text], clf, max_strength=20.0, tol=1e-3)[0])
+    probs = res["probs"][0]
+    label = clf.labels[int(probs.argmax())]
+    flip_text = f"{flip:.3g}" if math.isfinite(flip) else "> 20"
+    html = (
+        f'<div class="fim-result"><div style="font-size: 1.4em">λ<sub>max</sub> = '
+        f'<b id="fim-score">{lam:.6g}</b></div>'
+        f'<div>Percentile among {len(ref)} demo texts: <b id="fim-percentile">{pct:.0f}</b> '
+        f"(100 = hardest). Prediction: <b>{spaces.escape(label)}</b> ({probs.max():.2f}).</div>"
+        f'<div>Smallest push along the eigenvector that flips the prediction: <b id="fim-flip">{flip_text}</b> '
+        f"(L2 norm in embedding space).</div></div>"
+    )
+    words = spaces.highlight_words(res["words"][0], res["word_sensitivity"][0], label="Sensitivity per word "
+                                   "(share of the top eigenvector on the word's tokens)")
+    top = 3.0 * flip if math.isfinite(flip) else 20.0
+    slider = gr.Slider(minimum=0.0, maximum=round(max(top, 0.05), 3), value=0.0, step=round(max(top, 0.05) / 100, 5))
+    return html, words, _probs_dict(clf, probs), slider
+
+
+def push(model_choice: str, text: str, strength: float):
+    """Class probabilities after moving the embeddings by ``strength`` along the top eigenvector."""
+    text = _text(text)
+    clf = spaces.resolve_model(model_choice)
+    strength = float(strength or 0.0)
+    if not math.isfinite(strength) or strength < 0:
+        raise spaces.SpaceError(f"strength={strength!r}: expected a number >= 0")
+    probs = fim.perturb_along_eigenvector(text, clf, [strength])[0]
+    return _probs_dict(clf, probs)
+
+
+def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
+    with spaces.space("FIM Difficulty", module="fim_difficulty", paper_url=PAPER_URL, paper_title=PAPER_TITLE,
+                      description=DESCRIPTION, max_texts=1, max_chars=MAX_CHARS) as demo:
+        model = spaces.model_dropdown(value=default_model)
+        text = gr.Textbox(label="Text", value=EXAMPLE, lines=3, elem_id="fim-text")
+        run = gr.Button("Score", variant="primary", elem_id="fim-run")
+        with gr.Row():
+            with gr.Column(scale=3):
+                result = gr.HTML(elem_id="fim-result")
+                words = gr.HTML(elem_id="fim-words")
+            with gr.Column(scale=2):
+                strength = gr.Slider(0.0, 6.0, value=0.0, step=0.06, label="Push along the top eigenvector (L2)",
+                                     elem_id="fim-strength")
+                probs = gr.Label(label="Class probabilities", elem_id="fim-probs")
+        run.click(spaces.user_errors(score), [model, text], [result, words, probs, strength])
+        strength.release(spaces.user_errors(push), [model, text, strength], probs)
+    return demo
+
+
+demo = build_demo()
+
+if __name__ == "__main__":
+    demo.launch()
