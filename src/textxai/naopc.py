@@ -509,3 +509,214 @@ def rank_agreement(a, b) -> float:
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise ValueError("a and b: expected finite numbers")
     return float(kendalltau(a, b).statistic)
+
+
+# ------------------------------------------------------------------------------------ model-facing
+def _subset_score_many(score_many: ScoreManyFn, idx: list[int], total: int) -> ScoreManyFn:
+    """``score_many`` over a sub-list of the inputs (positions ``idx`` of ``total``)."""
+
+    def sub(masks_list):
+        full = [None] * total
+        for i, m in zip(idx, masks_list):
+            full[i] = m
+        outs = score_many(full)
+        return [outs[i] for i in idx]
+
+    return sub
+
+
+def _check_attributions(attributions, words: list[list[str]], texts: list[str]) -> list[np.ndarray]:
+    if isinstance(attributions, (str, bytes)) or not hasattr(attributions, "__len__"):
+        raise TypeError(f"attributions={_short(attributions)}: expected one sequence of scores per text")
+    if len(attributions) != len(texts):
+        raise ValueError(
+            f"attributions has {len(attributions)} items but texts has {len(texts)}: expected one score list per text"
+        )
+    out = []
+    for i, (scores, w) in enumerate(zip(attributions, words)):
+        if isinstance(scores, (str, bytes)):
+            raise TypeError(f"attributions[{i}]={_short(scores)}: expected a sequence of numbers")
+        try:
+            arr = np.asarray(scores, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"attributions[{i}]={_short(scores)}: expected a sequence of numbers") from exc
+        if arr.ndim != 1:
+            raise ValueError(f"attributions[{i}] has shape {arr.shape}: expected a flat list of {len(w)} scores")
+        if len(arr) != len(w):
+            raise ValueError(
+                f"attributions[{i}] has {len(arr)} scores but texts[{i}] has {len(w)} words "
+                f"{_short(w, 120)}: expected one score per word of classifier.words(text)"
+            )
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(f"attributions[{i}][{j}]={float(arr[j])!r}: expected finite numbers (no NaN or inf)")
+        out.append(arr)
+    return out
+
+
+def compute_naopc(
+    texts,
+    attributions,
+    classifier,
+    text_pairs=None,
+    target="predicted",
+    normalization: str = "auto",
+    beam_size: int = 5,
+    max_exact_words: int = DEFAULT_MAX_EXACT_WORDS,
+    perturbation: str = "mask",
+    batch_size: int = 32,
+    attribution_method: str | None = None,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict:
+    """Comprehensiveness, sufficiency and their NAOPC for word attributions on a text classifier.
+
+    Args:
+        texts: the texts; features are the words ``classifier.words(text, text_pair)``.
+        attributions: one score per word per text, or ``None`` with ``attribution_method`` set
+            (computed by :func:`textxai.attribution.word_attributions` with ``seed``).
+        classifier: a ``TextClassifier`` or anything ``as_classifier`` accepts.
+        text_pairs: second texts for sentence-pair models (their words follow the first text's).
+        target: ``"predicted"`` (the class predicted on the intact input), a class index, or one per text.
+        normalization: ``"auto"`` (exact when N <= max_exact_words, else beam), ``"exact"``, ``"beam"``,
+            ``"none"`` (plain AOPC, no limits).
+        beam_size: beam width B of the beam limits.
+        max_exact_words: the largest N for exact limits (2^N model evaluations).
+        perturbation: ``"mask"`` (every subword of a removed word -> mask token) or ``"delete"``.
+        batch_size: model batch size (results do not depend on it).
+
+    Returns a dict with the means ``comprehensiveness``, ``sufficiency``, ``naopc_comprehensiveness``,
+    ``naopc_sufficiency`` (``None`` with ``normalization="none"``) and ``per_example``: one dict per text
+    with words, attributions, target, p_full, n_words, the scores, limits (lower, upper, their orders and
+    curves), the comprehensiveness / sufficiency curves, the method used and n_evaluations (distinct
+    perturbed inputs the model saw for that text).
+    """
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_text_pairs, check_texts
+
+    texts = check_texts(texts)
+    pairs = check_text_pairs(text_pairs, texts)
+    _check_choice(normalization, "normalization", NORMALIZATIONS)
+    _check_choice(perturbation, "perturbation", PERTURBATIONS)
+    beam_size = _check_positive_int(beam_size, "beam_size")
+    max_exact_words = _check_positive_int(max_exact_words, "max_exact_words")
+    batch_size = _check_positive_int(batch_size, "batch_size")
+    clf = as_classifier(classifier)
+    words = [clf.words(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
+    for i, w in enumerate(words):
+        if not w:
+            where = f"texts[{i}]={_short(texts[i])}" + ("" if pairs is None else f" with text_pairs[{i}]={_short(pairs[i])}")
+            raise ValueError(f"{where} has no words: expected at least one word to remove")
+    if attributions is None:
+        if attribution_method is None:
+            raise ValueError(
+                "attributions=None: expected one score per word per text, or attribution_method= one of "
+                "textxai.attribution.available_methods() to compute them"
+            )
+    elif attribution_method is not None:
+        raise ValueError(
+            f"attribution_method={attribution_method!r} with attributions given: expected one of the two"
+        )
+    if attributions is not None:
+        attributions = _check_attributions(attributions, words, texts)
+    if normalization == "exact":
+        for i, w in enumerate(words):
+            if len(w) > max_exact_words:
+                raise _too_many_words(len(w), max_exact_words, f"texts[{i}]: normalization='exact': ")
+
+    # p(x) for every text (one batched call), then the targets
+    full = clf.masked_proba_many(texts, [np.zeros((1, len(w)), dtype=bool) for w in words], pairs,
+                                 batch_size=batch_size, perturbation=perturbation)
+    full = np.stack([f[0] for f in full])
+    from textxai.attribution import resolve_targets
+
+    targets = resolve_targets(target, full)
+    if attributions is None:
+        from textxai.attribution import word_attributions
+
+        attributions = word_attributions(texts, clf, attribution_method, target=targets, text_pairs=pairs, seed=seed,
+                                         batch_size=batch_size, progress=progress)
+        attributions = _check_attributions(attributions, words, texts)
+
+    def score_many(masks_list, show=False):
+        idx = [i for i, m in enumerate(masks_list) if m is not None and len(m)]
+        outs = [np.zeros(0) for _ in masks_list]
+        if idx:
+            probs = clf.masked_proba_many([texts[i] for i in idx], [masks_list[i] for i in idx],
+                                          None if pairs is None else [pairs[i] for i in idx],
+                                          batch_size=batch_size, perturbation=perturbation, progress=show)
+            for i, p in zip(idx, probs):
+                outs[i] = p[:, targets[i]]
+        return outs
+
+    memos = [_Memo(len(w)) for w in words]
+    for memo, t, f in zip(memos, targets, full):
+        memo.values[0] = float(f[t])
+    comp_orders = [comprehensiveness_order(a) for a in attributions]
+    suff_orders = [sufficiency_order(a) for a in attributions]
+    _evaluate(memos, [_order_to_keys(c) + _order_to_keys(s) for c, s in zip(comp_orders, suff_orders)], score_many)
+
+    methods = []
+    for w in words:
+        if normalization == "none":
+            methods.append("none")
+        elif normalization == "auto":
+            methods.append("exact" if len(w) <= max_exact_words else "beam")
+        else:
+            methods.append(normalization)
+    limits: list[AOPCLimits | None] = [None] * len(texts)
+    for method in ("exact", "beam"):
+        idx = [i for i, m in enumerate(methods) if m == method]
+        if not idx:
+            continue
+        sub_memos = [memos[i] for i in idx]
+        if method == "exact":
+            sub = _subset_score_many(lambda ml: score_many(ml, show=progress), idx, len(texts))
+            results = _exact_many(sub_memos, sub)
+        else:
+            results = _beam_many(sub_memos, _subset_score_many(score_many, idx, len(texts)), beam_size, progress)
+        for i, lim in zip(idx, _limits(sub_memos, results, method)):
+            limits[i] = lim
+
+    per_example = []
+    for i, memo in enumerate(memos):
+        comp_curve, suff_curve = memo.drops(comp_orders[i]), memo.drops(suff_orders[i])
+        comp, suff = float(comp_curve.mean()), float(suff_curve.mean())
+        lim = limits[i]
+        row = {
+            "words": words[i],
+            "attributions": [float(a) for a in attributions[i]],
+            "target": int(targets[i]),
+            "p_full": float(memo.p0),
+            "n_words": memo.n,
+            "normalization": methods[i],
+            "comprehensiveness": comp,
+            "sufficiency": suff,
+            "naopc_comprehensiveness": None if lim is None else lim.normalize(comp),
+            "naopc_sufficiency": None if lim is None else lim.normalize(suff),
+            "lower": None if lim is None else lim.lower,
+            "upper": None if lim is None else lim.upper,
+            "comprehensiveness_order": comp_orders[i],
+            "sufficiency_order": suff_orders[i],
+            "comprehensiveness_curve": comp_curve.tolist(),
+            "sufficiency_curve": suff_curve.tolist(),
+            "lower_order": None if lim is None else lim.lower_order,
+            "upper_order": None if lim is None else lim.upper_order,
+            "lower_curve": None if lim is None else lim.lower_curve.tolist(),
+            "upper_curve": None if lim is None else lim.upper_curve.tolist(),
+            "n_evaluations": len(memo.values),
+        }
+        per_example.append(row)
+
+    def mean(key):
+        values = [r[key] for r in per_example]
+        return None if any(v is None for v in values) else float(np.mean(values))
+
+    return {
+        "comprehensiveness": mean("comprehensiveness"),
+        "sufficiency": mean("sufficiency"),
+        "naopc_comprehensiveness": mean("naopc_comprehensiveness"),
+        "naopc_sufficiency": mean("naopc_sufficiency"),
+        "per_example": per_example,
+    }

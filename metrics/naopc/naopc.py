@@ -1,0 +1,152 @@
+"""naopc: AOPC comprehensiveness / sufficiency of word attributions and their Normalized AOPC."""
+import datasets
+import evaluate
+
+from textxai import naopc
+from textxai.classifier import as_classifier
+from textxai.validation import check_texts
+
+_CITATION = """\
+@inproceedings{edin2025normalized,
+  title     = {Normalized {AOPC}: Fixing Misleading Faithfulness Metrics for Feature Attribution Explainability},
+  author    = {Edin, Joakim and Motzfeldt, Andreas Geert and Christensen, Casper L. and Ruotsalo, Tuukka and
+               Maal{\\o}e, Lars and Maistro, Maria},
+  booktitle = {Proceedings of the 63rd Annual Meeting of the Association for Computational Linguistics},
+  year      = {2025},
+  eprint    = {2408.08137},
+  archivePrefix = {arXiv}
+}
+"""
+
+_DESCRIPTION = """\
+Faithfulness of word attributions by the Area Over the Perturbation Curve, and its normalization.
+Words (the classifier's word tokens) are removed one after another -- every subword token of a removed
+word becomes the mask token ("mask") or is dropped ("delete") -- and AOPC is the mean drop of the target
+probability over the N steps (first step: one word removed; last step: all words removed).
+Comprehensiveness removes words by decreasing attribution (higher is better), sufficiency by increasing
+attribution (the least important first, lower is better); ties go by word position.
+Raw AOPC is not comparable across models or inputs: each model and input has its own lower / upper AOPC
+limits (the minimum / maximum over all N! orderings). NAOPC = (AOPC - lower) / (upper - lower) puts every
+score on the same scale (0 = the worst ordering, 1 = the best; 0 when upper == lower; not clipped).
+Limits are exact (dynamic programme over word subsets, 2^N model calls, N <= max_exact_words) or
+approximated by the paper's beam search (both limits in one pass, deduplicated and memoised): beam limits
+are real orderings' AOPCs, so they are inside the exact ones and NAOPC_beam can leave [0, 1].
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    texts (`list` of `str`): the texts; the features are their words (`classifier.words(text)`).
+    attributions (`list` of `list` of `float`): one attribution score per word per text. Leave out and
+        set `attribution_method` to compute them.
+    text_pairs (`list` of `str`, optional): second texts for sentence-pair models (NLI); their words
+        follow the first text's words.
+    model: a Hub id, a local folder, a loaded model (with `tokenizer`), a `(model, tokenizer)` pair, a
+        text-classification pipeline, a `textxai.classifier.TextClassifier`, or a demo model
+        `"textxai/demo-sentiment"` / `"textxai/demo-topic"`.
+    tokenizer: the tokenizer when `model` is a loaded model.
+    target (default `"predicted"`): the class whose probability is tracked: the class predicted on the
+        intact input, one class index for all texts, or one per text.
+    normalization (`str`, default `"auto"`): `"exact"`, `"beam"`, `"auto"` (exact when N <=
+        max_exact_words, else beam) or `"none"` (plain AOPC, no limits).
+    beam_size (`int`, default 5): beam width of the beam limits.
+    max_exact_words (`int`, default 16): the largest N for exact limits (2^N model calls per text).
+    perturbation (`str`, default `"mask"`): `"mask"` or `"delete"`.
+    attribution_method (`str`, optional): compute the attributions with `textxai.attribution`
+        (gradient, input_x_gradient, integrated_gradients, omission, lime, kernel_shap).
+    batch_size (`int`, default 32): model batch size (results do not depend on it).
+    device (`str`, optional): "cpu", "cuda", ...
+    return_per_example (`bool`, default False): also return the per-text details.
+    seed (`int`, default 0): seed of sampling attribution methods (lime, kernel_shap).
+Returns:
+    comprehensiveness (`float`): mean AOPC, words removed by decreasing attribution; higher is better.
+    sufficiency (`float`): mean AOPC, words removed by increasing attribution; lower is better.
+    naopc_comprehensiveness (`float`): mean normalized comprehensiveness, ~[0, 1], higher is better
+        (`None` with normalization="none").
+    naopc_sufficiency (`float`): mean normalized sufficiency, ~[0, 1], lower is better.
+    per_example (`list` of `dict`, with return_per_example): words, attributions, target, p_full, n_words,
+        normalization ("exact" / "beam" / "none"), comprehensiveness, sufficiency, naopc_*, lower, upper,
+        their orders, comprehensiveness_curve, sufficiency_curve, lower_curve, upper_curve (the N
+        probability drops along each ordering) and n_evaluations (distinct perturbed inputs evaluated).
+Examples:
+    >>> naopc = evaluate.load("textxai/naopc")  # doctest: +SKIP
+    >>> import textxai
+    >>> naopc = textxai.load("naopc")
+    >>> texts = ["A wonderful, moving film.", "Dull and far too long."]
+    >>> attributions = [[0.0, 0.9, 0.0, 0.5, 0.3, 0.0], [0.8, 0.0, 0.1, 0.2, 0.4, 0.0]]
+    >>> results = naopc.compute(texts=texts, attributions=attributions, model="textxai/demo-sentiment")
+    >>> sorted(results)
+    ['comprehensiveness', 'naopc_comprehensiveness', 'naopc_sufficiency', 'sufficiency']
+    >>> 0 <= results["naopc_comprehensiveness"] <= 1  # exact limits: NAOPC is inside [0, 1]
+    True
+    >>> results = naopc.compute(texts=texts[:1], model="textxai/demo-sentiment", attribution_method="omission",
+    ...                         normalization="beam", return_per_example=True)
+    >>> row = results["per_example"][0]
+    >>> row["n_words"], row["normalization"], row["lower"] <= row["comprehensiveness"] <= row["upper"]
+    (6, 'beam', True)
+"""
+
+
+def _fill_missing(kwargs: dict) -> dict:
+    """evaluate stores the first feature format only: absent text_pairs become "", absent attributions []."""
+    texts = kwargs.get("texts")
+    if texts is not None and not isinstance(texts, str):
+        n = len(texts)
+        if kwargs.get("text_pairs") is None:
+            kwargs["text_pairs"] = [""] * n
+        if kwargs.get("attributions") is None:
+            kwargs["attributions"] = [[] for _ in range(n)]
+    return kwargs
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class Naopc(evaluate.Metric):
+    """AOPC comprehensiveness / sufficiency and Normalized AOPC (Edin et al.)."""
+
+    def _info(self):
+        scores = datasets.Sequence(datasets.Value("float64"))
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=_CITATION,
+            inputs_description=_KWARGS_DESCRIPTION,
+            # evaluate keeps only the columns of its first feature format, so there is one format holding
+            # the optional text_pairs: absent ones are stored as "" and absent attributions (with
+            # attribution_method) as empty lists
+            features=datasets.Features(
+                {"texts": datasets.Value("string"), "text_pairs": datasets.Value("string"), "attributions": scores}
+            ),
+            reference_urls=["https://arxiv.org/abs/2408.08137", "https://github.com/JoakimEdin/naopc"],
+        )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add a batch of texts (and attributions, text_pairs) to the module."""
+        return super().add_batch(predictions=predictions, references=references, **_fill_missing(kwargs))
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one text (and its attributions, text_pair) to the module."""
+        if kwargs.get("text_pairs") is None:
+            kwargs["text_pairs"] = ""
+        if kwargs.get("attributions") is None:
+            kwargs["attributions"] = []
+        return super().add(prediction=prediction, reference=reference, **kwargs)
+
+    def _compute(self, texts, attributions=None, text_pairs=None, model=None, tokenizer=None, target="predicted",
+                 normalization="auto", beam_size=5, max_exact_words=16, perturbation="mask",
+                 attribution_method=None, batch_size=32, device=None, return_per_example=False, seed=0,
+                 progress=False):
+        texts = check_texts(texts)
+        if text_pairs is not None and all(p is None or p == "" for p in text_pairs):
+            text_pairs = None  # stored as "" when left out
+        if attributions is not None and attribution_method is not None and all(len(a) == 0 for a in attributions):
+            attributions = None  # stored as empty lists when left out
+        if not isinstance(return_per_example, bool):
+            raise TypeError(f"return_per_example={return_per_example!r}: expected True or False")
+        classifier = as_classifier(model, tokenizer=tokenizer, device=device)
+        res = naopc.compute_naopc(
+            texts, attributions, classifier, text_pairs=text_pairs, target=target, normalization=normalization,
+            beam_size=beam_size, max_exact_words=max_exact_words, perturbation=perturbation,
+            batch_size=batch_size, attribution_method=attribution_method, seed=seed, progress=progress,
+        )
+        out = {k: res[k] for k in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")}
+        if return_per_example:
+            out["per_example"] = res["per_example"]
+        return out

@@ -1,0 +1,227 @@
+"""naopc on a classifier: compute_naopc and the evaluate module, against direct loops over masked_proba."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import tiny_models
+from textxai import naopc as N
+
+TEXTS = ["the movie was wonderful", "i hated it !", "not good but lovely service", "a terrible boring film"]
+
+
+@pytest.fixture(scope="module")
+def sharp_clf(bert_parts):
+    """A tiny random BERT initialised with large weights: probabilities that really move when words go."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from textxai.classifier import TextClassifier
+
+    _, tokenizer = bert_parts
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(tiny_models.BERT_VOCAB), hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64, num_labels=2,
+                        initializer_range=0.5, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return TextClassifier((BertForSequenceClassification(config).eval(), tokenizer), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def module():
+    import textxai
+
+    return textxai.load("naopc")
+
+
+def attributions_for(clf, texts, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=len(clf.words(t))).round(2) for t in texts]
+
+
+def direct(clf, text, attributions, target, perturbation="mask", pair=None, limits=True):
+    """Comprehensiveness / sufficiency and exact limits from single-mask masked_proba calls and N! orders."""
+    n = len(attributions)
+
+    def p(removed):
+        mask = np.zeros((1, n), dtype=bool)
+        mask[0, list(removed)] = True
+        return clf.masked_proba(text, mask, text_pair=pair, perturbation=perturbation)[0, target]
+
+    p0 = p([])
+    cache = {}
+
+    def drop_sum(order):
+        total = 0.0
+        for k in range(1, n + 1):
+            key = frozenset(order[:k])
+            if key not in cache:
+                cache[key] = p0 - p(sorted(key))
+            total += cache[key]
+        return total / n
+
+    comp_order = sorted(range(n), key=lambda j: (-attributions[j], j))
+    suff_order = sorted(range(n), key=lambda j: (attributions[j], j))
+    if not limits:
+        return drop_sum(comp_order), drop_sum(suff_order), None, None
+    values = [drop_sum(list(o)) for o in itertools.permutations(range(n))]
+    return drop_sum(comp_order), drop_sum(suff_order), min(values), max(values)
+
+
+def test_module_equals_direct_loop(module, sharp_clf):
+    attrs = attributions_for(sharp_clf, TEXTS)
+    res = module.compute(texts=TEXTS, attributions=[a.tolist() for a in attrs], model=sharp_clf,
+                         normalization="exact", return_per_example=True)
+    comps, suffs, ncomps = [], [], []
+    for text, a, row in zip(TEXTS, attrs, res["per_example"]):
+        target = int(sharp_clf.predict_proba([text])[0].argmax())
+        assert row["target"] == target
+        comp, suff, lo, hi = direct(sharp_clf, text, a, target)
+        assert row["comprehensiveness"] == pytest.approx(comp, abs=1e-6)
+        assert row["sufficiency"] == pytest.approx(suff, abs=1e-6)
+        assert row["lower"] == pytest.approx(lo, abs=1e-6)
+        assert row["upper"] == pytest.approx(hi, abs=1e-6)
+        assert row["n_evaluations"] == 2 ** row["n_words"]  # exact: every subset once, nothing else
+        assert row["lower"] <= row["sufficiency"] and row["comprehensiveness"] <= row["upper"]
+        comps.append(comp), suffs.append(suff), ncomps.append((comp - lo) / (hi - lo))
+        assert np.mean(row["comprehensiveness_curve"]) == pytest.approx(row["comprehensiveness"])
+        assert np.mean(row["upper_curve"]) == pytest.approx(row["upper"])
+    assert hi - lo > 0.05  # the sharp model really moves
+    assert res["comprehensiveness"] == pytest.approx(np.mean(comps), abs=1e-6)
+    assert res["sufficiency"] == pytest.approx(np.mean(suffs), abs=1e-6)
+    assert res["naopc_comprehensiveness"] == pytest.approx(np.mean(ncomps), abs=1e-5)
+
+
+def test_batch_size_independent_and_repeatable(sharp_clf):
+    texts = TEXTS[:2]
+    attrs = attributions_for(sharp_clf, texts)
+    runs = [N.compute_naopc(texts, attrs, sharp_clf, normalization=norm, batch_size=bs, beam_size=2)
+            for norm in ("exact", "beam") for bs in (1, 64)]
+    for a, b in [(runs[0], runs[1]), (runs[2], runs[3])]:
+        for ra, rb in zip(a["per_example"], b["per_example"]):
+            for key in ("comprehensiveness", "sufficiency", "lower", "upper", "naopc_comprehensiveness"):
+                # float32 forward passes differ ~1e-7 with batch composition (padding, kernel shapes)
+                assert ra[key] == pytest.approx(rb[key], abs=1e-6), key
+            assert ra["upper_order"] == rb["upper_order"] and ra["lower_order"] == rb["lower_order"]
+            assert ra["n_evaluations"] == rb["n_evaluations"]
+    again = N.compute_naopc(texts, attrs, sharp_clf, normalization="beam", batch_size=1, beam_size=2)
+    assert again == runs[2]
+
+
+def test_beam_inside_exact_and_counts_on_model(sharp_clf):
+    attrs = attributions_for(sharp_clf, TEXTS)
+    exact = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="exact")
+    for b in (1, 2):
+        beam = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="beam", beam_size=b)
+        for e, r in zip(exact["per_example"], beam["per_example"]):
+            n = r["n_words"]
+            # (1e-6: float32 forward passes differ ~1e-7 with batch composition)
+            assert r["lower"] >= e["lower"] - 1e-6 and r["upper"] <= e["upper"] + 1e-6
+            assert r["comprehensiveness"] == pytest.approx(e["comprehensiveness"], abs=1e-6)
+            # beam sets + the 2N - 1 prefix sets of the two attribution orders + p(x)
+            assert r["n_evaluations"] <= 1 + 2 * b * n * (n + 1) // 2 + 2 * n - 1
+    wide = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="beam", beam_size=10)
+    for e, r in zip(exact["per_example"], wide["per_example"]):
+        assert (r["lower"], r["upper"]) == pytest.approx((e["lower"], e["upper"]), abs=1e-6)
+
+
+def test_auto_none_delete_and_target(sharp_clf):
+    attrs = attributions_for(sharp_clf, TEXTS)
+    auto = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="auto", max_exact_words=4)
+    assert [r["normalization"] for r in auto["per_example"]] == [
+        "exact" if r["n_words"] <= 4 else "beam" for r in auto["per_example"]]
+    none = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="none")
+    assert none["naopc_comprehensiveness"] is None and none["per_example"][0]["lower"] is None
+    assert none["comprehensiveness"] == pytest.approx(auto["comprehensiveness"])
+    assert all(r["n_evaluations"] <= 2 * r["n_words"] for r in none["per_example"])
+    # delete perturbation and a fixed target class, against the direct loop
+    res = N.compute_naopc(TEXTS[:2], attrs[:2], sharp_clf, perturbation="delete", target=0, normalization="exact")
+    for text, a, row in zip(TEXTS[:2], attrs[:2], res["per_example"]):
+        comp, suff, lo, hi = direct(sharp_clf, text, a, 0, perturbation="delete")
+        assert (row["comprehensiveness"], row["sufficiency"], row["lower"], row["upper"]) == pytest.approx(
+            (comp, suff, lo, hi), abs=1e-6)
+    per_text = N.compute_naopc(TEXTS[:2], attrs[:2], sharp_clf, target=[1, 0], normalization="none")
+    assert [r["target"] for r in per_text["per_example"]] == [1, 0]
+
+
+def test_text_pairs_and_add_batch(module, sharp_clf):
+    premises, hyps = ["a man is sleeping", "the food was good"], ["nobody sleeps", "bad"]
+    words = [sharp_clf.words(p, h) for p, h in zip(premises, hyps)]
+    attrs = [np.linspace(1, 0, len(w)).tolist() for w in words]
+    res = module.compute(texts=premises, text_pairs=hyps, attributions=attrs, model=sharp_clf,
+                         normalization="beam", return_per_example=True)
+    for p, h, a, row in zip(premises, hyps, attrs, res["per_example"]):
+        assert row["words"] == sharp_clf.words(p, h)
+        target = int(sharp_clf.predict_proba([p], [h])[0].argmax())
+        comp, suff, _, _ = direct(sharp_clf, p, np.array(a), target, pair=h, limits=False)
+        assert row["comprehensiveness"] == pytest.approx(comp, abs=1e-6)
+    # the add_batch path (pairs stored with the texts) gives the same numbers
+    for i in range(2):
+        module.add_batch(texts=premises[i:i + 1], text_pairs=hyps[i:i + 1], attributions=attrs[i:i + 1])
+    batched = module.compute(model=sharp_clf, normalization="beam")
+    assert batched["comprehensiveness"] == pytest.approx(res["comprehensiveness"], abs=1e-6)
+    assert batched["naopc_sufficiency"] == pytest.approx(res["naopc_sufficiency"], abs=1e-5)
+    module.add_batch(texts=TEXTS[:2], attributions=[a.tolist() for a in attributions_for(sharp_clf, TEXTS[:2])])
+    single = module.compute(model=sharp_clf, normalization="none", return_per_example=True)
+    assert single["per_example"][0]["words"] == sharp_clf.words(TEXTS[0])
+
+
+def test_attribution_method(module, sharp_clf):
+    from textxai.attribution import word_attributions
+
+    res = module.compute(texts=TEXTS[:2], model=sharp_clf, attribution_method="omission", normalization="none",
+                         return_per_example=True)
+    expected = word_attributions(TEXTS[:2], sharp_clf, "omission")
+    for row, e in zip(res["per_example"], expected):
+        np.testing.assert_allclose(row["attributions"], e)
+    # omission ranks by single-word drops: comprehensiveness's first step is the largest single drop
+    for row in res["per_example"]:
+        assert row["comprehensiveness_curve"][0] == pytest.approx(max(row["attributions"]), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(attributions=[[0.1, 0.2]]), ValueError, r"attributions\[0\] has 2 scores but texts\[0\] has 4 words"),
+        (dict(attributions=[[0.1, float("nan"), 0.0, 0.0]]), ValueError, r"attributions\[0\]\[1\]=nan: expected finite"),
+        (dict(attributions=[[0.1, float("inf"), 0.0, 0.0]]), ValueError, r"attributions\[0\]\[1\]=inf"),
+        (dict(texts=["   "], attributions=[[]]), ValueError, r"texts\[0\]='   ' has no words"),
+        (dict(beam_size=0), ValueError, r"beam_size=0: expected a positive integer"),
+        (dict(normalization="minmax"), ValueError, r"normalization='minmax': expected one of"),
+        (dict(perturbation="zero"), ValueError, r"perturbation='zero': expected one of \['mask', 'delete'\]"),
+        (dict(normalization="exact", max_exact_words=3), ValueError, r"N=4 words > max_exact_words=3.*'beam'"),
+        (dict(target=5), ValueError, r"target=5 is out of range: the model has 2 classes"),
+        (dict(attributions=None), ValueError, r"attributions=None: expected"),
+        (dict(attributions=[[0.1, 0.2, 0.3, 0.4]] * 2), ValueError, r"attributions has 2 items but texts has 1"),
+    ],
+)
+def test_errors(sharp_clf, kwargs, error, match):
+    args = dict(texts=["the movie was wonderful"], attributions=[[0.1, 0.2, 0.3, 0.4]])
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        N.compute_naopc(args.pop("texts"), args.pop("attributions"), sharp_clf, **args)
+
+
+def test_error_mask_without_mask_token(bert_parts, tmp_path):
+    from textxai.classifier import TextClassifier
+
+    model, _ = bert_parts
+    tokenizer = tiny_models.bert_tokenizer(tmp_path)
+    tokenizer.mask_token = None
+    tokenizer.unk_token = None
+    clf = TextClassifier((model, tokenizer), device="cpu")
+    if clf.mask_token_id is not None:
+        pytest.skip("this transformers version cannot unset the special tokens")
+    with pytest.raises(ValueError, match=r"perturbation='mask'.*neither a mask nor an unk token"):
+        N.compute_naopc(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], clf)
+    res = N.compute_naopc(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], clf, perturbation="delete")
+    assert math.isfinite(res["comprehensiveness"])
+
+
+def test_module_errors(module, sharp_clf):
+    with pytest.raises(TypeError, match="return_per_example='yes'"):
+        module.compute(texts=TEXTS[:1], attributions=[[0.0] * 4], model=sharp_clf, return_per_example="yes")
+    with pytest.raises(ValueError, match="model=None"):
+        module.compute(texts=TEXTS[:1], attributions=[[0.0] * 4])
