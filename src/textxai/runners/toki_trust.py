@@ -1,0 +1,232 @@
+"""``textxai run toki_trust`` and the toki_trust section of ``textxai demo``.
+
+Builds (or loads) the TOKI keyword index of the model from ``--train-data``, labels each correct
+prediction of ``--data`` trustworthy or not, compares with the Naive and TOKI(-K.I) baselines (and with
+human labels from ``--human-trust-column``), and optionally runs the TOKI-guided attack (``--attack N``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from textxai import toki
+
+NAME = "toki_trust"
+HELP = "TOKI: is each correct prediction made for the right reasons (words related to its class)?"
+
+
+def _unit(value: str) -> float:
+    number = float(value)
+    if not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a number in [0, 1]")
+    return number
+
+
+def _relate(value: str) -> float:
+    number = float(value)
+    if not -1.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a number in [-1, 1]")
+    return number
+
+
+def _positive(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected a positive integer")
+    return number
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--train-data", default=None, help="training texts (same columns as --data) for the keyword index")
+    parser.add_argument("--train-limit", type=_positive, default=2000, help="training rows used (default 2000, as the paper)")
+    parser.add_argument("--keyword-index", default=None, metavar="FOLDER", help="a saved keyword index instead of --train-data")
+    parser.add_argument("--save-index", default=None, metavar="FOLDER", help="save the keyword index built here")
+    parser.add_argument("--explainer", default="lime", choices=toki.EXPLAINERS)
+    parser.add_argument("--lime-samples", type=_positive, default=5000, help="LIME samples (default 5000, as the paper)")
+    parser.add_argument("--top-k", type=_positive, default=10)
+    parser.add_argument("--theta-dist", type=_unit, default=0.3)
+    parser.add_argument("--theta-relate", type=_relate, default=None, help="default: estimated per embedder")
+    parser.add_argument("--theta-conf", type=_unit, default=0.9, help="Naive baseline threshold")
+    parser.add_argument("--embedders", nargs="+", default=["classifier", "minilm"], choices=["classifier", "minilm"])
+    parser.add_argument("--class-names", nargs="+", default=None, help="one name per class (default: id2label)")
+    parser.add_argument("--human-trust-column", default=None, help="column of human trust labels (1 / 0 / empty)")
+    parser.add_argument("--attack", type=int, default=0, metavar="N", help="also attack the first N correct predictions")
+    parser.add_argument("--max-rate", type=_unit, default=0.1, help="attack: maximum share of words changed (A2T: 0.1)")
+    parser.add_argument("--min-similarity", type=_relate, default=0.8, help="attack: minimum MiniLM sentence cosine")
+
+
+def _label_ids(labels, classifier, flag: str) -> list[int]:
+    names = {v.lower(): k for k, v in classifier.labels.items()}
+    out = []
+    for i, y in enumerate(labels):
+        if isinstance(y, str) and y.strip().lower() in names:
+            out.append(names[y.strip().lower()])
+        else:
+            try:
+                out.append(int(y))
+            except (TypeError, ValueError):
+                raise SystemExit(f"{flag}: row {i} has label {y!r}; expected a class index or one of {list(classifier.labels.values())}")
+    return out
+
+
+def _options(args) -> dict:
+    return {"n_samples": args.lime_samples} if args.explainer == "lime" else {}
+
+
+def rate_figure(results: dict, class_names: dict[int, str], labels) -> object:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    classes = sorted(class_names)
+    width = 0.27
+    for j, (key, name) in enumerate((("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))):
+        rates = []
+        for c in classes:
+            vals = [e[key] for e, y in zip(results["examples"], labels) if e["label"] is not None and y == c]
+            rates.append(np.mean(vals) if vals else 0.0)
+        ax.bar(np.arange(len(classes)) + (j - 1) * width, rates, width, label=name)
+    ax.set_xticks(np.arange(len(classes)), [class_names[c] for c in classes])
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("trustworthy share of correct predictions")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examples: int = 6, attack=None) -> str:
+    lines = [f"## {title}", ""]
+    lines.append("theta_relate: " + ", ".join(f"{k} {v:.3f}" for k, v in index.theta_relate.items())
+                 + f"; theta_dist {index.theta_dist}; explainer {index.explainer}")
+    for c in sorted(index.class_names):
+        kw = index.keyword_list(c)
+        lines.append(f"  keywords of {index.class_names[c]!r} ({len(kw)} of {len(index.pools[c])} pool words): "
+                     + ", ".join(kw[:15]) + (" …" if len(kw) > 15 else ""))
+    lines.append("")
+    lines.append(f"{results['n_correct']} correct predictions assessed. Trustworthy: TOKI {results['trustworthy_rate']:.2f}, "
+                 f"Naive {results['baselines']['naive_trustworthy_rate']:.2f}, "
+                 f"TOKI(-K.I) {results['baselines']['no_ki_trustworthy_rate']:.2f}")
+    for name, m in results.get("evaluation", {}).items():
+        lines.append(f"  vs human labels, {name:>10}: " + "  ".join(f"{k} {v:.3f}" for k, v in m.items() if k != "n")
+                     + f"  (n={m['n']})")
+    lines.append("")
+    shown = 0
+    for text, e in zip(texts, results["examples"]):
+        if e["label"] is None or shown >= max_examples:
+            continue
+        shown += 1
+        words = " ".join(f"[{w}]" if r else w for w, _, r in e["top_words"][:6])
+        verdict = "trustworthy" if e["label"] else "UNTRUSTWORTHY"
+        lines.append(f"  {verdict:>13} IS_rel {e['is_rel']:.3f} IS_unr {e['is_unr']:.3f} | top words ([related]): {words}")
+        lines.append(f"  {'':>13} {text[:100]}")
+    if attack is not None:
+        lines.append("")
+        lines.append(f"TOKI-guided attack on {attack['n_attacked']} texts: success rate {attack['attack_success_rate']:.2f}, "
+                     f"avg perturbations {attack['avg_perturbations']:.2f}, avg similarity {attack['avg_similarity']:.3f}")
+        for r in attack["examples"]:
+            if r.success:
+                lines.append(f"  {r.original}")
+                lines.append(f"  -> {r.adversarial}   ({', '.join(f'{a}->{b}' for a, b in r.substitutions)})")
+                break
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def run(args, texts, text_pairs, labels, classifier):
+    """Keyword index from --train-data (or --keyword-index), trust labels of --data, optional attack."""
+    from textxai import cli
+
+    progress = not getattr(args, "no_progress", False)
+    if labels is None:
+        raise SystemExit("--label-column: toki_trust needs the true labels of --data (it assesses correct predictions)")
+    labels = _label_ids(labels, classifier, "--label-column")
+    if args.keyword_index:
+        index = toki.check_index(args.keyword_index, classifier)
+    elif args.train_data:
+        train, train_pairs, train_labels = cli.load_table(args.train_data, args.text_column, args.pair_column,
+                                                          args.label_column, "train", args.train_limit)
+        if train_labels is None:
+            raise SystemExit("--label-column: the training data needs labels too")
+        index = toki.build_keyword_index(classifier, train, _label_ids(train_labels, classifier, "--train-data"),
+                                         explainer=args.explainer, top_k=args.top_k, theta_dist=args.theta_dist,
+                                         theta_relate=args.theta_relate, embedders=args.embedders,
+                                         class_names=args.class_names, batch_size=args.batch_size, progress=progress,
+                                         explainer_options=_options(args), train_text_pairs=train_pairs)
+        if args.save_index:
+            index.save(args.save_index)
+    else:
+        raise SystemExit("--train-data or --keyword-index: toki_trust needs one of them to know each class's keywords")
+    human = None
+    if args.human_trust_column:
+        _, _, raw = cli.load_table(args.data, args.text_column, None, args.human_trust_column, args.split, args.limit)
+        human = [None if v is None or v == "" else bool(int(v)) for v in raw]
+    results = toki.assess(classifier, texts, labels, index, explainer=args.explainer, top_k=args.top_k,
+                          embedders=args.embedders, theta_conf=args.theta_conf, human_trust=human,
+                          batch_size=args.batch_size, progress=progress, explainer_options=_options(args),
+                          text_pairs=text_pairs)
+    attack = None
+    if args.attack > 0 and text_pairs is None:
+        chosen = [i for i, e in enumerate(results["examples"]) if e["label"] is not None][: args.attack]
+        attack = toki.toki_attack(classifier, [texts[i] for i in chosen], index, labels=[labels[i] for i in chosen],
+                                  embedders=args.embedders, max_rate=args.max_rate, min_similarity=args.min_similarity,
+                                  batch_size=args.batch_size, progress=progress)
+    print(report(index, results, texts, f"TOKI trust — {getattr(classifier, 'name', '')}", attack=attack))
+    out = {"trustworthy_rate": results["trustworthy_rate"], "n_correct": results["n_correct"],
+           **results["baselines"], "keywords": {index.class_names[c]: index.keyword_list(c) for c in index.class_names},
+           "theta_relate": index.theta_relate, "examples": results["examples"]}
+    if "evaluation" in results:
+        out["evaluation"] = results["evaluation"]
+    if attack is not None:
+        out["attack"] = {k: v for k, v in attack.items() if k != "examples"}
+        out["attack"]["examples"] = [r.__dict__ for r in attack["examples"]]
+    return out, {"trust_rates": rate_figure(results, index.class_names, labels)}
+
+
+def _demo_rows(kind: str):
+    path = Path(__file__).resolve().parents[1] / "demo" / "data" / f"{kind}.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [r for r in rows if r.get("split") == "train"], [r for r in rows if r.get("split") == "test"]
+
+
+def demo_index(kind: str, n_train: int = 120, progress: bool = False):
+    """The keyword index of a demo model (omission explanations of ``n_train`` training texts; cached)."""
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier(f"textxai/demo-{kind}")
+    train, _ = _demo_rows(kind)
+    train = train[:n_train]
+    index = toki.cached_keyword_index(clf, [r["text"] for r in train], [int(r["label"]) for r in train],
+                                      explainer="omission", top_k=10, theta_dist=0.3, theta_relate=None,
+                                      embedders=None, class_names=None, batch_size=32, seed=0, progress=progress,
+                                      explainer_options=None, train_text_pairs=None)
+    return clf, index
+
+
+def demo(progress: bool = True):
+    """Keywords per class of both demo models, trust labels of demo predictions, one attack."""
+    text, results, figures = [], {}, {}
+    for kind in ("sentiment", "topic"):
+        clf, index = demo_index(kind, progress=progress)
+        _, test = _demo_rows(kind)
+        test = test[:12]
+        texts, labels = [r["text"] for r in test], [int(r["label"]) for r in test]
+        res = toki.assess(clf, texts, labels, index, progress=False)
+        attack = None
+        if kind == "sentiment":
+            chosen = [i for i, e in enumerate(res["examples"]) if e["label"] is not None][:4]
+            attack = toki.toki_attack(clf, [texts[i] for i in chosen], index, labels=[labels[i] for i in chosen],
+                                      max_rate=0.2, min_similarity=0.7)
+        text.append(report(index, res, texts, f"TOKI trust — textxai/demo-{kind} (omission, 120 training texts)",
+                           max_examples=4, attack=attack))
+        results[kind] = {"keywords": {index.class_names[c]: index.keyword_list(c) for c in index.class_names},
+                         "theta_relate": index.theta_relate, "trustworthy_rate": res["trustworthy_rate"],
+                         **res["baselines"], "examples": res["examples"]}
+        if attack is not None:
+            results[kind]["attack"] = {k: v for k, v in attack.items() if k != "examples"}
+            results[kind]["attack"]["examples"] = [r.__dict__ for r in attack["examples"]]
+        figures[f"trust_rates_{kind}"] = rate_figure(res, index.class_names, labels)
+    return "\n".join(text), results, figures

