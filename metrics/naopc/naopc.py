@@ -7,14 +7,13 @@ from textxai.classifier import as_classifier
 from textxai.validation import check_texts
 
 _CITATION = """\
-@inproceedings{edin2025normalized,
-  title     = {Normalized {AOPC}: Fixing Misleading Faithfulness Metrics for Feature Attribution Explainability},
-  author    = {Edin, Joakim and Motzfeldt, Andreas Geert and Christensen, Casper L. and Ruotsalo, Tuukka and
-               Maal{\\o}e, Lars and Maistro, Maria},
-  booktitle = {Proceedings of the 63rd Annual Meeting of the Association for Computational Linguistics},
-  year      = {2025},
-  eprint    = {2408.08137},
-  archivePrefix = {arXiv}
+@article{edin2024normalized,
+  title   = {Normalized {AOPC}: Fixing Misleading Faithfulness Metrics for Feature Attribution Explainability},
+  author  = {Edin, Joakim and Motzfeldt, Andreas Geert and Christensen, Casper L. and Ruotsalo, Tuukka and
+             Maal{\\o}e, Lars and Maistro, Maria},
+  journal = {arXiv preprint arXiv:2408.08137},
+  year    = {2024},
+  url     = {https://arxiv.org/abs/2408.08137}
 }
 """
 
