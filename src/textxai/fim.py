@@ -268,6 +268,7 @@ def difficulty(
     progress: bool = False,
     tokenizer=None,
     device=None,
+    keep_eigenvectors: bool = False,
 ) -> dict:
     """FIM difficulty lambda_max of every text for a classifier (``TextClassifier``, id, folder, model...).
 
@@ -279,7 +280,8 @@ def difficulty(
     ``return_all_eigenvalues`` ``all_eigenvalues`` ``[N, C]`` (descending; ``G``'s other eigenvalues are 0);
     with ``return_eigenvector`` ``words`` (list of word lists), ``word_sensitivity`` (per word, the L2 norm
     of the unit eigenvector's rows at that word's tokens; the squares over all words plus special tokens
-    sum to 1) and ``eigenvectors`` (``[L_i, d]`` per text, unpadded).
+    sum to 1); with ``keep_eigenvectors`` also ``eigenvectors`` (``[L_i, d]`` float32 per text, unpadded;
+    large for long texts, hence off by default).
 
     >>> r = difficulty(["a wonderful film", "dull and too long"], "textxai/demo-sentiment")  # doctest: +SKIP
     >>> r["difficulty"].shape                                                                # doctest: +SKIP
@@ -300,22 +302,25 @@ def difficulty(
         idx = order[start : start + batch_size]
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
-        r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=return_eigenvector)
+        r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=return_eigenvector or keep_eigenvectors)
         lam[idx] = r.eigenvalues.cpu().numpy()
         allv[idx] = r.all_eigenvalues.cpu().numpy()
         probs[idx] = r.probs.cpu().numpy()
-        if return_eigenvector:
-            V = r.eigenvectors.detach().to(torch.float64).cpu().numpy()
+        if return_eigenvector or keep_eigenvectors:
+            V = r.eigenvectors.detach().cpu().numpy()
             for row, i in enumerate(idx):
                 length = int(mask[row].sum())
-                vecs[i] = V[row, :length]
                 words[i] = list(enc.words[row])
-                sens[i] = _word_sensitivity(vecs[i], enc.word_ids[row][:length], len(words[i]))
+                sens[i] = _word_sensitivity(V[row, :length].astype(np.float64), enc.word_ids[row][:length], len(words[i]))
+                if keep_eigenvectors:
+                    vecs[i] = V[row, :length].copy()
     out = {"difficulty": lam, "probs": probs, "predictions": probs.argmax(1)}
     if return_all_eigenvalues:
         out["all_eigenvalues"] = allv
     if return_eigenvector:
-        out.update(words=words, word_sensitivity=sens, eigenvectors=vecs)
+        out.update(words=words, word_sensitivity=sens)
+    if keep_eigenvectors:
+        out["eigenvectors"] = vecs
     return out
 
 
