@@ -1,0 +1,225 @@
+"""CEval Space: score counterfactual texts (flip, probability change, token distance with a word diff,
+diversity, perplexity), one original at a time or a whole CSV."""
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+import tempfile
+
+import gradio as gr
+import Levenshtein
+
+from textxai import ceval, spaces
+
+MAX_COUNTERFACTUALS = 6
+MAX_ROWS = 100
+LM_CHOICES = ("none", "distilgpt2", "gpt2")
+EXAMPLE_ORIGINAL = "If you haven't seen this, it's terrible. It is pure trash."
+EXAMPLE_COUNTERFACTUALS = ("If you haven't seen this, it's incredible. It is pure gold.\n"
+                           "If you haven't seen this, it's a masterpiece. It is pure brilliance.")
+
+
+def _fmt(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value:.{digits}f}"
+
+
+def resolve_lm(choice):
+    """None for "none"; else a causal LM: a Hub id (any Space) or, run locally, a folder."""
+    if choice is None or not str(choice).strip() or str(choice).strip() == "none":
+        return None
+    choice = str(choice).strip()
+    local = os.path.exists(os.path.expanduser(choice))
+    if spaces.is_hosted() and (local or not spaces.is_hub_id(choice)):
+        raise spaces.SpaceError(f"lm={choice!r}: this hosted Space loads only Hub ids owner/name or {list(LM_CHOICES)[1:]}")
+    if not local and not spaces.is_hub_id(choice) and choice not in LM_CHOICES:
+        raise spaces.SpaceError(f"lm={choice!r}: expected 'none', a Hub id of a causal LM (e.g. gpt2) or a local folder")
+    from textxai import lm as _lm
+
+    try:
+        return _lm.as_lm(choice)
+    except Exception as error:  # noqa: BLE001 - any load failure becomes a message for the visitor
+        raise spaces.SpaceError(f"lm={choice!r} could not be loaded (the Hub may be unreachable from here): "
+                                f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from error
+
+
+def diff_html(before: str, after: str) -> str:
+    """``after`` with its token edits against ``before`` (CEval's tokens): removed struck out, new ones green."""
+    a = ceval._tokens(before)
+    b = ceval._tokens(after)
+    parts = []
+    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
+        if op == "equal":
+            parts.append(spaces.escape(" ".join(t for t in b[j1:j2] if t.strip())))
+            continue
+        parts.extend(f'<del class="textxai-del" style="color:#b91c1c">{spaces.escape(w if w.strip() else "␣")}</del>'
+                     for w in a[i1:i2])
+        parts.extend(f'<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">'
+                     f'{spaces.escape(w if w.strip() else "␣")}</ins>' for w in b[j1:j2])
+    return " ".join(p for p in parts if p)
+
+
+def summary_html(results: dict, diversity=None) -> str:
+    rows = [
+        ("flip-rate", "Flip rate ↑", _fmt(results.get("flip_rate"))),
+        ("probability-change", "Probability change ΔP ↑", _fmt(results.get("probability_change"))),
+        ("token-distance", "Token distance ↓", _fmt(results.get("token_distance"), 2)),
+        ("token-distance-normalized", "Token distance / original length ↓", _fmt(results.get("token_distance_normalized"))),
+    ]
+    if diversity is not None:
+        rows.append(("diversity", "Diversity (mean pairwise distance) ↑", _fmt(diversity, 2)))
+    if "perplexity" in results:
+        rows.append(("perplexity", "Perplexity ↓", _fmt(results.get("perplexity"), 2)))
+    body = "".join(f'<tr><td>{label}</td><td id="{key}">{value}</td></tr>' for key, label, value in rows)
+    failed = results.get("num_failed", 0)
+    note = f"<p>{failed} failed generation(s) counted as not flipped, left out of distance.</p>" if failed else ""
+    return (f"<table id='ceval-summary'><tbody>{body}</tbody></table>{note}"
+            f"<p>Contrast class c′: {spaces.escape(results.get('contrast'))} — ΔP = p(c′|x′) − p(c′|x).</p>")
+
+
+def examples_html(original: str, counterfactuals, results: dict, label_names=None) -> str:
+    per = results["per_example"]
+    names = label_names or {}
+    rows = []
+    for i, cf in enumerate(counterfactuals):
+        failed = ceval.is_failed(cf)
+        lab = per.get("counterfactual_label", [None] * len(counterfactuals))[i]
+        lab = "" if lab is None or failed else spaces.escape(names.get(lab, lab))
+        flipped = per.get("flipped", [None] * len(counterfactuals))[i]
+        dp = per.get("probability_change", [float("nan")] * len(counterfactuals))[i]
+        dist = per["token_distance"][i]
+        ppl = per.get("perplexity", [None] * len(counterfactuals))[i]
+        text = "<i>failed generation</i>" if failed else diff_html(original, cf)
+        rows.append(f'<tr class="cf-row"><td>x′{i + 1}</td><td class="cf-label">{lab}</td>'
+                    f'<td class="cf-flipped">{"yes" if flipped else "no"}</td><td class="cf-dp">{_fmt(dp)}</td>'
+                    f'<td class="cf-distance">{_fmt(dist, 0)}</td><td class="cf-ppl">{_fmt(ppl, 2)}</td>'
+                    f'<td class="cf-text">{text}</td></tr>')
+    orig_label = per.get("original_label", [None])[0]
+    head = (f"<p>Original prediction: <b id='original-label'>{spaces.escape(names.get(orig_label, orig_label))}</b></p>"
+            if orig_label is not None else "")
+    return (head + "<table id='ceval-examples'><thead><tr><th></th><th>label</th><th>flipped</th><th>ΔP</th>"
+            "<th>distance</th><th>perplexity</th><th>edits (removed struck out, inserted green)</th></tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table>")
+
+
+def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
+    original = spaces.check_inputs([original or ""], max_texts=1, name="original")[0].strip()
+    counterfactuals = spaces.split_lines(counterfactuals_text)
+    if not counterfactuals:
+        raise spaces.SpaceError("counterfactuals: none given; enter at least one counterfactual, one per line")
+    if len(counterfactuals) > MAX_COUNTERFACTUALS:
+        raise spaces.SpaceError(f"counterfactuals: {len(counterfactuals)} given; this Space accepts at most "
+                                f"{MAX_COUNTERFACTUALS} — run textxai locally for more")
+    spaces.check_inputs(counterfactuals, max_texts=MAX_COUNTERFACTUALS, name="counterfactuals")
+    classifier = spaces.resolve_model(model_choice)
+    lm = resolve_lm(lm_choice)
+    results = ceval.score_counterfactuals([original] * len(counterfactuals), counterfactuals, model=classifier, lm=lm,
+                                          return_per_example=True)
+    diversity = ceval.diversity([counterfactuals])[0] if len(counterfactuals) >= 2 else None
+    fig = None
+    per = results["per_example"]
+    if "counterfactual_contrast_prob" in per:
+        fig = ceval.plot_probability_histogram({"original": per["original_contrast_prob"][:1],
+                                                "counterfactuals": per["counterfactual_contrast_prob"]}, bins=10)
+    return summary_html(results, diversity), examples_html(original, counterfactuals, results, classifier.labels), fig
+
+
+def read_csv(path) -> tuple[list[str], list[list[str]]]:
+    """Originals and counterfactual lists from an uploaded CSV (columns orig_text, gen_text[, gen_text_2, ...])."""
+    if path is None:
+        raise spaces.SpaceError("csv: no file uploaded; upload a CSV with columns orig_text and gen_text")
+    path = getattr(path, "name", path)
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise spaces.SpaceError(f"csv: could not read the file ({type(error).__name__}); expected a UTF-8 CSV") from error
+    if not rows:
+        raise spaces.SpaceError("csv: the file has no rows; expected a header orig_text,gen_text and one row per example")
+    columns = list(rows[0].keys())
+    if "orig_text" not in columns or "gen_text" not in columns:
+        raise spaces.SpaceError(f"csv: columns {columns[:8]}: expected orig_text and gen_text (and optionally gen_text_2, ...)")
+    if len(rows) > MAX_ROWS:
+        raise spaces.SpaceError(f"csv: {len(rows)} rows; this Space scores at most {MAX_ROWS} — run `textxai run ceval` locally")
+    extra = sorted((c for c in columns if c and c.startswith("gen_text_")), key=lambda c: (len(c), c))
+    originals = [r["orig_text"] or "" for r in rows]
+    spaces.check_inputs(originals, max_texts=MAX_ROWS, name="orig_text")
+    cfs = [[r["gen_text"]] + [r[c] for c in extra] for r in rows]
+    for i, row in enumerate(cfs):
+        spaces.check_inputs([c or "" for c in row] + ["x"], max_texts=MAX_ROWS, name=f"row {i + 1} counterfactuals")
+    return originals, cfs
+
+
+def score_csv(model_choice: str, path, lm_choice: str):
+    originals, cfs = read_csv(path)
+    for i, text in enumerate(originals):
+        if not text.strip():
+            raise spaces.SpaceError(f"orig_text of row {i + 1} is empty: expected the original text")
+    classifier = spaces.resolve_model(model_choice)
+    lm = resolve_lm(lm_choice)
+    results = ceval.score_counterfactuals(originals, cfs, model=classifier, lm=lm, return_per_example=True)
+    per = results["per_example"]
+    keys = [k for k in ("original_label", "counterfactual_label", "flipped", "contrast_class", "original_contrast_prob",
+                        "counterfactual_contrast_prob", "probability_change", "token_distance",
+                        "token_distance_normalized", "diversity", "perplexity") if k in per]
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["orig_text", "gen_text"] + keys)
+    for i in range(len(originals)):
+        writer.writerow([originals[i], cfs[i][0]] + ["" if _nan(per[k][i]) else per[k][i] for k in keys])
+    out = tempfile.NamedTemporaryFile("w", suffix="_ceval.csv", delete=False, encoding="utf-8")
+    out.write(buffer.getvalue())
+    out.close()
+    diversity = results.get("diversity")
+    fig = None
+    if "counterfactual_contrast_prob" in per:
+        fig = ceval.plot_probability_histogram({"original": per["original_contrast_prob"],
+                                                "counterfactual": per["counterfactual_contrast_prob"]}, bins=10)
+    summary = summary_html(results, diversity) + f"<p id='rows-scored'>{len(originals)} rows scored.</p>"
+    return summary, out.name, fig
+
+
+def _nan(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
+    with spaces.space(
+        "CEval: counterfactual text metrics",
+        module="ceval",
+        paper_url="https://aclanthology.org/2024.inlg-main.6",
+        paper_title="CEval: A Benchmark for Evaluating Counterfactual Text Generation (Nguyen et al., INLG 2024)",
+        description=("Does a counterfactual flip the classifier, how far does it move the probability of the contrast "
+                     "class, how many tokens did it change, how different are several counterfactuals of the same text, "
+                     "and how natural is it (perplexity)?"),
+    ) as demo:
+        with gr.Row():
+            model = spaces.model_dropdown(value=default_model)
+            lm = gr.Dropdown(list(LM_CHOICES), value="none", label="Language model for perplexity", allow_custom_value=True,
+                             info="'none', or a causal LM Hub id (GPT-2 in the paper); needs the Hub")
+        with gr.Tabs():
+            with gr.Tab("One original"):
+                original = gr.Textbox(value=EXAMPLE_ORIGINAL, lines=3, label="Original text", elem_id="ceval-original")
+                counterfactuals = gr.Textbox(value=EXAMPLE_COUNTERFACTUALS, lines=4, elem_id="ceval-counterfactuals",
+                                             label=f"Counterfactuals, one per line (at most {MAX_COUNTERFACTUALS}; '-1' = failed)")
+                run = gr.Button("Score", variant="primary", elem_id="ceval-run")
+            with gr.Tab("Batch CSV"):
+                upload = gr.File(label=f"CSV with columns orig_text, gen_text (optional gen_text_2, ...); at most {MAX_ROWS} rows",
+                                 file_types=[".csv"], elem_id="ceval-upload")
+                run_csv = gr.Button("Score the CSV", variant="primary", elem_id="ceval-run-csv")
+                download = gr.File(label="Per-row results (CSV)", elem_id="ceval-download")
+        summary = gr.HTML(elem_id="ceval-summary-box")
+        examples = gr.HTML(elem_id="ceval-examples-box")
+        plot = gr.Plot(label="p(contrast class): original vs counterfactual (paper Fig. 1)")
+        run.click(spaces.user_errors(score_one), [model, original, counterfactuals, lm], [summary, examples, plot])
+        run_csv.click(spaces.user_errors(score_csv), [model, upload, lm], [summary, download, plot])
+    return demo
+
+
+demo = build_demo()
+
+if __name__ == "__main__":
+    demo.launch()

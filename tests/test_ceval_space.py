@@ -1,0 +1,107 @@
+"""The ceval Space: handlers against the library, escaping, errors, CSV round trip, and a browser run."""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+from textxai import ceval
+from textxai.classifier import TextClassifier
+
+APP = Path(__file__).resolve().parents[1] / "spaces" / "ceval" / "app.py"
+ORIGINAL = "the movie was wonderful and the acting was great ."
+CFS = ["the movie was terrible and the acting was bad .", "the film was terrible and the acting was bad !"]
+
+
+@pytest.fixture(scope="module")
+def app():
+    spec = importlib.util.spec_from_file_location("ceval_space_app", APP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(bert_parts, tmp_path_factory):
+    model, tokenizer = bert_parts
+    folder = tmp_path_factory.mktemp("tiny_bert_ceval")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def _expected(folder, original=ORIGINAL, cfs=CFS):
+    return ceval.score_counterfactuals([original] * len(cfs), cfs, model=TextClassifier(folder), return_per_example=True)
+
+
+def _cell(html: str, key: str) -> str:
+    return html.split(f'id="{key}">')[1].split("<")[0]
+
+
+def test_score_one_matches_library(app, tiny_folder):
+    summary, examples, fig = app.score_one(tiny_folder, ORIGINAL, "\n".join(CFS), "none")
+    ref = _expected(tiny_folder)
+    assert _cell(summary, "flip-rate") == f"{ref['flip_rate']:.3f}"
+    assert _cell(summary, "probability-change") == f"{ref['probability_change']:.3f}"
+    assert _cell(summary, "token-distance") == f"{ref['token_distance']:.2f}" == "3.00"   # (2 + 4) / 2
+    assert _cell(summary, "diversity") == f"{ceval.token_distance(CFS[0], CFS[1]):.2f}" == "2.00"
+    assert examples.count('class="cf-row"') == 2 and "<ins" in examples and "<del" in examples
+    assert fig is not None and len(fig.axes) == 2
+
+
+def test_escaping_failed_and_errors(app, tiny_folder):
+    summary, examples, _ = app.score_one(tiny_folder, "<b>bold</b> film", "<script>alert(1)</script>\n-1", "none")
+    # spaCy splits the markup into tokens ('<', 'script', '>', 'alert(1)</script', '>'), each escaped
+    assert "<script" not in examples and "alert(1)&lt;/script" in examples and "<b>bold" not in examples
+    assert "failed generation" in examples and "1 failed generation" in summary
+    with pytest.raises(ValueError, match="counterfactuals: none given"):
+        app.score_one(tiny_folder, ORIGINAL, "  \n ", "none")
+    with pytest.raises(ValueError, match="at most 6"):
+        app.score_one(tiny_folder, ORIGINAL, "\n".join(["a"] * 7), "none")
+    with pytest.raises(ValueError, match="original: no text given"):
+        app.score_one(tiny_folder, "   ", "a b", "none")
+    with pytest.raises(ValueError, match="lm='../x'"):
+        app.score_one(tiny_folder, ORIGINAL, "a b", "../x")
+
+
+def test_csv_round_trip(app, tiny_folder, tmp_path):
+    originals = [ORIGINAL, "a terrible boring film , i hated it !"]
+    rows = [(originals[0], CFS[0], CFS[1]), (originals[1], "-1", "a wonderful film , i loved it !")]
+    path = tmp_path / "in.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["orig_text", "gen_text", "gen_text_2"])
+        writer.writerows(rows)
+    summary, out_path, _ = app.score_csv(tiny_folder, str(path), "none")
+    ref = ceval.score_counterfactuals(originals, [[r[1], r[2]] for r in rows], model=TextClassifier(tiny_folder),
+                                      return_per_example=True)
+    assert _cell(summary, "flip-rate") == f"{ref['flip_rate']:.3f}" and "2 rows scored" in summary
+    with open(out_path, newline="", encoding="utf-8") as handle:
+        out = list(csv.DictReader(handle))
+    assert [r["orig_text"] for r in out] == originals
+    assert float(out[0]["token_distance"]) == ref["per_example"]["token_distance"][0]
+    assert out[1]["token_distance"] == "" and math.isnan(ref["per_example"]["token_distance"][1])
+    assert [r["flipped"] for r in out] == [str(f) for f in ref["per_example"]["flipped"]]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("text,cf\na,b\n")
+    with pytest.raises(ValueError, match="expected orig_text and gen_text"):
+        app.score_csv(tiny_folder, str(bad), "none")
+
+
+@pytest.mark.browser
+def test_browser_pair_shows_numbers(app, tiny_folder, gradio_url, page):
+    demo = app.build_demo(default_model=tiny_folder)
+    url = gradio_url(demo)
+    page.goto(url)
+    page.locator("#ceval-original textarea").fill(ORIGINAL)
+    page.locator("#ceval-counterfactuals textarea").fill(CFS[0])
+    page.locator("#ceval-run").click()
+    page.wait_for_selector("#token-distance")
+    ref = _expected(tiny_folder, cfs=CFS[:1])
+    assert page.locator("#flip-rate").inner_text().strip() == f"{ref['flip_rate']:.3f}"
+    assert page.locator("#probability-change").inner_text().strip() == f"{ref['probability_change']:.3f}"
+    assert page.locator("#token-distance").inner_text().strip() == "2.00"
+    assert page.locator("#ceval-examples ins").count() == 2 and page.locator("#ceval-examples del").count() == 2
