@@ -225,3 +225,17 @@ def test_module_errors(module, sharp_clf):
         module.compute(texts=TEXTS[:1], attributions=[[0.0] * 4], model=sharp_clf, return_per_example="yes")
     with pytest.raises(ValueError, match="model=None"):
         module.compute(texts=TEXTS[:1], attributions=[[0.0] * 4])
+
+
+def test_compare_attributions_shares_limits(sharp_clf):
+    sets = {"a": attributions_for(sharp_clf, TEXTS[:2], 0), "b": attributions_for(sharp_clf, TEXTS[:2], 1),
+            "omission": None}
+    both = N.compare_attributions(TEXTS[:2], sharp_clf, sets, normalization="exact")
+    assert list(both) == ["a", "b", "omission"]
+    for name in ("a", "b"):
+        one = N.compute_naopc(TEXTS[:2], sets[name], sharp_clf, normalization="exact")
+        for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
+            assert both[name][key] == pytest.approx(one[key], abs=1e-6)
+    assert both["a"]["per_example"][0]["upper"] == both["omission"]["per_example"][0]["upper"]
+    with pytest.raises(ValueError, match="attribution_method='shap': expected one of"):
+        N.compare_attributions(TEXTS[:1], sharp_clf, {"shap": None})

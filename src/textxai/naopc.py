@@ -62,6 +62,7 @@ __all__ = [
     "normalize",
     "rank_agreement",
     "compute_naopc",
+    "compare_attributions",
     "NORMALIZATIONS",
     "PERTURBATIONS",
     "LIMIT_METHODS",
@@ -584,13 +585,52 @@ def compute_naopc(
         beam_size: beam width B of the beam limits.
         max_exact_words: the largest N for exact limits (2^N model evaluations).
         perturbation: ``"mask"`` (every subword of a removed word -> mask token) or ``"delete"``.
-        batch_size: model batch size (results do not depend on it).
+        batch_size: model batch size (results do not depend on it beyond float32 noise).
 
     Returns a dict with the means ``comprehensiveness``, ``sufficiency``, ``naopc_comprehensiveness``,
     ``naopc_sufficiency`` (``None`` with ``normalization="none"``) and ``per_example``: one dict per text
     with words, attributions, target, p_full, n_words, the scores, limits (lower, upper, their orders and
     curves), the comprehensiveness / sufficiency curves, the method used and n_evaluations (distinct
     perturbed inputs the model saw for that text).
+    """
+    if attributions is None:
+        if attribution_method is None:
+            raise ValueError(
+                "attributions=None: expected one score per word per text, or attribution_method= one of "
+                "textxai.attribution.available_methods() to compute them"
+            )
+        sets = {attribution_method: None}
+    elif attribution_method is not None:
+        raise ValueError(
+            f"attribution_method={attribution_method!r} with attributions given: expected one of the two"
+        )
+    else:
+        sets = {"attributions": attributions}
+    out = compare_attributions(texts, classifier, sets, text_pairs=text_pairs, target=target,
+                               normalization=normalization, beam_size=beam_size, max_exact_words=max_exact_words,
+                               perturbation=perturbation, batch_size=batch_size, seed=seed, progress=progress)
+    return next(iter(out.values()))
+
+
+def compare_attributions(
+    texts,
+    classifier,
+    attributions: dict,
+    text_pairs=None,
+    target="predicted",
+    normalization: str = "auto",
+    beam_size: int = 5,
+    max_exact_words: int = DEFAULT_MAX_EXACT_WORDS,
+    perturbation: str = "mask",
+    batch_size: int = 32,
+    seed: int = 0,
+    progress: bool = False,
+) -> dict:
+    """:func:`compute_naopc` for several attribution sets at once, sharing p(x), the limits and every model call.
+
+    ``attributions`` maps a name to one score list per text, or an attribution method name (see
+    :func:`textxai.attribution.available_methods`) to ``None`` to compute it. Returns name -> the
+    :func:`compute_naopc` result for that set.
     """
     from textxai.classifier import as_classifier
     from textxai.validation import check_text_pairs, check_texts
@@ -602,24 +642,23 @@ def compute_naopc(
     beam_size = _check_positive_int(beam_size, "beam_size")
     max_exact_words = _check_positive_int(max_exact_words, "max_exact_words")
     batch_size = _check_positive_int(batch_size, "batch_size")
+    if not isinstance(attributions, dict) or not attributions:
+        raise TypeError(f"attributions={_short(attributions)}: expected a non-empty dict name -> attributions (or None)")
     clf = as_classifier(classifier)
     words = [clf.words(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
     for i, w in enumerate(words):
         if not w:
             where = f"texts[{i}]={_short(texts[i])}" + ("" if pairs is None else f" with text_pairs[{i}]={_short(pairs[i])}")
             raise ValueError(f"{where} has no words: expected at least one word to remove")
-    if attributions is None:
-        if attribution_method is None:
-            raise ValueError(
-                "attributions=None: expected one score per word per text, or attribution_method= one of "
-                "textxai.attribution.available_methods() to compute them"
-            )
-    elif attribution_method is not None:
-        raise ValueError(
-            f"attribution_method={attribution_method!r} with attributions given: expected one of the two"
-        )
-    if attributions is not None:
-        attributions = _check_attributions(attributions, words, texts)
+    sets = {}
+    for name, attrs in attributions.items():
+        if attrs is None:
+            from textxai.attribution import METHODS
+
+            _check_choice(name, "attribution_method", METHODS)
+            sets[name] = None
+        else:
+            sets[name] = _check_attributions(attrs, words, texts)
     if normalization == "exact":
         for i, w in enumerate(words):
             if len(w) > max_exact_words:
@@ -632,12 +671,13 @@ def compute_naopc(
     from textxai.attribution import resolve_targets
 
     targets = resolve_targets(target, full)
-    if attributions is None:
-        from textxai.attribution import word_attributions
+    for name, attrs in sets.items():
+        if attrs is None:
+            from textxai.attribution import word_attributions
 
-        attributions = word_attributions(texts, clf, attribution_method, target=targets, text_pairs=pairs, seed=seed,
+            computed = word_attributions(texts, clf, name, target=targets, text_pairs=pairs, seed=seed,
                                          batch_size=batch_size, progress=progress)
-        attributions = _check_attributions(attributions, words, texts)
+            sets[name] = _check_attributions(computed, words, texts)
 
     def score_many(masks_list, show=False):
         idx = [i for i, m in enumerate(masks_list) if m is not None and len(m)]
@@ -653,9 +693,13 @@ def compute_naopc(
     memos = [_Memo(len(w)) for w in words]
     for memo, t, f in zip(memos, targets, full):
         memo.values[0] = float(f[t])
-    comp_orders = [comprehensiveness_order(a) for a in attributions]
-    suff_orders = [sufficiency_order(a) for a in attributions]
-    _evaluate(memos, [_order_to_keys(c) + _order_to_keys(s) for c, s in zip(comp_orders, suff_orders)], score_many)
+    orders = {name: ([comprehensiveness_order(a) for a in attrs], [sufficiency_order(a) for a in attrs])
+              for name, attrs in sets.items()}
+    requests = [[] for _ in texts]
+    for comp_orders, suff_orders in orders.values():
+        for i in range(len(texts)):
+            requests[i] += _order_to_keys(comp_orders[i]) + _order_to_keys(suff_orders[i])
+    _evaluate(memos, requests, score_many)
 
     methods = []
     for w in words:
@@ -679,44 +723,48 @@ def compute_naopc(
         for i, lim in zip(idx, _limits(sub_memos, results, method)):
             limits[i] = lim
 
-    per_example = []
-    for i, memo in enumerate(memos):
-        comp_curve, suff_curve = memo.drops(comp_orders[i]), memo.drops(suff_orders[i])
-        comp, suff = float(comp_curve.mean()), float(suff_curve.mean())
-        lim = limits[i]
-        row = {
-            "words": words[i],
-            "attributions": [float(a) for a in attributions[i]],
-            "target": int(targets[i]),
-            "p_full": float(memo.p0),
-            "n_words": memo.n,
-            "normalization": methods[i],
-            "comprehensiveness": comp,
-            "sufficiency": suff,
-            "naopc_comprehensiveness": None if lim is None else lim.normalize(comp),
-            "naopc_sufficiency": None if lim is None else lim.normalize(suff),
-            "lower": None if lim is None else lim.lower,
-            "upper": None if lim is None else lim.upper,
-            "comprehensiveness_order": comp_orders[i],
-            "sufficiency_order": suff_orders[i],
-            "comprehensiveness_curve": comp_curve.tolist(),
-            "sufficiency_curve": suff_curve.tolist(),
-            "lower_order": None if lim is None else lim.lower_order,
-            "upper_order": None if lim is None else lim.upper_order,
-            "lower_curve": None if lim is None else lim.lower_curve.tolist(),
-            "upper_curve": None if lim is None else lim.upper_curve.tolist(),
-            "n_evaluations": len(memo.values),
+    out = {}
+    for name, attrs in sets.items():
+        comp_orders, suff_orders = orders[name]
+        per_example = []
+        for i, memo in enumerate(memos):
+            comp_curve, suff_curve = memo.drops(comp_orders[i]), memo.drops(suff_orders[i])
+            comp, suff = float(comp_curve.mean()), float(suff_curve.mean())
+            lim = limits[i]
+            per_example.append({
+                "words": words[i],
+                "attributions": [float(a) for a in attrs[i]],
+                "target": int(targets[i]),
+                "p_full": float(memo.p0),
+                "n_words": memo.n,
+                "normalization": methods[i],
+                "comprehensiveness": comp,
+                "sufficiency": suff,
+                "naopc_comprehensiveness": None if lim is None else lim.normalize(comp),
+                "naopc_sufficiency": None if lim is None else lim.normalize(suff),
+                "lower": None if lim is None else lim.lower,
+                "upper": None if lim is None else lim.upper,
+                "comprehensiveness_order": comp_orders[i],
+                "sufficiency_order": suff_orders[i],
+                "comprehensiveness_curve": comp_curve.tolist(),
+                "sufficiency_curve": suff_curve.tolist(),
+                "lower_order": None if lim is None else lim.lower_order,
+                "upper_order": None if lim is None else lim.upper_order,
+                "lower_curve": None if lim is None else lim.lower_curve.tolist(),
+                "upper_curve": None if lim is None else lim.upper_curve.tolist(),
+                # distinct perturbed inputs the model saw for this text (shared by all attribution sets)
+                "n_evaluations": len(memo.values),
+            })
+
+        def mean(key, rows=per_example):
+            values = [r[key] for r in rows]
+            return None if any(v is None for v in values) else float(np.mean(values))
+
+        out[name] = {
+            "comprehensiveness": mean("comprehensiveness"),
+            "sufficiency": mean("sufficiency"),
+            "naopc_comprehensiveness": mean("naopc_comprehensiveness"),
+            "naopc_sufficiency": mean("naopc_sufficiency"),
+            "per_example": per_example,
         }
-        per_example.append(row)
-
-    def mean(key):
-        values = [r[key] for r in per_example]
-        return None if any(v is None for v in values) else float(np.mean(values))
-
-    return {
-        "comprehensiveness": mean("comprehensiveness"),
-        "sufficiency": mean("sufficiency"),
-        "naopc_comprehensiveness": mean("naopc_comprehensiveness"),
-        "naopc_sufficiency": mean("naopc_sufficiency"),
-        "per_example": per_example,
-    }
+    return out
