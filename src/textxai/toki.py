@@ -614,20 +614,48 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
                         n_explained={c: int((labels[correct] == c).sum()) for c in range(clf.num_labels)})
 
 
+def _theta_cache_file() -> Path:
+    import os
+
+    return Path(os.environ.get("TEXTXAI_CACHE", Path.home() / ".cache" / "textxai")) / "theta_relate.json"
+
+
+def _synonyms_digest(synonyms) -> str:
+    pairs = load_synonym_pairs(synonyms) if synonyms is None or isinstance(synonyms, (str, Path)) else _clean_pairs(list(synonyms), "synonyms")
+    return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()[:16]
+
+
 def resolve_theta_relate(theta_relate, embedders, synonyms=None, seed: int = 0) -> dict[str, float]:
-    """θ_relate per embedder name: given (number or dict, each in [-1, 1]) or estimated."""
+    """θ_relate per embedder name: given (number or dict, each in [-1, 1]) or estimated.
+
+    Estimates are memoised on disk (``$TEXTXAI_CACHE/theta_relate.json``, default ``~/.cache/textxai``)
+    for embedders with a ``cache_key`` (MiniLM, classifier embeddings), keyed by the synonym list and seed.
+    """
+    if theta_relate is not None and not isinstance(theta_relate, dict):
+        check_unit(theta_relate, "theta_relate", -1.0, 1.0)
     out = {}
     for emb in embedders:
         if theta_relate is None or isinstance(theta_relate, dict) and emb.name not in theta_relate:
-            cached = getattr(emb, "_theta_cache", {})
-            key = (str(synonyms), seed)
-            if key not in cached:
-                cached[key] = estimate_theta_relate(emb, synonyms, seed=seed)["theta_relate"]
+            key = getattr(emb, "cache_key", None)
+            key = None if key is None else f"{key}|{_synonyms_digest(synonyms)}|{seed}"
+            path = _theta_cache_file()
+            disk = {}
+            if key is not None and path.is_file():
                 try:
-                    emb._theta_cache = cached
-                except AttributeError:
+                    disk = json.loads(path.read_text())
+                except (OSError, ValueError):
+                    disk = {}
+            if key is not None and key in disk:
+                out[emb.name] = float(disk[key])
+                continue
+            out[emb.name] = estimate_theta_relate(emb, synonyms, seed=seed)["theta_relate"]
+            if key is not None:
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    disk[key] = out[emb.name]
+                    path.write_text(json.dumps(disk, indent=1, sort_keys=True))
+                except OSError:
                     pass
-            out[emb.name] = cached[key]
         else:
             value = theta_relate[emb.name] if isinstance(theta_relate, dict) else theta_relate
             out[emb.name] = check_unit(value, "theta_relate", -1.0, 1.0)

@@ -1,0 +1,207 @@
+"""TOKI trust Space: is a prediction made for the right reasons? And the TOKI-guided attack."""
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import gradio as gr
+import Levenshtein
+
+from textxai import spaces, toki
+from textxai.words import tokenize
+
+MAX_TRAIN = 200
+EXPLAINERS = {"omission": {}, "gradient": {}, "lime (500 samples)": {"n_samples": 500}}
+RELATED, UNRELATED = "#16a34a", "#dc2626"
+_LOCK = threading.Lock()
+_INDEXES: dict = {}
+
+
+def demo_train_rows(choice: str) -> list[tuple[int, str]]:
+    """The packaged training texts of a demo model (first 120)."""
+    kind = choice.split("demo-", 1)[1]
+    path = Path(toki.__file__).resolve().parent / "demo" / "data" / f"{kind}.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(int(r["label"]), r["text"]) for r in rows if r.get("split") == "train"][:120]
+
+
+def parse_train(text: str | None, classifier) -> list[tuple[int, str]]:
+    """Training lines ``label<TAB>text`` (label: index or class name)."""
+    names = {v.lower(): k for k, v in classifier.labels.items()}
+    rows = []
+    for i, line in enumerate(spaces.split_lines(text)):
+        if "\t" not in line:
+            raise spaces.SpaceError(f"training line {i + 1} {line[:40]!r}: expected 'label<TAB>text'")
+        label, body = line.split("\t", 1)
+        label = label.strip()
+        if label.lower() in names:
+            y = names[label.lower()]
+        elif label.isdigit() and int(label) < classifier.num_labels:
+            y = int(label)
+        else:
+            raise spaces.SpaceError(f"training line {i + 1}: label {label!r}; expected a class index or one of "
+                                    f"{list(classifier.labels.values())}")
+        rows.append((y, body.strip()))
+    if len(rows) > MAX_TRAIN:
+        raise spaces.SpaceError(f"{len(rows)} training lines; this Space accepts at most {MAX_TRAIN}")
+    spaces.check_inputs([b for _, b in rows] or [""], max_texts=MAX_TRAIN, name="training texts")
+    return rows
+
+
+def settings(explainer: str, embedders) -> tuple[str, dict, list[str]]:
+    if explainer not in EXPLAINERS:
+        raise spaces.SpaceError(f"explainer={explainer!r}: expected one of {list(EXPLAINERS)}")
+    embedders = list(embedders or [])
+    if not embedders:
+        raise spaces.SpaceError("embedders: choose at least one word embedder")
+    return explainer.split(" ")[0], EXPLAINERS[explainer], embedders
+
+
+def keyword_index(model_choice: str, train_text: str | None, explainer: str, embedders):
+    """The classifier and its keyword index (demo corpus for demo models, else the pasted training texts)."""
+    classifier = spaces.resolve_model(model_choice)
+    method, options, embs = settings(explainer, embedders)
+    if train_text and train_text.strip():
+        rows = parse_train(train_text, classifier)
+    elif str(model_choice).startswith("textxai/demo-"):
+        rows = demo_train_rows(model_choice)
+    else:
+        raise spaces.SpaceError("training texts: paste labelled training texts (label<TAB>text per line) for this model")
+    with _LOCK:
+        index = toki.cached_keyword_index(classifier, [b for _, b in rows], [y for y, _ in rows], explainer=method,
+                                          top_k=10, theta_dist=0.3, theta_relate=None, embedders=embs,
+                                          class_names=None, batch_size=32, seed=0, progress=False,
+                                          explainer_options=options, train_text_pairs=None)
+    return classifier, index, rows, method, options, embs
+
+
+def _label_index(label: str | None, classifier, predicted: int) -> int:
+    if label is None or not str(label).strip():
+        return predicted
+    names = {v.lower(): k for k, v in classifier.labels.items()}
+    label = str(label).strip()
+    if label.lower() in names:
+        return names[label.lower()]
+    if label.isdigit() and int(label) < classifier.num_labels:
+        return int(label)
+    raise spaces.SpaceError(f"true label {label!r}: expected a class index or one of {list(classifier.labels.values())}")
+
+
+def words_html(top_words) -> str:
+    spans = []
+    for w, s, r in top_words:
+        color, kind = (RELATED, "related") if r else (UNRELATED, "unrelated")
+        spans.append(f'<span class="toki-word toki-{kind}" title="{kind}, importance {s:.4g}" style="border-bottom: 3px solid '
+                     f'{color}; padding: 1px 3px; margin: 2px;">{spaces.escape(w)} <small>{s:.3f}</small></span>')
+    return " ".join(spans) or "<i>no word contributes positively</i>"
+
+
+def assess_text(model_choice: str, text: str, true_label: str, train_text: str, explainer: str, embedders):
+    """Prediction, explanation with related / unrelated words, the verdict; plus the class keywords."""
+    text = spaces.check_inputs([text], max_texts=1)[0]
+    classifier, index, _, method, options, embs = keyword_index(model_choice, train_text, explainer, embedders)
+    predicted = int(classifier.predict([text])[0])
+    y = _label_index(true_label, classifier, predicted)
+    out = toki.toki_trust([text], [y], model=classifier, keyword_index=index, explainer=method,
+                          explainer_options=options, embedders=embs)
+    name = classifier.labels[predicted]
+    conf = out["confidences"][0]
+    label = out["trust_labels"][0]
+    if label is None:
+        verdict = "not assessed (wrong prediction)"
+    else:
+        verdict = "trustworthy" if label else "untrustworthy"
+    head = (f"<p>Prediction: <b id='toki-prediction'>{spaces.escape(name)}</b> ({conf:.2f})</p>"
+            f"<p>Verdict: <b id='toki-verdict'>{verdict}</b>")
+    if label is not None:
+        head += f" — IS<sub>rel</sub> = {out['is_rel'][0]:.4f}, IS<sub>unr</sub> = {out['is_unr'][0]:.4f}"
+    head += "</p>"
+    body = (f"<p>Top words (<span style='color:{RELATED}'>related</span> / "
+            f"<span style='color:{UNRELATED}'>unrelated</span> to '{spaces.escape(index.class_names[y])}'):</p>"
+            f"<div id='toki-words'>{words_html(out['top_words'][0])}</div>") if label is not None else ""
+    kws = "".join(f"<li><b>{spaces.escape(index.class_names[c])}</b>: {spaces.escape(', '.join(index.keyword_list(c)[:20]) or '—')}</li>"
+                  for c in sorted(index.class_names))
+    theta = ", ".join(f"{k} {v:.3f}" for k, v in index.theta_relate.items())
+    return head + body, f"<p>Keywords per class (θ_relate: {spaces.escape(theta)}):</p><ul id='toki-keywords'>{kws}</ul>"
+
+
+def diff_html(before: str, after: str) -> str:
+    a, b = tokenize(before), tokenize(after)
+    parts = []
+    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
+        if op == "equal":
+            parts.extend(spaces.escape(w) for w in b[j1:j2])
+            continue
+        parts.extend(f'<del style="color:#b91c1c">{spaces.escape(w)}</del>' for w in a[i1:i2])
+        parts.extend(f'<ins class="toki-ins" style="background:#bbf7d0;text-decoration:none">{spaces.escape(w)}</ins>'
+                     for w in b[j1:j2])
+    return " ".join(parts)
+
+
+def attack_text(model_choice: str, text: str, train_text: str, explainer: str, embedders, max_rate: float,
+                min_similarity: float):
+    text = spaces.check_inputs([text], max_texts=1)[0]
+    classifier, index, _, _, _, embs = keyword_index(model_choice, train_text, explainer, embedders)
+    res = toki.toki_attack(classifier, [text], index, embedders=embs, max_rate=float(max_rate),
+                           min_similarity=float(min_similarity))
+    r = res["examples"][0]
+    before, after = classifier.labels[r.label], classifier.labels[int(classifier.predict([r.adversarial])[0])]
+    status = "succeeded" if r.success else "failed"
+    subs = ", ".join(f"{a} → {b}" for a, b in r.substitutions) or "none"
+    return (f"<p>Attack <b id='toki-attack-status'>{status}</b>: {spaces.escape(before)} → {spaces.escape(after)}, "
+            f"{r.n_perturbations} substitution(s) ({spaces.escape(subs)}), sentence similarity {r.similarity:.3f}</p>"
+            f"<p id='toki-diff'>{diff_html(text, r.adversarial)}</p>")
+
+
+DEFAULT_TEXT = "A wonderful film with a great cast and a moving story."
+
+
+def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "", default_text: str = DEFAULT_TEXT,
+               default_embedders=("classifier", "minilm")) -> gr.Blocks:
+    """The Space (``default_*`` preset the inputs; tests point it at a local model)."""
+    with spaces.space(
+        "TOKI: right for the right reasons?",
+        module="toki_trust",
+        paper_url="https://doi.org/10.5281/zenodo.13751580",
+        paper_title="Automated Trustworthiness Oracle Generation for Machine Learning Text Classifiers (TOKI)",
+        description=("A prediction is trustworthy when the words that drove it are related to the predicted class. "
+                     "TOKI finds each class's keywords in the model's own explanations of its training texts, then "
+                     "weighs the related against the unrelated top words of a prediction."),
+    ) as blocks:
+        with gr.Row():
+            model = spaces.model_dropdown(value=default_model, elem_id="model")
+            explainer_radio = gr.Radio(list(EXPLAINERS), value="omission", label="Explainer")
+            embedders_box = gr.CheckboxGroup(["classifier", "minilm"], value=list(default_embedders),
+                                             label="Word embedders")
+        train_box = gr.Textbox(value=default_train, lines=3, elem_id="train-box",
+                               label=(f"Training texts, 'label<TAB>text' per line (at most {MAX_TRAIN}); leave empty "
+                                      "for a demo model (its packaged corpus)"))
+        with gr.Tabs():
+            with gr.Tab("Assess a prediction"):
+                text_box = gr.Textbox(value=default_text, lines=3, elem_id="text-box", label="Text")
+                label_box = gr.Textbox(value="", elem_id="label-box",
+                                       label="True label (optional; empty = take the prediction as correct)")
+                assess_button = gr.Button("Assess", variant="primary", elem_id="assess-button")
+                verdict_html = gr.HTML(elem_id="verdict")
+                keywords_html = gr.HTML(elem_id="keywords")
+            with gr.Tab("TOKI-guided attack"):
+                attack_box = gr.Textbox(value=default_text, lines=3, elem_id="attack-box", label="Text to attack")
+                with gr.Row():
+                    rate = gr.Slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed")
+                    sim = gr.Slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)")
+                attack_button = gr.Button("Attack", variant="primary", elem_id="attack-button")
+                attack_html = gr.HTML(elem_id="attack")
+        assess_button.click(spaces.user_errors(assess_text),
+                            [model, text_box, label_box, train_box, explainer_radio, embedders_box],
+                            [verdict_html, keywords_html])
+        attack_button.click(spaces.user_errors(attack_text),
+                            [model, attack_box, train_box, explainer_radio, embedders_box, rate, sim], [attack_html])
+    return blocks
+
+
+demo = build_demo()
+
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,0 +1,93 @@
+"""The toki_trust Space: handlers against the module, escaping, errors, and a browser run."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from textxai import toki
+from test_toki_pipeline import CLASSES, make_data, shortcut_clf  # noqa: F401  (fixture)
+
+APP = Path(__file__).resolve().parents[1] / "spaces" / "toki_trust" / "app.py"
+
+
+@pytest.fixture(scope="module")
+def app():
+    spec = importlib.util.spec_from_file_location("toki_trust_space_app", APP)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def folder(shortcut_clf, tmp_path_factory):
+    path = tmp_path_factory.mktemp("shortcut_model")
+    shortcut_clf.model.save_pretrained(path)
+    shortcut_clf.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def train_text():
+    texts, labels = make_data(30, seed=2)
+    return "\n".join(f"{CLASSES[y]}\t{t}" for t, y in zip(texts, labels))
+
+
+def _module_verdict(folder, text, train_text):
+    from textxai import spaces
+
+    clf = spaces.resolve_model(folder)
+    rows = [line.split("\t") for line in train_text.splitlines()]
+    names = {v: k for k, v in clf.labels.items()}
+    y = int(clf.predict([text])[0])
+    out = toki.toki_trust([text], [y], model=clf, train_texts=[t for _, t in rows], train_labels=[names[n] for n, _ in rows],
+                          explainer="omission", embedders=["minilm"], theta_relate=None)
+    return out
+
+
+def test_assess_matches_module(app, folder, train_text):
+    texts, _ = make_data(3, seed=9)
+    for text in texts:
+        html, keywords = app.assess_text(folder, text, "", train_text, "omission", ["minilm"])
+        out = _module_verdict(folder, text, train_text)
+        expected = "trustworthy" if out["trust_labels"][0] else "untrustworthy"
+        assert f"id='toki-verdict'>{expected}<" in html
+        assert html.count("toki-related") == len(out["related_words"][0])
+        assert html.count("toki-unrelated") == len(out["unrelated_words"][0])
+        assert "id='toki-keywords'" in keywords
+
+
+def test_wrong_label_escaping_and_errors(app, folder, train_text):
+    text = "<script>alert(1)</script> zxq the night"
+    html, _ = app.assess_text(folder, text, "food", train_text, "omission", ["minilm"])
+    assert "not assessed (wrong prediction)" in html or "id='toki-verdict'" in html
+    assert "<script>" not in html
+    with pytest.raises(ValueError, match="expected 'label<TAB>text'"):
+        app.assess_text(folder, "the night", "", "no tab here", "omission", ["minilm"])
+    with pytest.raises(ValueError, match="true label 'cars'"):
+        app.assess_text(folder, "the night", "cars", train_text, "omission", ["minilm"])
+    with pytest.raises(ValueError, match="choose at least one word embedder"):
+        app.assess_text(folder, "the night", "", train_text, "omission", [])
+    with pytest.raises(ValueError, match="paste labelled training texts"):
+        app.assess_text(folder, "the night", "", "", "omission", ["minilm"])
+
+
+def test_attack_tab(app, folder, train_text):
+    html = app.attack_text(folder, "we talked about soccer at night", train_text, "omission", ["minilm"], 0.4, 0.3)
+    assert "id='toki-attack-status'" in html and "id='toki-diff'" in html
+    if "succeeded" in html:
+        assert "toki-ins" in html
+
+
+@pytest.mark.browser
+def test_browser_verdict_equals_module(app, folder, train_text, gradio_url, page):
+    text = "we saw some zxq on the night"
+    demo = app.build_demo(default_model=folder, default_train=train_text, default_text=text, default_embedders=["minilm"])
+    page.goto(gradio_url(demo))
+    page.locator("#assess-button").click()
+    page.wait_for_selector("#toki-verdict")
+    shown = page.locator("#toki-verdict").inner_text().strip()
+    out = _module_verdict(folder, text, train_text)
+    assert shown == ("trustworthy" if out["trust_labels"][0] else "untrustworthy")
+    assert page.locator("#toki-words .toki-word").count() == len(out["top_words"][0])
