@@ -1,0 +1,193 @@
+"""``textxai run naopc`` and the naopc section of ``textxai demo``: AOPC and Normalized AOPC of attribution methods."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from textxai import naopc
+
+NAME = "naopc"
+HELP = "faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC"
+DEMO_METHODS = ("omission", "input_x_gradient", "integrated_gradients")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--attribution-methods", nargs="+", default=["integrated_gradients"],
+                        help="attribution methods to compare (gradient, input_x_gradient, integrated_gradients, "
+                             "omission, lime, kernel_shap); default integrated_gradients")
+    parser.add_argument("--attributions-column", default=None,
+                        help="column of --data holding one list of word scores per row (instead of computing them)")
+    parser.add_argument("--normalization", default="auto", choices=list(naopc.NORMALIZATIONS),
+                        help="limits: exact (DP over word subsets), beam, auto (exact when N <= --max-exact-words), none")
+    parser.add_argument("--beam-size", type=int, default=5, help="beam width of the beam limits (default 5)")
+    parser.add_argument("--max-exact-words", type=int, default=naopc.DEFAULT_MAX_EXACT_WORDS,
+                        help="largest N for exact limits: 2^N model calls per text (default 16)")
+    parser.add_argument("--perturbation", default="mask", choices=list(naopc.PERTURBATIONS))
+    parser.add_argument("--target", default="predicted", help="'predicted' (default) or a class index")
+    parser.add_argument("--seed", type=int, default=0, help="seed of lime / kernel_shap (default 0)")
+
+
+def _target(value):
+    if isinstance(value, str) and value != "predicted":
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"--target={value!r}: expected 'predicted' or a class index") from None
+    return value
+
+
+def _read_attributions(path: str, column: str) -> list[list[float]]:
+    import datasets
+
+    p = Path(path)
+    builder = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}.get(p.suffix)
+    if builder is None or not p.is_file():
+        raise ValueError(f"--attributions-column needs a local --data file (csv, tsv, jsonl, json, parquet); got {path!r}")
+    kwargs = {"delimiter": "\t"} if p.suffix == ".tsv" else {}
+    table = datasets.load_dataset(builder, data_files=str(p), split="train", **kwargs)
+    if column not in table.column_names:
+        raise ValueError(f"--attributions-column={column!r}: no such column; columns: {table.column_names}")
+    values = table[column]
+    return [json.loads(v) if isinstance(v, str) else list(v) for v in values]
+
+
+def analyse(texts, text_pairs, classifier, attributions: dict, normalization="auto", beam_size=5,
+            max_exact_words=naopc.DEFAULT_MAX_EXACT_WORDS, perturbation="mask", target="predicted", batch_size=32,
+            seed=0, progress=False):
+    """Results per attribution set, a ranking by AOPC and by NAOPC, and the figures."""
+    res = naopc.compare_attributions(texts, classifier, attributions, text_pairs=text_pairs, target=target,
+                                     normalization=normalization, beam_size=beam_size,
+                                     max_exact_words=max_exact_words, perturbation=perturbation,
+                                     batch_size=batch_size, seed=seed, progress=progress)
+    first = next(iter(res.values()))["per_example"]
+    results = {
+        "methods": {
+            name: {k: r[k] for k in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")}
+            for name, r in res.items()
+        },
+        "n_texts": len(texts),
+        "mean_words": float(np.mean([row["n_words"] for row in first])),
+        "normalization_used": sorted({row["normalization"] for row in first}),
+        "mean_lower": None if first[0]["lower"] is None else float(np.mean([row["lower"] for row in first])),
+        "mean_upper": None if first[0]["upper"] is None else float(np.mean([row["upper"] for row in first])),
+        "model_evaluations": int(sum(row["n_evaluations"] for row in first)),
+        "per_example": {name: r["per_example"] for name, r in res.items()},
+    }
+    if len(res) >= 2 and first[0]["lower"] is not None:
+        names = list(res)
+        for metric in ("comprehensiveness", "sufficiency"):
+            raw = [res[n][metric] for n in names]
+            norm = [res[n][f"naopc_{metric}"] for n in names]
+            results[f"rank_agreement_{metric}"] = naopc.rank_agreement(raw, norm)
+    return results, figures(res)
+
+
+def figures(res: dict) -> dict:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(res)
+    normalized = res[names[0]]["naopc_comprehensiveness"] is not None
+    fig, axes = plt.subplots(1, 2 if normalized else 1, figsize=(10 if normalized else 5.5, 3.8), squeeze=False)
+    x = np.arange(len(names))
+    panels = [("AOPC", "")] + ([("NAOPC", "naopc_")] if normalized else [])
+    for ax, (title, prefix) in zip(axes[0], panels):
+        ax.bar(x - 0.2, [res[n][f"{prefix}comprehensiveness"] for n in names], 0.4, label="comprehensiveness ↑",
+               color="#4f46e5")
+        ax.bar(x + 0.2, [res[n][f"{prefix}sufficiency"] for n in names], 0.4, label="sufficiency ↓", color="#f59e0b")
+        ax.set_xticks(x, names, rotation=15)
+        ax.set_title(title)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    out = {"scores": fig}
+    row = res[names[0]]["per_example"][0]
+    out["curves_first_text"] = curve_figure(row, f"perturbation curves, text 0 ({names[0]})")
+    return out
+
+
+def curve_figure(row: dict, title: str = "perturbation curves"):
+    """Probability drop after k words removed: comprehensiveness, sufficiency and the two limit orderings."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    k = np.arange(1, row["n_words"] + 1)
+    ax.plot(k, row["comprehensiveness_curve"], "o-", color="#4f46e5", label=f"comprehensiveness {row['comprehensiveness']:.3f}")
+    ax.plot(k, row["sufficiency_curve"], "o-", color="#f59e0b", label=f"sufficiency {row['sufficiency']:.3f}")
+    if row.get("upper_curve") is not None:
+        ax.plot(k, row["upper_curve"], "--", color="#059669", label=f"upper limit {row['upper']:.3f}")
+        ax.plot(k, row["lower_curve"], "--", color="#dc2626", label=f"lower limit {row['lower']:.3f}")
+    ax.axhline(0, color="black", lw=0.6)
+    ax.set_xlabel("words removed")
+    ax.set_ylabel("p(x) - p(x without them)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def report(results: dict, title: str = "NAOPC") -> str:
+    lines = [f"## {title}", "",
+             f"{results['n_texts']} texts, {results['mean_words']:.1f} words on average; limits: "
+             f"{', '.join(results['normalization_used'])}; {results['model_evaluations']} model evaluations."]
+    if results["mean_lower"] is not None:
+        lines.append(f"Mean AOPC limits of this model: lower {results['mean_lower']:.3f}, upper {results['mean_upper']:.3f}.")
+    lines += ["", f"{'method':<22} {'comp ↑':>8} {'suff ↓':>8} {'NAOPC comp ↑':>13} {'NAOPC suff ↓':>13}"]
+    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    for name, m in results["methods"].items():
+        lines.append(f"{name:<22} {fmt(m['comprehensiveness']):>8} {fmt(m['sufficiency']):>8} "
+                     f"{fmt(m['naopc_comprehensiveness']):>13} {fmt(m['naopc_sufficiency']):>13}")
+    for metric in ("comprehensiveness", "sufficiency"):
+        key = f"rank_agreement_{metric}"
+        if key in results:
+            lines.append(f"Kendall tau of the method ranking, AOPC vs NAOPC ({metric}): {results[key]:.2f}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args, texts, text_pairs, labels, classifier):
+    """AOPC / NAOPC of each attribution method (or of the attributions in --attributions-column)."""
+    if args.attributions_column is not None:
+        attributions = {args.attributions_column: _read_attributions(args.data, args.attributions_column)}
+        if args.limit is not None:
+            attributions = {k: v[: args.limit] for k, v in attributions.items()}
+    else:
+        attributions = {m: None for m in args.attribution_methods}
+    results, figs = analyse(texts, text_pairs, classifier, attributions, normalization=args.normalization,
+                            beam_size=args.beam_size, max_exact_words=args.max_exact_words,
+                            perturbation=args.perturbation, target=_target(args.target), batch_size=args.batch_size,
+                            seed=args.seed, progress=not getattr(args, "no_progress", False))
+    for name, m in results["methods"].items():  # flat scalars for the command line summary
+        for key, value in m.items():
+            results[f"{name}/{key}"] = value
+    return results, figs
+
+
+def _demo_texts(max_words: int = 12, n: int = 6) -> list[str]:
+    path = Path(__file__).resolve().parents[1] / "demo" / "data" / "sentiment.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = [r for r in rows if r.get("split", "test") == "test"] or rows
+    from textxai.words import tokenize
+
+    short = sorted((len(tokenize(r["text"])), i) for i, r in enumerate(rows) if len(tokenize(r["text"])) <= max_words)
+    return [rows[i]["text"] for _, i in short[:n]]
+
+
+def demo(progress: bool = True):
+    """NAOPC of three attribution methods on the demo sentiment model (the 6 shortest demo test texts).
+
+    Texts of <= 11 words get exact limits (DP over all word subsets), longer ones beam-5 limits.
+    """
+    from textxai.classifier import as_classifier
+
+    classifier = as_classifier("textxai/demo-sentiment")
+    texts = _demo_texts()
+    results, figs = analyse(texts, None, classifier, {m: None for m in DEMO_METHODS}, normalization="auto",
+                            max_exact_words=11, progress=progress)
+    return report(results, "NAOPC — demo sentiment model, three attribution methods"), results, figs

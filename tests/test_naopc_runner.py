@@ -1,0 +1,46 @@
+"""`textxai run naopc` on a saved tiny model: the JSON it writes equals compute_naopc."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import tiny_models
+from textxai import naopc as N
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory):
+    from transformers import BertConfig, BertForSequenceClassification
+
+    folder = tmp_path_factory.mktemp("naopc_model")
+    tokenizer = tiny_models.bert_tokenizer(folder / "tok")
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(tiny_models.BERT_VOCAB), hidden_size=16, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64, num_labels=2,
+                        initializer_range=0.5)
+    BertForSequenceClassification(config).eval().save_pretrained(folder / "model")
+    tokenizer.save_pretrained(folder / "model")
+    return folder / "model"
+
+
+def test_cli_run(model_folder, tmp_path):
+    from textxai.classifier import TextClassifier
+    from textxai.cli import main
+
+    data = tmp_path / "data.jsonl"
+    rows = [{"text": "the movie was wonderful", "scores": [0.1, 0.5, 0.0, 0.9]},
+            {"text": "i hated it !", "scores": [0.0, 0.8, 0.1, 0.2]}]
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    out = tmp_path / "out"
+    assert main(["run", "naopc", "--model", str(model_folder), "--data", str(data), "--attributions-column", "scores",
+                 "--output", str(out), "--no-progress"]) == 0
+    written = json.loads((out / "naopc.json").read_text())
+    clf = TextClassifier(str(model_folder), device="cpu")
+    direct = N.compute_naopc([r["text"] for r in rows], [r["scores"] for r in rows], clf)
+    for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
+        assert written["methods"]["scores"][key] == pytest.approx(direct[key], abs=1e-6)
+    assert (out / "naopc_curves_first_text.png").is_file() and (out / "naopc_scores.png").is_file()
+    with pytest.raises(SystemExit):
+        main(["run", "naopc", "--model", str(model_folder), "--data", str(data), "--normalization", "minmax"])
