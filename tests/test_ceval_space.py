@@ -105,3 +105,30 @@ def test_browser_pair_shows_numbers(app, tiny_folder, gradio_url, page):
     assert page.locator("#probability-change").inner_text().strip() == f"{ref['probability_change']:.3f}"
     assert page.locator("#token-distance").inner_text().strip() == "2.00"
     assert page.locator("#ceval-examples ins").count() == 2 and page.locator("#ceval-examples del").count() == 2
+
+
+@pytest.mark.browser
+def test_browser_csv_upload_and_download(app, tiny_folder, gradio_url, page, tmp_path):
+    originals = [ORIGINAL, "a terrible boring film , i hated it !"]
+    path = tmp_path / "cf.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["orig_text", "gen_text"])
+        writer.writerows([(originals[0], CFS[0]), (originals[1], "a wonderful film , i loved it !")])
+    demo = app.build_demo(default_model=tiny_folder)
+    page.goto(gradio_url(demo))
+    page.get_by_role("tab", name="Batch CSV").click()
+    page.locator("#ceval-upload input[type=file]").set_input_files(str(path))
+    page.locator("#ceval-run-csv").click()
+    page.wait_for_selector("#rows-scored")
+    ref = ceval.score_counterfactuals(originals, [CFS[0], "a wonderful film , i loved it !"], model=TextClassifier(tiny_folder))
+    assert page.locator("#flip-rate").inner_text().strip() == f"{ref['flip_rate']:.3f}"
+    assert page.locator("#token-distance").inner_text().strip() == f"{ref['token_distance']:.2f}"
+    link = page.locator("#ceval-download a").first
+    link.wait_for()
+    with page.expect_download() as info:
+        link.click()
+    with open(info.value.path(), newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["orig_text"] for r in rows] == originals
+    assert [float(r["token_distance"]) for r in rows] == [2.0, 3.0]     # terrible->wonderful, -boring, hated->loved
