@@ -498,7 +498,8 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
 
     - ``predictions[i]``: one counterfactual (string) or a list of them; with a list the first one is "the"
       counterfactual (flip, probability change, distance, perplexity, quality) and all of them give the
-      diversity (CEval's ``gen_text`` / ``gen_text_2``), reported when some example has two or more. ``None`` / ``"-1"`` / ``""``: failed generation.
+      diversity (CEval's ``gen_text`` / ``gen_text_2``), reported when some example has two or more.
+      ``None`` / ``"-1"`` / ``""``: a failed generation.
     - NLI: ``reference_pairs`` (original hypotheses) and ``prediction_pairs`` (counterfactual hypotheses);
       ``references`` / ``predictions`` are then the premises. Edit one side and copy the other.
     - Classifier outputs: ``model`` (anything ``textxai.classifier.as_classifier`` takes), or precomputed
@@ -566,7 +567,11 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
         if isinstance(targets, (str, bytes)):
             raise TypeError(f"targets={_short(targets)}: expected a list of class indices, one per example")
         targets = list(targets)
-        if clf is not None and any(isinstance(t, str) for t in targets):
+        if any(isinstance(t, str) for t in targets) and (clf is not None or model is not None):
+            if clf is None:
+                from textxai.classifier import as_classifier
+
+                clf = as_classifier(model, tokenizer=tokenizer, device=device)
             names = {v: k for k, v in clf.labels.items()}
             targets = [names.get(t, t) if isinstance(t, str) else t for t in targets]
             for i, t in enumerate(targets):
