@@ -58,6 +58,12 @@ def test_model_path_equals_precomputed_and_batch_size(module, bert_clf):
     assert t["contrast"] == "target" and t["per_example"]["contrast_class"] == [1, 0, 1, 0]
     np.testing.assert_allclose(t["per_example"]["probability_change"][:3],
                                [q[i, c] - p[i, c] for i, c in zip(range(3), [1, 0, 1])], atol=1e-6)
+    names = [bert_clf.labels[i] for i in (1, 0, 1, 0)]
+    by_name = module.compute(references=REFS, predictions=CFS, model=bert_clf, targets=names, original_probs=p,
+                             counterfactual_probs=q, return_per_example=True)
+    assert by_name["per_example"]["contrast_class"] == [1, 0, 1, 0]
+    with pytest.raises(ValueError, match=r"targets\[0\]='nope': not a label of the model"):
+        module.compute(references=REFS, predictions=CFS, model=bert_clf, targets=["nope"] * 4)
 
 
 def test_nli_pairs_with_model(module, bert_clf):
