@@ -75,3 +75,14 @@ def test_array_embedder_and_factory():
     with pytest.raises(ValueError, match="no classifier was given"):
         get_embedders(["classifier"])
     assert [e.name for e in get_embedders("minilm")] == ["minilm"]
+
+
+def test_shipped_minilm_theta_is_the_estimate(tmp_path, monkeypatch):
+    """The θ_relate shipped for MiniLM is what estimate_theta_relate gives on the full list (slow: ~1 min)."""
+    if not __import__("os").environ.get("TEXTXAI_SLOW"):
+        # cheap check: the key matches the shipped list (editing the list must invalidate the shipped value)
+        key = f"{MiniLMEmbedder().cache_key}|{toki._synonyms_digest(None)}|0"
+        assert key in toki.KNOWN_THETA
+        return
+    res = toki.estimate_theta_relate(MiniLMEmbedder(), seed=0)
+    assert res["theta_relate"] == pytest.approx(list(toki.KNOWN_THETA.values())[0], abs=1e-9)

