@@ -120,6 +120,27 @@ class GradientSubstitutionEditor:
         unit = vectors / vectors.norm(dim=1, keepdim=True).clamp_min(1e-12)
         return ids, words, vectors, unit
 
+    @functools.cached_property
+    def _vocab_lower(self) -> list[str]:
+        return [w.lower() for w in self._vocab[1]]
+
+    def _neighbours(self, sims: torch.Tensor, word_lower: str) -> list[int]:
+        """The ``n_neighbours`` most similar vocabulary entries, other than the word itself (any case).
+
+        Ties in similarity go to the lower vocabulary index (a stable order), as a full stable sort would.
+        """
+        lower = self._vocab_lower
+        k = min(len(lower), self.n_neighbours + 8)
+        while True:
+            # the k-th largest value, then every index at least that similar, in stable order
+            threshold = torch.topk(sims, k).values[-1]
+            idx = torch.nonzero(sims >= threshold).flatten()
+            idx = idx[torch.argsort(-sims[idx], stable=True)].tolist()
+            out = [j for j in idx if lower[j] != word_lower][: self.n_neighbours]
+            if len(out) == self.n_neighbours or k == len(lower):
+                return out
+            k = min(len(lower), 2 * k)
+
     # ------------------------------------------------------------------ one text
     def _gradients(self, text: str):
         """(word_ids [L], embeddings [L, d], gradients [L, d], current class) for one text, float64 on CPU."""
@@ -129,8 +150,9 @@ class GradientSubstitutionEditor:
             embeds = clf.input_embeddings(enc.tensors).detach().requires_grad_(True)
             logits = clf.logits_from_embeddings(embeds, enc.tensors)
             current = int(logits[0].argmax())
-            torch.log_softmax(logits.double(), dim=-1)[0, current].backward()
-        return (enc.word_ids[0], embeds[0].detach().double().cpu(), embeds.grad[0].detach().double().cpu(), current)
+            # autograd.grad: only the input gradient is computed; the model's .grad fields stay untouched
+            (grad,) = torch.autograd.grad(torch.log_softmax(logits.double(), dim=-1)[0, current], embeds)
+        return (enc.word_ids[0], embeds[0].detach().double().cpu(), grad[0].detach().double().cpu(), current)
 
     def substitutions(self, text: str) -> list[list[Substitution]]:
         """For each chosen word (most influential first), its replacements, best (most negative score) first."""
@@ -162,9 +184,7 @@ class GradientSubstitutionEditor:
             g_word = grads[toks].sum(dim=0)
             base = float((grads[toks] * embeds[toks]).sum())
             sims = unit @ (e_word / e_word.norm().clamp_min(1e-12))
-            word_lower = spans[w][0].lower()
-            order = torch.argsort(sims, descending=True, stable=True).tolist()
-            neighbours = [j for j in order if vocab_words[j].lower() != word_lower][: self.n_neighbours]
+            neighbours = self._neighbours(sims, spans[w][0].lower())
             if not neighbours:
                 continue
             scores = (vectors[neighbours] @ g_word).numpy() - base
