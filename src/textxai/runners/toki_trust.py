@@ -46,6 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save-index", default=None, metavar="FOLDER", help="save the keyword index built here")
     parser.add_argument("--explainer", default="lime", choices=toki.EXPLAINERS)
     parser.add_argument("--lime-samples", type=_positive, default=5000, help="LIME samples (default 5000, as the paper)")
+    parser.add_argument("--perturbation", default="mask", choices=["mask", "delete"],
+                        help="how omission / LIME remove words (default mask)")
     parser.add_argument("--top-k", type=_positive, default=10)
     parser.add_argument("--theta-dist", type=_unit, default=0.3)
     parser.add_argument("--theta-relate", type=_relate, default=None, help="default: estimated per embedder")
@@ -73,7 +75,10 @@ def _label_ids(labels, classifier, flag: str) -> list[int]:
 
 
 def _options(args) -> dict:
-    return {"n_samples": args.lime_samples} if args.explainer == "lime" else {}
+    options = {"n_samples": args.lime_samples} if args.explainer == "lime" else {}
+    if args.explainer in ("lime", "omission", "kernel_shap"):
+        options["perturbation"] = args.perturbation
+    return options
 
 
 def rate_figure(results: dict, class_names: dict[int, str], labels) -> object:
