@@ -238,6 +238,9 @@ def main(argv=None):
     parser.add_argument("--exact-texts", type=int, default=3, help="texts per exact size <= 10 (default 3)")
     parser.add_argument("--exact-sizes", type=int, nargs="*", default=[6, 8, 9, 12, 14])
     parser.add_argument("--beam-sizes", type=int, nargs="*", default=[10, 20, 30, 40])
+    parser.add_argument("--measure-printed-upto", type=int, default=10,
+                        help="run every input of the printed algorithm through the model up to this N; beyond, its "
+                             "inputs are counted exactly and its time estimated per input (default 10)")
     args = parser.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     clf = classifier()
@@ -245,7 +248,7 @@ def main(argv=None):
     if args.exact_sizes:
         bench_exact(clf, args.exact_sizes, args.exact_texts)
     if args.beam_sizes:
-        bench_beam(clf, args.beam_sizes, args.texts)
+        bench_beam(clf, args.beam_sizes, args.texts, measure_printed_upto=args.measure_printed_upto)
 
 
 if __name__ == "__main__":
