@@ -669,6 +669,8 @@ def compare_editors(chains_a, chains_b, n_values=DEFAULT_N, word_tokenizer: str 
 def plot_steps(chains, word_tokenizer: str = "spacy", max_steps: int | None = None, title: str | None = None):
     """Box-plots of minimality and inc per feedback step (paper Fig. 3a-b), a matplotlib Figure.
 
+    Boxes show quartiles and the median (black line); the white diamond is the mean (what inc@n averages).
+
     ``chains`` is a list of chains, or ``{editor name: list of chains}`` to compare editors side by side.
 
     >>> fig = plot_steps([["a", "b", "b c d"], ["a", "b c", "d"]])
@@ -707,7 +709,10 @@ def plot_steps(chains, word_tokenizer: str = "spacy", max_steps: int | None = No
                     per_step.append(vals)
                     positions.append(step + (g - (len(data) - 1) / 2) * width)
             if per_step:
-                bp = ax.boxplot(per_step, positions=positions, widths=width * 0.9, patch_artist=True, manage_ticks=False)
+                bp = ax.boxplot(per_step, positions=positions, widths=width * 0.9, patch_artist=True, manage_ticks=False,
+                                showmeans=True, medianprops={"color": "black"},
+                                meanprops={"marker": "D", "markerfacecolor": "white", "markeredgecolor": "black",
+                                           "markersize": 4})
                 for box in bp["boxes"]:
                     box.set_facecolor(colors[g])
                     box.set_alpha(0.6)
