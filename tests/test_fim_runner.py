@@ -58,3 +58,15 @@ def test_demo_section():
     assert "Hardest" in report and len(results["hardest"]) == 3
     assert results["hardest"][0]["difficulty"] >= results["easiest"][0]["difficulty"]
     assert "difficulty_histogram" in figures
+
+
+def test_label_names_and_limit(bert_clf, tmp_path):
+    path = tmp_path / "p.tsv"
+    path.write_text("Sentiment\tText\n" + "\n".join(f"x\t{t}" for t in TEXTS[::-1]) + "\nx\textra row\n")
+    names = [bert_clf.labels[i].upper() for i in (1, 0, 1)]
+    results, _ = runner.run(_args(shift_against=str(path), text_column="Text", limit=3), TEXTS[:3], None, names, bert_clf)
+    assert len(results["shift"]["values"]) == 3 and "shift_mean" in results
+    pred = np.asarray(results["predictions"])
+    assert results["accuracy"]["all"] == pytest.approx(np.mean(pred == [1, 0, 1]))
+    with pytest.raises(ValueError, match="not among the model's labels"):
+        runner.run(_args(), TEXTS[:2], None, ["pos", "neg"], bert_clf)

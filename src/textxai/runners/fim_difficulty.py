@@ -60,6 +60,20 @@ def _column(row: dict, column: str):
     return next((k for k in row if k and k.lower() in (column.lower(), "text")), None)
 
 
+def _label_ids(labels, classifier):
+    """Gold labels as class ids: ints as given, label names matched to the model's labels (any case)."""
+    if labels is None:
+        return None
+    if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in labels):
+        return np.asarray(labels, dtype=int)
+    names = {str(v).lower(): k for k, v in classifier.labels.items()}
+    ids = [names.get(str(x).lower()) for x in labels]
+    if any(i is None for i in ids):
+        unknown = sorted({str(x) for x, i in zip(labels, ids) if i is None})[:5]
+        raise ValueError(f"--label-column: labels {unknown} are not among the model's labels {list(classifier.labels.values())}")
+    return np.asarray(ids, dtype=int)
+
+
 def _top_words(words, sensitivity, k: int = 3) -> list[str]:
     order = np.argsort(-np.asarray(sensitivity), kind="stable")[:k]
     return [words[i] for i in order]
@@ -107,7 +121,7 @@ def _scatter(x, y, xlabel: str, ylabel: str, title: str):
 
 def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_flip=False, max_strength=6.0, tol=1e-3,
              random_flips=False, fraction=0.1, trials=20, seed=0, shift_against=None, progress=False,
-             text_column="text"):
+             text_column="text", limit=None):
     res = fim.difficulty(texts, classifier, text_pairs, batch_size=batch_size, return_eigenvector=True, progress=progress)
     d = res["difficulty"]
     order = np.argsort(-d, kind="stable")
@@ -120,12 +134,14 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
         "difficulty": [float(x) for x in d],
         "predictions": [int(x) for x in res["predictions"]],
         "summary": fim.summarize(d),
+        "mean_difficulty": float(d.mean()),
+        "median_difficulty": float(np.median(d)),
         "hardest": [entry(i) for i in order[:top]],
         "easiest": [entry(i) for i in order[::-1][:top]],
     }
     figures = {"difficulty_histogram": _histogram(d, f"FIM difficulty of {len(texts)} texts")}
+    labels = _label_ids(labels, classifier)
     if labels is not None:
-        labels = np.asarray(labels)
         correct = res["predictions"] == labels
         q = np.quantile(d, [0.25, 0.75])
         results["accuracy"] = {"all": float(correct.mean()),
@@ -148,6 +164,8 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
                                                f"r = {results['random_flip_correlation']['pearson_r']:.2f} (log lambda)")
     if shift_against is not None:
         perturbed = _read_texts(shift_against, text_column) if isinstance(shift_against, str) else list(shift_against)
+        if limit is not None:
+            perturbed = perturbed[:limit]
         if len(perturbed) != len(texts):
             raise ValueError(f"--shift-against has {len(perturbed)} texts but --data has {len(texts)}: "
                              "expected row-aligned files of the same length")
@@ -156,6 +174,8 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
         results["shift"] = {"values": [float(x) for x in shift], "mean": float(shift.mean()), "std": float(shift.std()),
                             "median": float(np.median(shift)), "fraction_increased": float((shift > 0).mean()),
                             "difficulty_perturbed": fim.summarize(dp)}
+        results.update(shift_mean=float(shift.mean()), shift_std=float(shift.std()),
+                       shift_fraction_increased=float((shift > 0).mean()))
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 3.5))
@@ -175,7 +195,7 @@ def run(args, texts, text_pairs, labels, classifier):
                     min_flip=args.min_flip, max_strength=args.max_strength, tol=args.tol,
                     random_flips=args.random_flips, fraction=args.fraction, trials=args.trials, seed=args.seed,
                     shift_against=args.shift_against, progress=not getattr(args, "no_progress", False),
-                    text_column=getattr(args, "text_column", "text") or "text")
+                    text_column=getattr(args, "text_column", "text") or "text", limit=getattr(args, "limit", None))
 
 
 def _demo_corpus(name: str = "sentiment", split: str = "test"):
