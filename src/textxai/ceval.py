@@ -135,6 +135,12 @@ def _check_labels(labels, name: str, n: int, num_classes: int | None = None) -> 
 
 # ------------------------------------------------------------------------------------------ distances
 def _tokens(text: str) -> tuple[str, ...]:
+    """spaCy blank-English tokens of ``text``, whitespace tokens kept (cached in ``textxai.words``).
+
+    Whole texts, not whitespace pieces: spaCy matches its multi-token special cases (":)" = ":" + ")") on
+    the whole token sequence, and a match tried across a space (")" + ":" in "') :)!") can block another, so
+    piecewise tokenization is not exact (and was slower here: one spaCy call per distinct piece).
+    """
     return tuple(_words.tokenize(text, method="spacy", keep_whitespace=True))
 
 
