@@ -86,11 +86,12 @@ def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pool
 
 def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_chains: int = 2) -> str:
     lines = [f"## {title}", "", f"{len(results['chains'])} chains. inc@n: lower is better (0 = the editor never answered "
-             "its own edit with a larger one).", "", "  n   inc@n  (chains, steps)   minimality@n   flip_rate@n"]
+             "its own edit with a larger one).", "",
+             f"{'n':>3}  {'inc@n':>7}  {'(chains, steps)':<16}  {'minimality@n':>12}  {'flip_rate@n (chains)':<20}"]
     for k in n:
         flip = f"{results[f'flip_rate@{k}']:.2f} ({results[f'flip_rate@{k}_chains']})" if f"flip_rate@{k}" in results else "-"
-        lines.append(f"{k:>3}  {results[f'inc@{k}']:>6.3f}  ({results[f'inc@{k}_chains']}, {results[f'inc@{k}_steps']})"
-                     f"{'':>8}{results[f'minimality@{k}']:>6.2f}          {flip}")
+        counts = f"({results[f'inc@{k}_chains']}, {results[f'inc@{k}_steps']})"
+        lines.append(f"{k:>3}  {results[f'inc@{k}']:>7.3f}  {counts:<16}  {results[f'minimality@{k}']:>12.2f}  {flip:<20}")
     lines.append("")
     labels = results.get("labels") or results.get("per_example", {}).get("labels")
     names = getattr(classifier, "labels", None) or {}
@@ -101,10 +102,10 @@ def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_
             lab = ""
             if labels is not None and i < len(labels[c]) and labels[c][i] is not None:
                 lab = f"[{names.get(labels[c][i], labels[c][i])}] "
-            dist = f"d={d[i - 1]}  " if 0 < i <= len(d) else ("        " if i == 0 else "")
-            lines.append(f"  x{i} {dist}{lab}{_short(text)}")
+            dist = f"d={d[i - 1]}" if 0 < i <= len(d) else ""
+            lines.append(f"  x{i:<2} {dist:<5} {lab}{_short(text)}")
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
 
 
 def run(args, texts, text_pairs, labels, classifier):
