@@ -44,3 +44,27 @@ def test_cli_run(model_folder, tmp_path):
     assert (out / "naopc_curves_first_text.png").is_file() and (out / "naopc_scores.png").is_file()
     with pytest.raises(SystemExit):
         main(["run", "naopc", "--model", str(model_folder), "--data", str(data), "--normalization", "minmax"])
+
+
+def test_demo_section(model_folder, monkeypatch):
+    """The `textxai demo` section on a stand-in classifier (the demo model is built elsewhere)."""
+    import textxai.classifier
+    from textxai.classifier import TextClassifier
+    from textxai.runners import naopc as runner
+
+    clf = TextClassifier(str(model_folder), device="cpu")
+    monkeypatch.setattr(textxai.classifier, "as_classifier", lambda *a, **k: clf)
+    assert len(runner._demo_texts()) == 6  # the real section: the 6 shortest demo test texts
+    monkeypatch.setattr(runner, "_demo_texts", lambda: ["the movie was wonderful", "i hated it , not good"])
+    report, results, figures = runner.demo(progress=False)
+    assert list(results["methods"]) == list(runner.DEMO_METHODS)
+    assert len(results["per_example"]["omission"]) == 2
+    for method, m in results["methods"].items():
+        assert f"{method}" in report
+        rows = results["per_example"][method]
+        # exact limits for <= 11 words: every score inside its limits, NAOPC in [0, 1]
+        for row in rows:
+            if row["normalization"] == "exact":
+                assert row["lower"] - 1e-12 <= row["comprehensiveness"] <= row["upper"] + 1e-12
+                assert -1e-9 <= row["naopc_comprehensiveness"] <= 1 + 1e-9
+    assert {"scores", "curves_first_text"} <= set(figures)
