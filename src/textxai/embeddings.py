@@ -132,10 +132,12 @@ class ClassifierEmbedder(WordEmbedder):
             with torch.no_grad():
                 self._matrix = self.classifier.embedding_matrix.detach().float().cpu().numpy()
         tok = self.classifier.tokenizer
+        if getattr(self, "_bpe", None) is None:
+            self._bpe = _is_bpe(tok)
         out = np.zeros((len(words), self._matrix.shape[1]))
-        for i, w in enumerate(words):
-            # a leading space makes byte-level BPE tokenizers treat the word as a word start
-            ids = tok(" " + w if _is_bpe(tok) else w, add_special_tokens=False)["input_ids"]
+        # a leading space makes byte-level BPE tokenizers treat the word as a word start
+        batch = tok([" " + w if self._bpe else w for w in words], add_special_tokens=False)["input_ids"]
+        for i, ids in enumerate(batch):
             if ids:
                 out[i] = self._matrix[ids].mean(axis=0)
         return out
