@@ -178,6 +178,24 @@ def test_wide_beam_equals_exact(n, seed, kind):
     assert beam.upper == pytest.approx(exact.upper, abs=1e-12)
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 9), seed=st.integers(0, 2**32 - 1), beam_size=st.integers(1, 6),
+       side=st.sampled_from(["upper", "lower"]))
+def test_one_limit_within_paper_bound(n, seed, beam_size, side):
+    # one limit alone scores at most B * N(N+1)/2 candidate sets (+ the intact input), each set once,
+    # and finds the same limit as the joint search
+    table = random_table(n, seed, "uniform")
+    log: list[int] = []
+    memo = N._Memo(n)
+    many = N._single(table_fn(table, log))
+    N._evaluate([memo], [[0]], many)
+    lo, up, lo_order, up_order = N._beam_many([memo], many, beam_size, sides=(side,))[0]
+    assert len(log) == len(set(log)) == len(memo.values)
+    assert len(memo.values) - 1 <= beam_size * n * (n + 1) // 2
+    joint = N.aopc_limits(table_fn(table), n, method="beam", beam_size=beam_size)
+    assert (up if side == "upper" else lo) == pytest.approx(joint.upper if side == "upper" else joint.lower, abs=1e-12)
+
+
 def test_single_limit_candidate_count_matches_paper_bound():
     # with B = 1 the two searches are greedy; each expands N - i + 1 children at step i
     n = 9

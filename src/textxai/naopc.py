@@ -365,7 +365,13 @@ class _Beam:
         return list(order), psum
 
 
-def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, progress: bool = False) -> list[tuple]:
+def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, progress: bool = False,
+               sides: tuple[str, ...] = ("upper", "lower")) -> list[tuple]:
+    """Both beams of every input advanced step by step; one ``score_many`` call per step for all of them.
+
+    ``sides`` can restrict the search to one limit (the other is then returned as NaN); used to check the
+    per-limit bound of B N(N+1)/2 candidate sets.
+    """
     uppers = [_Beam(+1.0) for _ in memos]
     lowers = [_Beam(-1.0) for _ in memos]
     max_n = max(m.n for m in memos)
@@ -379,15 +385,18 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
         requests = [[] for _ in memos]
         for i in active:
             n = memos[i].n
-            requests[i] = uppers[i].candidates(n) + lowers[i].candidates(n)
+            requests[i] = (uppers[i].candidates(n) if "upper" in sides else []) + (
+                lowers[i].candidates(n) if "lower" in sides else [])
         _evaluate(memos, requests, score_many)
         for i in active:
-            uppers[i].advance(memos[i], memos[i].n, beam_size)
-            lowers[i].advance(memos[i], memos[i].n, beam_size)
+            if "upper" in sides:
+                uppers[i].advance(memos[i], memos[i].n, beam_size)
+            if "lower" in sides:
+                lowers[i].advance(memos[i], memos[i].n, beam_size)
     results = []
     for memo, up, lo in zip(memos, uppers, lowers):
-        up_order, up_sum = up.best()
-        lo_order, lo_sum = lo.best()
+        up_order, up_sum = up.best() if "upper" in sides else (None, math.nan)
+        lo_order, lo_sum = lo.best() if "lower" in sides else (None, math.nan)
         results.append((lo_sum / memo.n, up_sum / memo.n, lo_order, up_order))
     return results
 
