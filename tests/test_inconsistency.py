@@ -266,6 +266,36 @@ PIECES = st.sampled_from(["don't", "U.S.", "a.m.", ":)", "(hi)", "e-mail", "http
 SEPARATORS = st.sampled_from([" ", "  ", "\n", "\t", " \n ", "\xa0", "\u2003"])
 
 
+# texts where tokenizing whitespace pieces one by one differs from spaCy on the whole text (a special-case
+# match across a space blocks another one): the fast path must notice and tokenize them whole
+CROSS_SPACE = [
+    "Mustn’t’ve(o: )::}ma’am Mightn’t’ve ",
+    "( :]there'd'vewe’d ",
+    "That’d’veLovin’ ’em:xthese'll>.>",
+    ": (:C’monWhat’d these’d’ve",
+    ") :}Nuthin' When’ve10pm ",
+]
+
+
+@pytest.mark.parametrize("text", CROSS_SPACE)
+def test_fast_tokenization_is_exact_where_pieces_interact(text):
+    assert inc._word_lists([text], "spacy")[0] == tokenize(text)
+
+
+def _emoticon_atoms():
+    from textxai.words import _spacy_tokenizer
+
+    return sorted(k for k in _spacy_tokenizer().rules if not k.isalpha() and not k.isspace())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.one_of(PIECES, st.sampled_from(_emoticon_atoms())), st.sampled_from([" ", "", "  "])),
+                min_size=1, max_size=8))
+def test_fast_tokenization_with_special_cases(parts):
+    text = "".join(p + s for p, s in parts)
+    assert inc._word_lists([text], "spacy")[0] == tokenize(text)
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(PIECES, SEPARATORS), min_size=1, max_size=12), SEPARATORS)
 def test_piecewise_tokenization_equals_whole_text(parts, lead):

@@ -184,33 +184,59 @@ def chain_inc_at(chain, n: int, word_tokenizer: str = "spacy") -> float:
 
 
 @functools.lru_cache(maxsize=1)
-def _spacy_splits_on_whitespace() -> bool:
-    """True when spaCy's tokens of a text are the tokens of its whitespace-separated pieces, concatenated.
+def _special_case_junctions() -> frozenset | None:
+    """Character pairs at which spaCy's special-case matcher could join tokens across white space.
 
-    spaCy's tokenizer cuts the text at whitespace first and tokenizes every piece on its own; only a special
-    case that contains white space next to other characters could cross a cut (blank English has none).
+    spaCy cuts a text at white space, tokenizes every piece on its own (prefixes, suffixes, infixes, cached
+    special cases), then runs a matcher of multi-token special cases (their affix split, e.g. ":)" = ":" +
+    ")") over the whole token sequence. A match that crosses white space is dropped but can block another
+    match, so tokenizing pieces separately is exact unless a piece ends and the next one begins with the
+    two sides of some junction of a special case: returns those ``(last char, first char)`` pairs, or None
+    (no shortcut) when they cannot be derived.
     """
     try:
+        from spacy.tokenizer import Tokenizer
+
         from textxai.words import _spacy_tokenizer
 
-        rules = _spacy_tokenizer().rules or {}
+        tok = _spacy_tokenizer()
+        bare = Tokenizer(tok.vocab, rules={}, prefix_search=tok.prefix_search, suffix_search=tok.suffix_search,
+                         infix_finditer=tok.infix_finditer, token_match=tok.token_match, url_match=tok.url_match)
+        pairs = set()
+        for key in tok.rules:
+            if key.isspace():
+                continue
+            if any(c.isspace() for c in key):
+                return None
+            pieces = [t.text for t in bare(key)]
+            pairs.update((a[-1], b[0]) for a, b in zip(pieces, pieces[1:]) if a and b)
+        return frozenset(pairs)
     except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
-        return False
-    return not any(any(c.isspace() for c in key) and not key.isspace() for key in rules)
+        return None
 
 
 def _word_lists(texts: Sequence[str], word_tokenizer: str) -> list[list[str]]:
-    """``tokenize(text, word_tokenizer)`` for every text, each distinct whitespace piece tokenized once."""
-    if word_tokenizer != "spacy" or not _spacy_splits_on_whitespace():
+    """``tokenize(text, word_tokenizer)`` for every text, fast and exact.
+
+    spaCy: each distinct whitespace piece is tokenized once and the pieces' words are concatenated, except
+    for texts with two neighbouring pieces that could meet in a special case (see
+    :func:`_special_case_junctions`), which are tokenized whole.
+    """
+    junctions = _special_case_junctions() if word_tokenizer == "spacy" else None
+    if junctions is None:
         return [tokenize(t, word_tokenizer) for t in texts]
-    pieces: dict[str, list[str]] = {}
+    cache: dict[str, list[str]] = {}
     out = []
     for text in texts:
+        parts = text.split()
+        if any((a[-1], b[0]) in junctions for a, b in zip(parts, parts[1:])):
+            out.append(tokenize(text, "spacy"))
+            continue
         words: list[str] = []
-        for piece in text.split():
-            tokens = pieces.get(piece)
+        for piece in parts:
+            tokens = cache.get(piece)
             if tokens is None:
-                tokens = pieces[piece] = tokenize(piece, "spacy")
+                tokens = cache[piece] = tokenize(piece, "spacy")
             words.extend(tokens)
         out.append(words)
     return out
