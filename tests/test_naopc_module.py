@@ -239,3 +239,35 @@ def test_compare_attributions_shares_limits(sharp_clf):
     assert both["a"]["per_example"][0]["upper"] == both["omission"]["per_example"][0]["upper"]
     with pytest.raises(ValueError, match="attribution_method='shap': expected one of"):
         N.compare_attributions(TEXTS[:1], sharp_clf, {"shap": None})
+
+
+def test_card_sections():
+    import textxai
+
+    card = (textxai.module_path("naopc") / "README.md").read_text()
+    for section in ("## Metric Description", "## How to Use", "### Inputs", "### Output Values",
+                    "### Values from Popular Papers", "## Examples", "## Limitations and Bias", "## Citation"):
+        assert section in card, section
+    assert "| 0.75 | 0.50 |" in card and "| 0.925 | 0.65 |" in card
+    assert "sdk: gradio" in card.split("---")[1]
+
+
+@pytest.mark.slow
+def test_module_doctests():
+    """The Examples of _KWARGS_DESCRIPTION (and of the card) run on the demo model."""
+    import doctest
+    import importlib.util
+
+    import textxai
+
+    path = textxai.module_path("naopc") / "naopc.py"
+    spec = importlib.util.spec_from_file_location("naopc_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    parser = doctest.DocTestParser()
+    runner.run(parser.get_doctest(mod._KWARGS_DESCRIPTION, {"evaluate": __import__("evaluate")}, "kwargs", str(path), 0))
+    card = (textxai.module_path("naopc") / "README.md").read_text()
+    example = card.split("## Examples")[1].split("```python")[1].split("```")[0]
+    runner.run(parser.get_doctest(example, {}, "card", "README.md", 0))
+    assert runner.failures == 0 and runner.tries >= 8
