@@ -224,6 +224,16 @@ def test_many_equals_single_and_batches_across_inputs():
                 one.lower, one.upper, one.lower_order, one.upper_order)
         # exact: one call for p(x), one call for every subset of every input; beam: one per step
         assert len(calls) == (2 if method == "exact" else 1 + 6)
+    # exact rounds are capped: with room for 64 sets per round, the 6-word input goes alone
+    old_cap = N.EXACT_SETS_PER_CALL
+    try:
+        N.EXACT_SETS_PER_CALL = 64
+        calls.clear()
+        got = N.aopc_limits_many(many, [3, 6, 1, 5], method="exact")
+        assert calls[1:] == [[7, 0, 0, 0], [0, 63, 0, 0], [0, 0, 1, 31]]  # p(x) is already known
+        assert [g.upper for g in got] == [N.aopc_limits(f, n).upper for f, n in zip(fns, [3, 6, 1, 5])]
+    finally:
+        N.EXACT_SETS_PER_CALL = old_cap
 
 
 def test_long_input_beam_uses_big_bitmasks():

@@ -314,8 +314,20 @@ def _exact_dp(g: np.ndarray, n: int):
     return float(hi[size - 1]), backtrack(hi_arg), float(lo[size - 1]), backtrack(lo_arg)
 
 
+EXACT_SETS_PER_CALL = 1 << 16  # inputs per model round of the exact search (bounds memory, keeps batching)
+
+
 def _exact_many(memos: list[_Memo], score_many: ScoreManyFn) -> list[tuple]:
-    _evaluate(memos, [range(1 << m.n) for m in memos], score_many)
+    # every subset of every input, in rounds of at most EXACT_SETS_PER_CALL sets (whole inputs per round)
+    start = 0
+    while start < len(memos):
+        stop, total = start, 0
+        while stop < len(memos) and (stop == start or total + (1 << memos[stop].n) <= EXACT_SETS_PER_CALL):
+            total += 1 << memos[stop].n
+            stop += 1
+        requests = [range(1 << m.n) if start <= i < stop else [] for i, m in enumerate(memos)]
+        _evaluate(memos, requests, score_many)
+        start = stop
     results = []
     for memo in memos:
         n = memo.n
