@@ -80,8 +80,8 @@ Examples:
     >>> results = naopc.compute(texts=texts[:1], model="textxai/demo-sentiment", attribution_method="omission",
     ...                         normalization="beam", return_per_example=True)
     >>> row = results["per_example"][0]
-    >>> row["n_words"], row["normalization"], row["lower"] <= row["comprehensiveness"] <= row["upper"]
-    (6, 'beam', True)
+    >>> row["n_words"], row["normalization"], len(row["upper_curve"]), row["n_evaluations"] <= 1 + 5 * 6 * 7
+    (6, 'beam', 6, True)
 """
 
 
