@@ -109,3 +109,12 @@ def test_demo_section():
     for res in results.values():
         assert res["num_examples"] == 8 and 0 <= res["flip_rate"] <= 1
     assert "method_distances" in figures
+
+
+def test_delete_words_keeps_spacing():
+    text = "to a plan. Clean design"
+    spans = [(s, e) for _, s, e in word_spans(text)]          # to, a, plan, ., Clean, design
+    assert [ceval._delete_words(text, spans, [i]) for i in range(len(spans))] == [
+        "a plan. Clean design", "to plan. Clean design", "to a. Clean design", "to a plan Clean design",
+        "to a plan. design", "to a plan. Clean"]
+    assert ceval._delete_words(text, spans, [2, 3]) == "to a Clean design"

@@ -816,10 +816,14 @@ def _delete_words(text: str, spans, indices) -> str:
     pieces, last = [], 0
     for i in sorted(indices):
         start, end = spans[i]
+        space_before = start == 0 or text[start - 1].isspace()
+        space_after = end < len(text) and text[end] == " "
+        if space_after and space_before:                # "a plan x" -> "a x"
+            end += 1
+        elif not space_after and start > last and text[start - 1] == " ":   # "a plan." -> "a."
+            start -= 1                                  # (attached punctuation keeps its neighbours' spaces)
         pieces.append(text[last:start])
         last = end
-        if last < len(text) and text[last] == " ":   # take one following space with the word
-            last += 1
     pieces.append(text[last:])
     return "".join(pieces)
 
