@@ -77,3 +77,28 @@ def test_browser_paste_chain_shows_inc(app, gradio_url, page):
     assert page.locator("#inc-at-2").inner_text().strip() == "1.500"
     assert page.locator("#chains ins").count() > 0
     assert not math.isnan(float(page.locator("#inc-at-2").inner_text()))
+
+
+@pytest.mark.parametrize("before, after, method", [
+    ("The movie was fantastic!", "The film was not awful, truly fantastic !", "spacy"),
+    ("a <b> c", "a <i>  c d", "whitespace"),
+    ("x y z", "z", "spacy"),
+    ("x y z", "x", "spacy"),
+    ("same text", "same text", "spacy"),
+])
+def test_diff_keeps_the_text_and_marks_every_edit(app, before, after, method):
+    import html
+    import re
+
+    from textxai.words import tokenize, word_distance
+
+    out = app.diff_html(before, after, method)
+    kept = re.sub(r"<del[^>]*>[^<]*</del> ", "", re.sub(r" <del[^>]*>[^<]*</del>$", "", out))
+    assert html.unescape(re.sub(r"<[^>]+>", "", kept)) == after
+    deleted = sum(len(m.split()) for m in re.findall(r"<del[^>]*>([^<]*)</del>", out))
+    inserted = len(re.findall(r"<ins", out))
+    # substitutions show as one deletion + one insertion: the marks bound the word distance
+    d = word_distance(before, after, method)
+    assert max(deleted, inserted) <= d <= deleted + inserted
+    kept_words = len(tokenize(after, method)) - inserted
+    assert kept_words == len(tokenize(before, method)) - deleted  # the unmarked words are shared by both texts

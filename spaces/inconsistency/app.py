@@ -10,7 +10,7 @@ import Levenshtein
 from textxai import inconsistency as inc
 from textxai import spaces
 from textxai.editors import GradientSubstitutionEditor
-from textxai.words import tokenize
+from textxai.words import word_spans
 
 MAX_CHAINS = 5
 MAX_CHAIN_TEXTS = 12
@@ -22,6 +22,11 @@ EXAMPLE_CHAIN = "\n".join([
     "The movie was awful!",
     "The movie was fantastic !",
     "The film was not awful at all, truly fantastic !",
+])
+
+EXAMPLE_TEXTS = "\n".join([
+    "A preachy drama that lectures the audience instead of telling a story.",
+    "This budgeting app finally made me stick to a plan. Clean design, no clutter.",
 ])
 
 
@@ -63,17 +68,36 @@ def parse_n(text: str) -> list[int]:
 
 
 def diff_html(before: str, after: str, word_tokenizer: str) -> str:
-    """``after`` with its word-level edits against ``before``: removed words struck out, new words green."""
-    a, b = tokenize(before, word_tokenizer), tokenize(after, word_tokenizer)
-    parts = []
+    """``after`` as written, with its word-level edits against ``before``: removed words struck out, new words green."""
+    a = [w for w, _, _ in word_spans(before, word_tokenizer)]
+    spans = word_spans(after, word_tokenizer)
+    b = [w for w, _, _ in spans]
+    parts, pos = [], 0
+
+    def emit(j: int, inserted: bool) -> None:
+        nonlocal pos
+        _, start, end = spans[j]
+        parts.append(spaces.escape(after[pos:start]))
+        word = spaces.escape(after[start:end])
+        parts.append(f'<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{word}</ins>'
+                     if inserted else word)
+        pos = end
+
     for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
-        if op == "equal":
-            parts.extend(spaces.escape(w) for w in b[j1:j2])
-            continue
-        parts.extend(f'<del class="textxai-del" style="color:#b91c1c">{spaces.escape(w)}</del>' for w in a[i1:i2])
-        parts.extend(f'<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{spaces.escape(w)}</ins>'
-                     for w in b[j1:j2])
-    return " ".join(parts)
+        if op != "equal" and i2 > i1:
+            removed = '<del class="textxai-del" style="color:#b91c1c">' + " ".join(spaces.escape(w) for w in a[i1:i2]) + "</del>"
+            if j1 < len(spans):  # before the next word of ``after``, after the white space that precedes it
+                parts.append(spaces.escape(after[pos:spans[j1][1]]))
+                pos = spans[j1][1]
+                parts.append(removed + " ")
+            else:
+                parts.append(spaces.escape(after[pos:]))
+                pos = len(after)
+                parts.append(" " + removed)
+        for j in range(j1, j2):
+            emit(j, op != "equal")
+    parts.append(spaces.escape(after[pos:]))
+    return "".join(parts)
 
 
 def chains_html(chains, labels=None, label_names=None, word_tokenizer="spacy") -> str:
@@ -168,7 +192,7 @@ with spaces.space(
             score_button = gr.Button("Score the chain", variant="primary", elem_id="score-button")
         with gr.Tab("Run the built-in editor"):
             model = spaces.model_dropdown()
-            texts_box = gr.Textbox(value="A wonderful, heartfelt film with a great cast.", lines=4,
+            texts_box = gr.Textbox(value=EXAMPLE_TEXTS, lines=4,
                                    label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
             steps_slider = gr.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps")
             editor_button = gr.Button("Run the gradient-substitution editor", variant="primary")
