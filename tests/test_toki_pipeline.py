@@ -100,6 +100,8 @@ def test_index_round_trip_and_refusal(shortcut_clf, shortcut_index, bert_clf, tm
     a = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer_options=DELETE)
     b = toki.assess(shortcut_clf, texts, labels, str(tmp_path / "idx"), explainer_options=DELETE)
     assert a == b
+    c = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer_options=DELETE, batch_size=2)
+    assert c == a  # independent of the batch size
     with pytest.raises(ValueError, match="keyword_index was built for model"):
         toki.assess(bert_clf, ["the movie was good"], [1], back, embedders=["minilm"])
 
@@ -124,6 +126,11 @@ def test_attack_beats_random_substitution(shortcut_clf, shortcut_index):
     cands = editor(texts[:2])
     assert len(cands) == 2 and all(isinstance(c, list) for c in cands)
     assert all(len(c.split()) == len(t.split()) and c != t for t, cs in zip(texts, cands) for c in cs)
+    # usable by the inconsistency module's feedback chains
+    from textxai.inconsistency import feedback_chains
+
+    chains = feedback_chains(editor, texts[:2], shortcut_clf, steps=2, progress=False)
+    assert len(chains.chains) == 2 and all(len(c) >= 2 for c in chains.chains)
 
 
 def test_bad_input(shortcut_clf):

@@ -19,11 +19,11 @@ _INDEXES: dict = {}
 
 
 def demo_train_rows(choice: str) -> list[tuple[int, str]]:
-    """The packaged training texts of a demo model (first 120)."""
+    """The packaged training texts of a demo model (first 60)."""
     kind = choice.split("demo-", 1)[1]
     path = Path(toki.__file__).resolve().parent / "demo" / "data" / f"{kind}.jsonl"
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [(int(r["label"]), r["text"]) for r in rows if r.get("split") == "train"][:120]
+    return [(int(r["label"]), r["text"]) for r in rows if r.get("split") == "train"][:60]
 
 
 def parse_train(text: str | None, classifier) -> list[tuple[int, str]]:

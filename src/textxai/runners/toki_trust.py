@@ -197,7 +197,7 @@ def _demo_rows(kind: str):
     return [r for r in rows if r.get("split") == "train"], [r for r in rows if r.get("split") == "test"]
 
 
-def demo_index(kind: str, n_train: int = 120, progress: bool = False):
+def demo_index(kind: str, n_train: int = 60, progress: bool = False):
     """The keyword index of a demo model (omission explanations of ``n_train`` training texts; cached)."""
     from textxai.classifier import as_classifier
 
@@ -225,7 +225,7 @@ def demo(progress: bool = True):
             chosen = [i for i, e in enumerate(res["examples"]) if e["label"] is not None][:4]
             attack = toki.toki_attack(clf, [texts[i] for i in chosen], index, labels=[labels[i] for i in chosen],
                                       max_rate=0.2, min_similarity=0.7)
-        text.append(report(index, res, texts, f"TOKI trust — textxai/demo-{kind} (omission, 120 training texts)",
+        text.append(report(index, res, texts, f"TOKI trust — textxai/demo-{kind} (omission, 60 training texts)",
                            max_examples=4, attack=attack))
         results[kind] = {"keywords": {index.class_names[c]: index.keyword_list(c) for c in index.class_names},
                          "theta_relate": index.theta_relate, "trustworthy_rate": res["trustworthy_rate"],
