@@ -259,3 +259,17 @@ def test_module_doctests():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     runner.run(test)
     assert runner.failures == 0 and runner.tries >= 5
+
+
+def test_sampling_judge_repeats_under_seed(tiny_gpt2_parts):
+    model, tokenizer = tiny_gpt2_parts
+    sampling = {"do_sample": True, "top_k": 50, "temperature": 0.7}       # CEval's settings
+    a = ceval.judge_quality(["a fine film", "a dull film"], (model, tokenizer), generate_kwargs=sampling, seed=3,
+                            max_new_tokens=2)
+    b = ceval.judge_quality(["a fine film", "a dull film"], (model, tokenizer), generate_kwargs=sampling, seed=3,
+                            max_new_tokens=2)
+    assert a["replies"] == b["replies"]
+    with pytest.raises(ValueError, match="max_new_tokens=0"):
+        ceval.judge_quality(["a"], (model, tokenizer), max_new_tokens=0)
+    with pytest.raises(TypeError, match="judge_generate_kwargs='greedy'"):
+        ceval.judge_quality(["a"], (model, tokenizer), generate_kwargs="greedy")

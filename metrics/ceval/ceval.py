@@ -55,6 +55,9 @@ Args:
         greedily, or a callable `list[str] prompts -> list[str] replies`, for the text-quality questions.
     judge_topic (`str`, optional): what the texts are, in the prompts; default "movie review", or
         "natural language inference pair" for NLI.
+    max_new_tokens (`int`, default 4), judge_generate_kwargs (`dict`, optional), seed (`int`, default 0): the
+        judge's reply length; decoding is greedy unless e.g. `{"do_sample": True, "top_k": 50,
+        "temperature": 0.7}` (CEval's sampling), then repeatable under `seed`.
     batch_size (`int`, default 32), device (`str`, optional), progress (`bool`, default False).
     return_per_example (`bool`, default False): also return `per_example`, a dict of per-example lists.
 Returns:
@@ -165,7 +168,8 @@ class Ceval(evaluate.Metric):
     def _compute(self, predictions, references, prediction_pairs=None, reference_pairs=None, model=None, tokenizer=None,
                  lm=None, judge=None, judge_topic=None, targets=None, contrast=None, original_probs=None,
                  counterfactual_probs=None, original_labels=None, counterfactual_labels=None, batch_size=32,
-                 device=None, return_per_example=False, progress=False):
+                 device=None, max_new_tokens=4, judge_generate_kwargs=None, seed=0, return_per_example=False,
+                 progress=False):
         for name, flag in (("return_per_example", return_per_example), ("progress", progress)):
             if not isinstance(flag, (bool, np.bool_)):
                 raise TypeError(f"{name}={flag!r}: expected True or False")
@@ -174,4 +178,5 @@ class Ceval(evaluate.Metric):
             judge=judge, judge_topic=judge_topic, targets=targets, contrast=contrast, original_probs=original_probs,
             counterfactual_probs=counterfactual_probs, original_labels=original_labels,
             counterfactual_labels=counterfactual_labels, batch_size=batch_size, device=device,
+            max_new_tokens=max_new_tokens, judge_generate_kwargs=judge_generate_kwargs, seed=seed,
             return_per_example=bool(return_per_example), progress=bool(progress))

@@ -360,8 +360,14 @@ def parse_score(reply) -> float:
 class _GenerativeJudge:
     """Greedy replies of a causal LM (id, folder, (model, tokenizer) pair, ``textxai.lm.CausalLM`` or pipeline)."""
 
-    def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 4):
-        self.max_new_tokens = max_new_tokens
+    def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 4, generate_kwargs=None, seed: int = 0):
+        from textxai.validation import check_positive_int
+
+        self.max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
+        if generate_kwargs is not None and not isinstance(generate_kwargs, Mapping):
+            raise TypeError(f"judge_generate_kwargs={_short(generate_kwargs)}: expected a dict of generate() options")
+        self.generate_kwargs = {"do_sample": False, **(generate_kwargs or {})}
+        self.seed = seed
         self.model, self.tokenizer = _load_causal_lm(judge, tokenizer, device)
         self.device = next(self.model.parameters()).device
 
@@ -375,6 +381,8 @@ class _GenerativeJudge:
         if pad_id is None:
             pad_id = 0
         # one prompt at a time: no padding, so a reply never depends on the other prompts or on batch_size
+        if self.generate_kwargs.get("do_sample"):
+            torch.manual_seed(self.seed)        # sampling (CEval: do_sample=True, top_k=50, temperature=0.7) repeats
         for prompt in tqdm(prompts, disable=not progress, desc="judge"):
             enc = tok(prompt, return_tensors="pt")
             ids = enc["input_ids"].to(self.device)
@@ -383,7 +391,7 @@ class _GenerativeJudge:
                 ids = ids[:, -(max_pos - self.max_new_tokens):]   # keep the question at the end
             with torch.no_grad():
                 out = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_new_tokens,
-                                          do_sample=False, pad_token_id=pad_id)
+                                          pad_token_id=pad_id, **self.generate_kwargs)
             replies.append(tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True))
         return replies
 
@@ -405,11 +413,14 @@ def _load_causal_lm(model, tokenizer=None, device=None):
 
 
 def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, batch_size: int = 8,
-                  max_new_tokens: int = 4, progress: bool = False, indices=None) -> dict:
+                  max_new_tokens: int = 4, progress: bool = False, indices=None, generate_kwargs=None,
+                  seed: int = 0) -> dict:
     """Ask ``judge`` CEval's four questions about every text; returns per-aspect score arrays and counts.
 
     ``judge``: a callable ``list[str] prompts -> list[str] replies`` or a causal LM (see ``_load_causal_lm``),
-    decoded greedily. Unparseable replies become NaN and are counted in ``num_unparsed``.
+    decoded greedily unless ``generate_kwargs`` says otherwise (e.g. CEval's ``{"do_sample": True,
+    "top_k": 50, "temperature": 0.7}``, repeatable under ``seed``). Unparseable replies become NaN and are
+    counted in ``num_unparsed``.
 
     >>> out = judge_quality(["Nice film."], lambda prompts: ["4"] * len(prompts))
     >>> out["grammar"].tolist(), out["num_unparsed"]
@@ -420,7 +431,8 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
     if callable(judge) and not hasattr(judge, "generate") and not hasattr(judge, "tokenizer"):
         ask = judge
     else:
-        generator = _GenerativeJudge(judge, tokenizer=tokenizer, device=device, max_new_tokens=max_new_tokens)
+        generator = _GenerativeJudge(judge, tokenizer=tokenizer, device=device, max_new_tokens=max_new_tokens,
+                                     generate_kwargs=generate_kwargs, seed=seed)
 
         def ask(prompts):
             return generator(prompts, batch_size=batch_size, progress=progress)
@@ -499,7 +511,8 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
                           tokenizer=None, lm=None, judge=None, judge_tokenizer=None, judge_topic: str | None = None,
                           targets=None, contrast: str | None = None, original_probs=None, counterfactual_probs=None,
                           original_labels=None, counterfactual_labels=None, batch_size: int = 32, device=None,
-                          max_new_tokens: int = 4, return_per_example: bool = False, progress: bool = False) -> dict:
+                          max_new_tokens: int = 4, judge_generate_kwargs=None, seed: int = 0,
+                          return_per_example: bool = False, progress: bool = False) -> dict:
     """All CEval metrics for counterfactuals ``predictions`` of originals ``references``.
 
     - ``predictions[i]``: one counterfactual (string) or a list of them; with a list the first one is "the"
@@ -515,7 +528,8 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
       ``"target"`` when targets are given, else CEval's choice per task: argmin (texts), counterfactual
       argmax (NLI).
     - ``lm``: causal LM for perplexity (``textxai.lm.perplexity``); ``judge``: instruction-following LM or
-      callable for the four text-quality questions, about ``judge_topic``.
+      callable for the four text-quality questions, about ``judge_topic``; greedy, up to ``max_new_tokens``
+      tokens, unless ``judge_generate_kwargs`` asks for sampling (then repeatable under ``seed``).
 
     >>> r = score_counterfactuals(["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]],
     ...                           counterfactual_probs=[[0.2, 0.8]])
@@ -670,7 +684,8 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
     if judge is not None:
         topic = judge_topic or TOPICS["nli" if nli else "text"]
         quality = judge_quality(joined, judge, topic=topic, tokenizer=judge_tokenizer, device=device,
-                                batch_size=batch_size, max_new_tokens=max_new_tokens, progress=progress, indices=ok)
+                                batch_size=batch_size, max_new_tokens=max_new_tokens, progress=progress, indices=ok,
+                                generate_kwargs=judge_generate_kwargs, seed=seed)
         aspect_means = []
         for aspect in QUALITY_ASPECTS:
             scores = np.full(n, np.nan)
