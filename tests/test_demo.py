@@ -188,6 +188,13 @@ def test_top_layer_is_mean_pooling(built):
     np.testing.assert_allclose(surrogate.numpy(), out.logits.numpy(), atol=1e-4)
 
 
+def test_module_docstring_examples_run(built):
+    import doctest
+
+    result = doctest.testmod(demo, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 8 and result.failed == 0
+
+
 def test_heldout_accuracy_of_another_classifier(bert_clf):
     corpus = demo.load_corpus("sentiment")
     expected = float(np.mean(bert_clf.predict(corpus["test_texts"]) == np.array(corpus["test_labels"])))

@@ -130,24 +130,27 @@ def _accuracy(model, tokenizer, texts: list[str], labels: list[int], batch_size:
 
 def build(corpus: dict, label_names: list[str], out_dir: Path, *, seed: int = 0, steps: int = 50,
           head_lr: float = 3e-3, body_lr: float = 3e-4, weight_decay: float = 0.01, progress: bool = False,
-          metadata: dict | None = None, threads: int = 1) -> dict:
+          metadata: dict | None = None, threads: int = 1, label_smoothing: float = 0.0) -> dict:
     """Fit the demo classifier on ``corpus['train_*']`` and save it (model + tokenizer) to ``out_dir``.
 
     Deterministic under ``seed``: the global torch RNG is restored afterwards, and the build runs on
     ``threads`` intra-op threads (1 by default: the same floating-point sums on every machine, and no
     thread oversubscription on a busy machine; the matrices are small). Returns the metadata written to
-    ``out_dir / "textxai_demo.json"``.
+    ``out_dir / "textxai_demo.json"``. ``label_smoothing`` > 0 gives a less saturated model (0.1: held-out
+    accuracy 0.889 / 0.983, mean top probability 0.89 / 0.86 instead of 0.98 / 0.98); off by default.
     """
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         return _build(corpus, label_names, Path(out_dir), seed=seed, steps=steps, head_lr=head_lr, body_lr=body_lr,
-                      weight_decay=weight_decay, progress=progress, metadata=metadata)
+                      weight_decay=weight_decay, progress=progress, metadata=metadata,
+                      label_smoothing=label_smoothing)
     finally:
         torch.set_num_threads(saved_threads)
 
 
-def _build(corpus, label_names, out_dir, *, seed, steps, head_lr, body_lr, weight_decay, progress, metadata) -> dict:
+def _build(corpus, label_names, out_dir, *, seed, steps, head_lr, body_lr, weight_decay, progress, metadata,
+           label_smoothing) -> dict:
     started, cpu_started = time.perf_counter(), time.process_time()
     texts, labels = corpus["train_texts"], corpus["train_labels"]
     with torch.random.fork_rng(devices=[]):
@@ -181,7 +184,7 @@ def _build(corpus, label_names, out_dir, *, seed, steps, head_lr, body_lr, weigh
         model.train()
         loss = None
         for _ in iterator:
-            loss = torch.nn.functional.cross_entropy(head_logits(model, means, cls), target)
+            loss = torch.nn.functional.cross_entropy(head_logits(model, means, cls), target, label_smoothing=label_smoothing)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -213,6 +216,7 @@ def _build(corpus, label_names, out_dir, *, seed, steps, head_lr, body_lr, weigh
         final_loss=None if loss is None else float(loss.detach()),
         seed=seed,
         steps=steps,
+        label_smoothing=label_smoothing,
         surrogate_gap=gap,
         encode_seconds=round(encoded_at - started, 2),
         fit_seconds=round(fitted_at - encoded_at, 2),
