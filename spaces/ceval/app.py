@@ -16,9 +16,9 @@ from textxai import ceval, spaces
 MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
 LM_CHOICES = ("none", "distilgpt2", "gpt2")
-EXAMPLE_ORIGINAL = "If you haven't seen this, it's terrible. It is pure trash."
-EXAMPLE_COUNTERFACTUALS = ("If you haven't seen this, it's incredible. It is pure gold.\n"
-                           "If you haven't seen this, it's a masterpiece. It is pure brilliance.")
+EXAMPLE_ORIGINAL = "The acting was wooden and the jokes fell flat."
+EXAMPLE_COUNTERFACTUALS = ("The acting was superb and the jokes landed.\n"
+                           "The acting was natural and the jokes were hilarious.")
 
 
 def _fmt(value, digits: int = 3) -> str:
