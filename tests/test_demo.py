@@ -21,9 +21,6 @@ from textxai.demo import _build
 # sentiment 0.878 (79/90), topic 0.967 (58/60). The bounds leave room for float noise across CPUs.
 MIN_ACCURACY = {"sentiment": 0.85, "topic": 0.93}
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
-
 # ------------------------------------------------------------------ corpora
 @pytest.mark.parametrize("kind, n_train, n_test", [("sentiment", 270, 90), ("topic", 180, 60)])
 def test_corpus_sizes_balance_and_disjoint_splits(kind, n_train, n_test):
@@ -254,7 +251,10 @@ def test_changed_corpus_rebuilds_unchanged_reuses(tiny_home):
     assert json.loads((second / "textxai_demo.json").read_text())["n_train"] == 13
     assert (first / "model.safetensors").is_file()  # the old build is left alone
     (second / "textxai_demo.json").unlink()  # an incomplete folder is rebuilt in place
+    stale = demo.cache_dir() / f".{second.name}.killed"  # temp folder of a build that was killed
+    stale.mkdir()
     assert demo.model_path("topic", progress=False) == second and len(calls) == 3
+    assert not stale.exists()
 
 
 def test_concurrent_calls_build_once(tiny_home):
