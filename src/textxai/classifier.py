@@ -65,6 +65,18 @@ def _first_line(error: Exception) -> str:
 
 
 def _load_from_name(name: str, tokenizer, load_kwargs: dict):
+    from transformers.utils import logging as hf_logging
+
+    bar_was_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar for every model we load
+    try:
+        return _load_quietly(name, tokenizer, load_kwargs)
+    finally:
+        if bar_was_on:
+            hf_logging.enable_progress_bar()
+
+
+def _load_quietly(name: str, tokenizer, load_kwargs: dict):
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
 
     source = name
