@@ -62,7 +62,7 @@ def test_demo_section(model_folder, monkeypatch):
     for method, m in results["methods"].items():
         assert f"{method}" in report
         rows = results["per_example"][method]
-        # exact limits for <= 11 words: every score inside its limits, NAOPC in [0, 1]
+        # exact limits for <= 10 words: every score inside its limits, NAOPC in [0, 1]
         for row in rows:
             if row["normalization"] == "exact":
                 assert row["lower"] - 1e-12 <= row["comprehensiveness"] <= row["upper"] + 1e-12

@@ -182,12 +182,12 @@ def _demo_texts(max_words: int = 12, n: int = 6) -> list[str]:
 def demo(progress: bool = True):
     """NAOPC of three attribution methods on the demo sentiment model (the 6 shortest demo test texts).
 
-    Texts of <= 11 words get exact limits (DP over all word subsets), longer ones beam-5 limits.
+    Texts of <= 10 words get exact limits (DP over all 2^N word subsets), longer ones beam-5 limits.
     """
     from textxai.classifier import as_classifier
 
     classifier = as_classifier("textxai/demo-sentiment")
     texts = _demo_texts()
     results, figs = analyse(texts, None, classifier, {m: None for m in DEMO_METHODS}, normalization="auto",
-                            max_exact_words=11, progress=progress)
+                            max_exact_words=10, progress=progress)
     return report(results, "NAOPC — demo sentiment model, three attribution methods"), results, figs
