@@ -287,3 +287,11 @@ def test_snli_distances_every_row_and_flip_rate(reference_dir, method):
         assert round(ceval_style, 2) == PAPER_SNLI_FLIP_RATE[method]
     if method == "mice":
         assert round(r["flip_rate"], 3) == 0.824   # 0.85 in CEval's way of counting its 33 failed sides
+
+
+def test_distance_fallback_without_codes(monkeypatch):
+    """Past 1.1M distinct tokens the code strings give out; the tuple path gives the same distances."""
+    pairs = [("the film was good", "the film was not good !"), ("a  b c", "a b"), ("x", "")]
+    fast = [ceval.token_distance(a, b) for a, b in pairs]
+    monkeypatch.setattr(ceval, "_codes", lambda text: None)
+    assert [ceval.token_distance(a, b) for a, b in pairs] == fast == [2, 2, 1]
