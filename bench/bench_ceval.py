@@ -34,34 +34,9 @@ try:
 
     BASELINE = "nltk.edit_distance"
 except ImportError:  # the same algorithm as nltk.metrics.distance.edit_distance (substitution_cost=1, no transpositions)
+    from baselines import nltk_edit_distance
+
     BASELINE = "pure-Python copy of nltk.edit_distance (nltk not installed)"
-
-    def _edit_dist_init(len1, len2):
-        lev = []
-        for i in range(len1):
-            lev.append([0] * len2)
-        for i in range(len1):
-            lev[i][0] = i
-        for j in range(len2):
-            lev[0][j] = j
-        return lev
-
-    def _edit_dist_step(lev, i, j, s1, s2, substitution_cost=1):
-        c1 = s1[i - 1]
-        c2 = s2[j - 1]
-        a = lev[i - 1][j] + 1
-        b = lev[i][j - 1] + 1
-        c = lev[i - 1][j - 1] + (substitution_cost if c1 != c2 else 0)
-        lev[i][j] = min(a, b, c)
-
-    def nltk_edit_distance(s1, s2, substitution_cost=1, transpositions=False):
-        len1 = len(s1)
-        len2 = len(s2)
-        lev = _edit_dist_init(len1 + 1, len2 + 1)
-        for i in range(1, len1 + 1):
-            for j in range(1, len2 + 1):
-                _edit_dist_step(lev, i, j, s1, s2, substitution_cost=substitution_cost)
-        return lev[len1][len2]
 
 
 def spacy_tokens(text: str) -> list[str]:

@@ -57,3 +57,11 @@ def roberta_clf(roberta_parts):
 def tiny_gpt2_parts(roberta_parts):
     _, tokenizer = roberta_parts
     return tiny_models.tiny_gpt2(len(tokenizer)), tokenizer
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_folder(bert_parts, tmp_path_factory) -> str:
+    """The tiny BERT classifier saved with save_pretrained (safetensors) with its tokenizer."""
+    from helpers import save_model
+
+    return save_model(*bert_parts, tmp_path_factory.mktemp("tiny_bert_folder"))

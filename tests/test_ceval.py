@@ -11,20 +11,12 @@ from hypothesis import strategies as st
 
 from textxai import ceval
 from textxai.words import tokenize
+from helpers import edit_distance
 
 IMDB_METHODS = ("crowd", "expert", "mice", "gbda", "crest", "llama_02")
 SNLI_METHODS = ("crowd", "mice", "gbda", "crest", "llama_02")
 
 
-def naive_levenshtein(a, b) -> int:
-    """Textbook dynamic programme (what nltk.edit_distance computes), written out."""
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
-        prev = cur
-    return prev[-1]
 
 
 def _read(reference_dir, task, method):
@@ -68,9 +60,9 @@ def test_token_distance_analytic():
        st.lists(st.sampled_from(["a", "b", "c", "good", "bad", ".", ","]), max_size=12))
 def test_token_distance_matches_brute_force(a, b):
     x, y = " ".join(a) or "a", " ".join(b)
-    expected = naive_levenshtein(tokenize(x, keep_whitespace=True), tokenize(y, keep_whitespace=True))
+    expected = edit_distance(tokenize(x, keep_whitespace=True), tokenize(y, keep_whitespace=True))
     assert ceval.token_distance(x, y) == expected
-    assert ceval.token_distance(y or "z", x) == naive_levenshtein(tokenize(y or "z", keep_whitespace=True),
+    assert ceval.token_distance(y or "z", x) == edit_distance(tokenize(y or "z", keep_whitespace=True),
                                                                   tokenize(x, keep_whitespace=True))
 
 
@@ -85,7 +77,7 @@ def test_diversity_matches_brute_force(sets):
         if len(valid) < 2:
             assert math.isnan(per[i])
             continue
-        d = [naive_levenshtein(tokenize(valid[j], keep_whitespace=True), tokenize(valid[k], keep_whitespace=True))
+        d = [edit_distance(tokenize(valid[j], keep_whitespace=True), tokenize(valid[k], keep_whitespace=True))
              for j in range(len(valid)) for k in range(len(valid)) if j < k]
         assert per[i] == pytest.approx(np.mean(d))
         expected.append(np.mean(d))

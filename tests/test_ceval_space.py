@@ -2,35 +2,26 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
+from helpers import load_space_app
 
 from textxai import ceval
 from textxai.classifier import TextClassifier
 
-APP = Path(__file__).resolve().parents[1] / "spaces" / "ceval" / "app.py"
 ORIGINAL = "the movie was wonderful and the acting was great ."
 CFS = ["the movie was terrible and the acting was bad .", "the film was terrible and the acting was bad !"]
 
 
 @pytest.fixture(scope="module")
 def app():
-    spec = importlib.util.spec_from_file_location("ceval_space_app", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_space_app("ceval")
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(bert_parts, tmp_path_factory):
-    model, tokenizer = bert_parts
-    folder = tmp_path_factory.mktemp("tiny_bert_ceval")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+def tiny_folder(tiny_bert_folder):
+    return tiny_bert_folder
 
 
 def _expected(folder, original=ORIGINAL, cfs=CFS):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from textxai import inconsistency as inc
 from textxai.words import tokenize
+from helpers import edit_distance
 
 # Five chains worked by hand (words are single letters, so spaCy and whitespace agree).
 #   C1 ties:        d = [1, 1, 1]     inc = [0, 0]
@@ -27,20 +28,11 @@ CHAINS = [C1, C2, C3, C4, C5]
 LABELS = [[0, 1, 0, 1], [0, 1, 1, 0], [1, 0, 1, 0], [0, 1, 0, None], [0, 1, 0, 1, 1]]
 
 
-def naive_edit_distance(a: list[str], b: list[str]) -> int:
-    """Textbook dynamic programme, independent of the Levenshtein package."""
-    prev = list(range(len(b) + 1))
-    for i in range(1, len(a) + 1):
-        cur = [i] + [0] * len(b)
-        for j in range(1, len(b) + 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
-        prev = cur
-    return prev[-1]
 
 
 def naive_step_values(chain, method="spacy"):
     texts = [t for t in chain if t]
-    d = [naive_edit_distance(tokenize(texts[i - 1], method), tokenize(texts[i], method)) for i in range(1, len(texts))]
+    d = [edit_distance(tokenize(texts[i - 1], method), tokenize(texts[i], method)) for i in range(1, len(texts))]
     return d, [max(d[i + 1] - d[i], 0) for i in range(len(d) - 1)]
 
 

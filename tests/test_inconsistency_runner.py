@@ -13,12 +13,8 @@ TEXTS = ["the movie was wonderful and the acting was great .", "a terrible borin
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(bert_parts, tmp_path_factory):
-    model, tokenizer = bert_parts
-    folder = tmp_path_factory.mktemp("tiny_bert_runner")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+def tiny_folder(tiny_bert_folder):
+    return tiny_bert_folder
 
 
 def test_cli_runs_the_editor_and_scores_its_chains(tiny_folder, tmp_path, capsys):

@@ -1,33 +1,24 @@
 """The inconsistency Space: handlers against the library, escaping, errors, and a browser run."""
 from __future__ import annotations
 
-import importlib.util
 import math
-from pathlib import Path
 
 import pytest
+from helpers import load_space_app
 
 from textxai import inconsistency as inc
 
-APP = Path(__file__).resolve().parents[1] / "spaces" / "inconsistency" / "app.py"
 CHAIN = ["the film was great", "the film was awful", "the film was not awful at all", "the film was great"]
 
 
 @pytest.fixture(scope="module")
 def app():
-    spec = importlib.util.spec_from_file_location("inconsistency_space_app", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_space_app("inconsistency")
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(bert_parts, tmp_path_factory):
-    model, tokenizer = bert_parts
-    folder = tmp_path_factory.mktemp("tiny_bert_model")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+def tiny_folder(tiny_bert_folder):
+    return tiny_bert_folder
 
 
 def test_score_chains_matches_library(app):

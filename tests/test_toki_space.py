@@ -1,23 +1,18 @@
 """The toki_trust Space: handlers against the module, escaping, errors, and a browser run."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
+from helpers import load_space_app
 
 from textxai import toki
 from test_toki_pipeline import CLASSES, make_data, shortcut_clf  # noqa: F401  (fixture)
 
-APP = Path(__file__).resolve().parents[1] / "spaces" / "toki_trust" / "app.py"
 
 
 @pytest.fixture(scope="module")
 def app():
-    spec = importlib.util.spec_from_file_location("toki_trust_space_app", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_space_app("toki_trust")
 
 
 @pytest.fixture(scope="module")

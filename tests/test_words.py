@@ -2,16 +2,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from textxai import words
+from helpers import edit_distance
 
 
-def dp_distance(a, b):
-    prev = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        cur = [i]
-        for j, y in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
-        prev = cur
-    return prev[-1]
 
 
 token_lists = st.lists(st.sampled_from(["the", "a", "film", "good", "bad", "not", ".", " ", "x"]), max_size=12)
@@ -20,7 +13,7 @@ token_lists = st.lists(st.sampled_from(["the", "a", "film", "good", "bad", "not"
 @settings(max_examples=200, deadline=None)
 @given(token_lists, token_lists)
 def test_word_distance_equals_dynamic_program(a, b):
-    assert words.word_distance(a, b) == dp_distance(a, b)
+    assert words.word_distance(a, b) == edit_distance(a, b)
 
 
 @settings(max_examples=100, deadline=None)
@@ -28,7 +21,7 @@ def test_word_distance_equals_dynamic_program(a, b):
 def test_distance_of_strings_is_distance_of_their_tokens(a, b):
     for keep in (False, True):
         ta, tb = words.tokenize(a, keep_whitespace=keep), words.tokenize(b, keep_whitespace=keep)
-        assert words.word_distance(a, b, keep_whitespace=keep) == dp_distance(ta, tb)
+        assert words.word_distance(a, b, keep_whitespace=keep) == edit_distance(ta, tb)
 
 
 def test_spacy_tokens_and_spans():

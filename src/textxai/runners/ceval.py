@@ -9,11 +9,11 @@ probability histogram (the paper's Fig. 1) and the method-distance heat map (Fig
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
 
+from textxai.demo import demo_texts
 from textxai import ceval
 
 NAME = "ceval"
@@ -155,16 +155,6 @@ def run(args, texts, text_pairs, labels, classifier):
     return results, figures
 
 
-def _demo_texts(k: int) -> list[str]:
-    try:
-        from textxai import demo as _demo
-
-        return list(_demo.demo_texts("sentiment", k))
-    except (ImportError, AttributeError):
-        path = Path(__file__).resolve().parents[1] / "demo" / "data" / "sentiment.jsonl"
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        test = [r for r in rows if r.get("split", "test") == "test"] or rows
-        return [r["text"] for r in test[:k]]
 
 
 def demo(progress: bool = True):
@@ -172,7 +162,7 @@ def demo(progress: bool = True):
     from textxai.classifier import as_classifier
 
     classifier = as_classifier("textxai/demo-sentiment")
-    texts = _demo_texts(8)
+    texts = demo_texts("sentiment", 8)
     sections, results, figures = [], {}, {}
     generated = {}
     for name in GENERATORS:

@@ -1,0 +1,34 @@
+"""Small helpers shared by the tests: a brute-force edit distance, Space loading, saving tiny models."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def edit_distance(a, b) -> int:
+    """Textbook Levenshtein dynamic programme over two sequences, independent of the Levenshtein package."""
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        cur = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1]))
+        prev = cur
+    return prev[-1]
+
+
+def load_space_app(name: str):
+    """Import spaces/<name>/app.py as a module (its ``demo`` is built, not launched)."""
+    path = ROOT / "spaces" / name / "app.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_space_app", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def save_model(model, tokenizer, folder: Path) -> str:
+    """``save_pretrained`` of a model and its tokenizer into ``folder``; returns the folder as a string."""
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
