@@ -1,8 +1,6 @@
 """The ceval module and the model-facing path: classifier, perplexity, LLM judge, plots, card."""
 from __future__ import annotations
 
-import doctest
-import importlib.util
 import math
 
 import numpy as np
@@ -239,26 +237,12 @@ def test_paper_normalized_distance_from_stored_rows(reference_dir):
         assert round(r["token_distance_normalized_flipped"], 2) == want, method
 
 
-def test_card_has_every_section():
+def test_card_specifics():
     card = (textxai.module_path("ceval") / "README.md").read_text()
-    assert card.startswith("---\n")
-    for section in ("## Metric Description", "## How to Use", "### Inputs", "### Output Values",
-                    "### Values from Popular Papers", "### Examples", "## Limitations and Bias", "## Citation"):
-        assert section in card, section
+    assert card.startswith("---\n")  # generic sections and doctests: tests/test_modules.py
     assert "| Flip rate | 0.66 | 0.99 | 0.97 | 0.71 | 0.81 | 0.84 | 0.34 | 0.85 | 0.94 | 0.39 | 0.75 |" in card
 
 
-@pytest.mark.slow
-def test_module_doctests():
-    path = textxai.module_path("ceval") / "ceval.py"
-    spec = importlib.util.spec_from_file_location("ceval_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    test = doctest.DocTestParser().get_doctest(mod._KWARGS_DESCRIPTION, {"evaluate": __import__("evaluate")}, "kwargs",
-                                               str(path), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 5
 
 
 def test_sampling_judge_repeats_under_seed(tiny_gpt2_parts):

@@ -1,8 +1,6 @@
 """The evaluate metric inconsistency: same numbers as textxai.inconsistency, both formats, add_batch, card."""
 from __future__ import annotations
 
-import doctest
-import importlib.util
 import math
 
 import numpy as np
@@ -83,23 +81,9 @@ def test_module_errors(module):
     assert math.isnan(out["inc@9"]) and out["inc@9_chains"] == 0
 
 
-def test_card_has_every_section():
+def test_card_specifics():
     card = (textxai.module_path("inconsistency") / "README.md").read_text()
-    assert card.startswith("---\n")
-    for section in ("## Metric Description", "## How to Use", "### Inputs", "### Output Values",
-                    "### Values from Popular Papers", "### Examples", "## Limitations and Bias", "## Citation"):
-        assert section in card, section
+    assert card.startswith("---\n")  # generic sections and doctests: tests/test_modules.py
     assert "steps 1 to 8" in card  # the authors' inc@9 covers steps 1-8
 
 
-def test_module_doctests():
-    """The Examples of _KWARGS_DESCRIPTION (no model needed)."""
-    path = textxai.module_path("inconsistency") / "inconsistency.py"
-    spec = importlib.util.spec_from_file_location("inconsistency_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    test = doctest.DocTestParser().get_doctest(mod._KWARGS_DESCRIPTION, {"evaluate": __import__("evaluate")}, "kwargs",
-                                               str(path), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 5
