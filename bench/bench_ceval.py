@@ -67,7 +67,7 @@ def main() -> None:
 
     # ---- 2. end to end from raw strings
     _words._tokenize_cached.cache_clear()
-    ceval._codes.cache_clear()
+    _words._codes.cache_clear()
     t0 = time.perf_counter()
     fast = [ceval.token_distance(a, b) for a, b in pairs]
     t_fast_e2e = time.perf_counter() - t0
@@ -76,9 +76,9 @@ def main() -> None:
     t_slow_e2e = time.perf_counter() - t0
     assert fast == slow, "values differ"
 
-    # ---- 1. edit distance only, texts already tokenized (ours: cached as code strings, see ceval._codes)
+    # ---- 1. edit distance only, texts already tokenized (ours: cached as code strings, see textxai.words._codes)
     tokens = [(spacy_tokens(a), spacy_tokens(b)) for a, b in pairs]
-    codes = [(ceval._codes(a), ceval._codes(b)) for a, b in pairs]
+    codes = [(_words._codes(a, "spacy", True), _words._codes(b, "spacy", True)) for a, b in pairs]
     t0 = time.perf_counter()
     fast_d = [Levenshtein.distance(x, y) for x, y in codes]
     t_fast = time.perf_counter() - t0
@@ -92,7 +92,7 @@ def main() -> None:
 
     # ---- all rows, fast path only, against CEval's stored columns
     _words._tokenize_cached.cache_clear()
-    ceval._codes.cache_clear()
+    _words._codes.cache_clear()
     t0 = time.perf_counter()
     every = [ceval.token_distance(a, b) for a, b in pairs_all]
     t_all = time.perf_counter() - t0

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textxai import ceval
+from textxai import words as _words
 from textxai.words import tokenize
 from helpers import edit_distance
 
@@ -285,5 +286,5 @@ def test_distance_fallback_without_codes(monkeypatch):
     """Past 1.1M distinct tokens the code strings give out; the tuple path gives the same distances."""
     pairs = [("the film was good", "the film was not good !"), ("a  b c", "a b"), ("x", "")]
     fast = [ceval.token_distance(a, b) for a, b in pairs]
-    monkeypatch.setattr(ceval, "_codes", lambda text: None)
+    monkeypatch.setattr(_words, "_codes", lambda text, method, keep_whitespace: None)
     assert [ceval.token_distance(a, b) for a, b in pairs] == fast == [2, 2, 1]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textxai import inconsistency as inc
-from textxai.words import tokenize
+from textxai.words import tokenize, tokenize_many
 from helpers import edit_distance
 
 # Five chains worked by hand (words are single letters, so spaCy and whitespace agree).
@@ -271,7 +271,7 @@ CROSS_SPACE = [
 
 @pytest.mark.parametrize("text", CROSS_SPACE)
 def test_fast_tokenization_is_exact_where_pieces_interact(text):
-    assert inc._word_lists([text], "spacy")[0] == tokenize(text)
+    assert tokenize_many([text], "spacy")[0] == tokenize(text)
 
 
 def _emoticon_atoms():
@@ -285,7 +285,7 @@ def _emoticon_atoms():
                 min_size=1, max_size=8))
 def test_fast_tokenization_with_special_cases(parts):
     text = "".join(p + s for p, s in parts)
-    assert inc._word_lists([text], "spacy")[0] == tokenize(text)
+    assert tokenize_many([text], "spacy")[0] == tokenize(text)
 
 
 @settings(max_examples=80, deadline=None)
@@ -293,5 +293,5 @@ def test_fast_tokenization_with_special_cases(parts):
 def test_piecewise_tokenization_equals_whole_text(parts, lead):
     """The distance fast path tokenizes each whitespace piece once; it must equal tokenizing the whole text."""
     text = lead + "".join(p + s for p, s in parts)
-    assert inc._word_lists([text], "spacy")[0] == tokenize(text)
-    assert inc._word_lists([text], "whitespace")[0] == tokenize(text, "whitespace")
+    assert tokenize_many([text], "spacy")[0] == tokenize(text)
+    assert tokenize_many([text], "whitespace")[0] == tokenize(text, "whitespace")

@@ -46,3 +46,18 @@ def test_bad_input_names_the_argument():
         words.tokenize(None)
     with pytest.raises(TypeError, match="a=3"):
         words.word_distance(3, "a")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab:)(;'.!- \n", max_size=25), min_size=1, max_size=6))
+def test_tokenize_many_equals_tokenize_on_each_text(texts):
+    for method in ("spacy", "whitespace"):
+        assert words.tokenize_many(texts, method) == [words.tokenize(t, method) for t in texts]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab .,:)'\n", max_size=30), st.text(alphabet="ab .,:)'\n", max_size=30))
+def test_string_fast_path_equals_word_list_distance(a, b):
+    for keep in (False, True):
+        assert words.word_distance(a, b, keep_whitespace=keep) == edit_distance(
+            words.tokenize(a, keep_whitespace=keep), words.tokenize(b, keep_whitespace=keep))

@@ -32,13 +32,10 @@ distance, diversity, perplexity and text quality.
 """
 from __future__ import annotations
 
-import functools
 import math
 import re
-import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-import Levenshtein
 import numpy as np
 
 from textxai import words as _words
@@ -147,41 +144,9 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(_words.tokenize(text, method="spacy", keep_whitespace=True))
 
 
-_VOCAB: dict[str, int] = {}
-_VOCAB_LOCK = threading.Lock()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _codes(text: str) -> str | None:
-    """The tokens of ``text`` as one string, one code point per distinct token (None past 1.1M distinct tokens).
-
-    ``Levenshtein.distance`` of two such strings equals the token-level distance and runs on its fast string
-    path, several times faster than on tuples of token strings.
-    """
-    out = []
-    for token in _tokens(text):
-        code = _VOCAB.get(token)
-        if code is None:
-            with _VOCAB_LOCK:
-                code = _VOCAB.get(token)
-                if code is None:
-                    code = len(_VOCAB) + 1
-                    if code >= 0xD800:          # skip the surrogate block
-                        code += 0x800
-                    if code > 0x10FFFF:
-                        return None
-                    _VOCAB[token] = code
-        out.append(chr(code))
-    return "".join(out)
-
-
 def _side_distance(x: str, y: str) -> tuple[int, int]:
     """(token distance, token count of x)."""
-    cx, cy = _codes(x), _codes(y)
-    if cx is not None and cy is not None:
-        return Levenshtein.distance(cx, cy), len(cx)
-    tx = _tokens(x)
-    return _words.word_distance(tx, _tokens(y)), len(tx)
+    return _words.word_distance(x, y, keep_whitespace=True), len(_tokens(x))
 
 
 def token_distance(original, counterfactual, normalized: bool = False):

@@ -25,7 +25,6 @@ contributed.
 """
 from __future__ import annotations
 
-import functools
 import math
 import os
 import warnings
@@ -35,7 +34,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from textxai.validation import _short, check_choice, check_positive_int, check_texts
-from textxai.words import WORD_TOKENIZERS, tokenize, word_distance
+from textxai.words import WORD_TOKENIZERS, tokenize, word_distance, tokenize_many
 
 DEFAULT_N = (1, 2, 3, 5, 9)
 POOLINGS = ("pooled", "per_chain")
@@ -155,7 +154,7 @@ def step_distances(chain, word_tokenizer: str = "spacy") -> np.ndarray:
     """
     _check_word_tokenizer(word_tokenizer)
     texts = check_chain(chain)
-    words = _word_lists(texts, word_tokenizer)
+    words = tokenize_many(texts, word_tokenizer)
     return np.array([word_distance(words[i - 1], words[i]) for i in range(1, len(words))], dtype=np.int64)
 
 
@@ -183,68 +182,9 @@ def chain_inc_at(chain, n: int, word_tokenizer: str = "spacy") -> float:
     return float(inc[:n].mean()) if len(inc) >= n else float("nan")
 
 
-@functools.lru_cache(maxsize=1)
-def _special_case_junctions() -> frozenset | None:
-    """Character pairs at which spaCy's special-case matcher could join tokens across white space.
-
-    spaCy cuts a text at white space, tokenizes every piece on its own (prefixes, suffixes, infixes, cached
-    special cases), then runs a matcher of multi-token special cases (their affix split, e.g. ":)" = ":" +
-    ")") over the whole token sequence. A match that crosses white space is dropped but can block another
-    match, so tokenizing pieces separately is exact unless a piece ends and the next one begins with the
-    two sides of some junction of a special case: returns those ``(last char, first char)`` pairs, or None
-    (no shortcut) when they cannot be derived.
-    """
-    try:
-        from spacy.tokenizer import Tokenizer
-
-        from textxai.words import _spacy_tokenizer
-
-        tok = _spacy_tokenizer()
-        bare = Tokenizer(tok.vocab, rules={}, prefix_search=tok.prefix_search, suffix_search=tok.suffix_search,
-                         infix_finditer=tok.infix_finditer, token_match=tok.token_match, url_match=tok.url_match)
-        pairs = set()
-        for key in tok.rules:
-            if key.isspace():
-                continue
-            if any(c.isspace() for c in key):
-                return None
-            pieces = [t.text for t in bare(key)]
-            pairs.update((a[-1], b[0]) for a, b in zip(pieces, pieces[1:]) if a and b)
-        return frozenset(pairs)
-    except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
-        return None
-
-
-def _word_lists(texts: Sequence[str], word_tokenizer: str) -> list[list[str]]:
-    """``tokenize(text, word_tokenizer)`` for every text, fast and exact.
-
-    spaCy: each distinct whitespace piece is tokenized once and the pieces' words are concatenated, except
-    for texts with two neighbouring pieces that could meet in a special case (see
-    :func:`_special_case_junctions`), which are tokenized whole.
-    """
-    junctions = _special_case_junctions() if word_tokenizer == "spacy" else None
-    if junctions is None:
-        return [tokenize(t, word_tokenizer) for t in texts]
-    cache: dict[str, list[str]] = {}
-    out = []
-    for text in texts:
-        parts = text.split()
-        if any((a[-1], b[0]) in junctions for a, b in zip(parts, parts[1:])):
-            out.append(tokenize(text, "spacy"))
-            continue
-        words: list[str] = []
-        for piece in parts:
-            tokens = cache.get(piece)
-            if tokens is None:
-                tokens = cache[piece] = tokenize(piece, "spacy")
-            words.extend(tokens)
-        out.append(words)
-    return out
-
-
 def _all_distances(texts_per_chain: list[list[str]], word_tokenizer: str, progress: bool = False) -> list[np.ndarray]:
     flat = [t for texts in texts_per_chain for t in texts]
-    words = _word_lists(flat, word_tokenizer)
+    words = tokenize_many(flat, word_tokenizer)
     out, pos = [], 0
     iterator = texts_per_chain
     if progress:

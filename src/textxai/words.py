@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Sequence
 
 import Levenshtein
@@ -88,6 +89,34 @@ def _as_words(x, method: str, keep_whitespace: bool, name: str) -> Sequence[str]
     raise TypeError(f"{name}={x!r} is neither a string nor a list of word strings")
 
 
+_VOCAB: dict[str, int] = {}
+_VOCAB_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _codes(text: str, method: str, keep_whitespace: bool) -> str | None:
+    """The tokens of ``text`` as one string, one code point per distinct token (None past 1.1M distinct tokens).
+
+    ``Levenshtein.distance`` of two such strings equals the word-level distance and runs on its fast string
+    path, several times faster than on tuples of words.
+    """
+    out = []
+    for token in _tokenize_cached(text, method, keep_whitespace):
+        code = _VOCAB.get(token)
+        if code is None:
+            with _VOCAB_LOCK:
+                code = _VOCAB.get(token)
+                if code is None:
+                    code = len(_VOCAB) + 1
+                    if code >= 0xD800:          # skip the surrogate block
+                        code += 0x800
+                    if code > 0x10FFFF:
+                        return None
+                    _VOCAB[token] = code
+        out.append(chr(code))
+    return "".join(out)
+
+
 def word_distance(a, b, method: str = "spacy", keep_whitespace: bool = False) -> int:
     """Levenshtein distance between two texts counted in words (insert, delete, substitute one word).
 
@@ -97,6 +126,10 @@ def word_distance(a, b, method: str = "spacy", keep_whitespace: bool = False) ->
     1
     """
     _check_method(method)
+    if isinstance(a, str) and isinstance(b, str):
+        code_a, code_b = _codes(a, method, bool(keep_whitespace)), _codes(b, method, bool(keep_whitespace))
+        if code_a is not None and code_b is not None:
+            return int(Levenshtein.distance(code_a, code_b))
     return int(Levenshtein.distance(_as_words(a, method, keep_whitespace, "a"), _as_words(b, method, keep_whitespace, "b")))
 
 
@@ -110,3 +143,61 @@ def word_distance_normalized(a, b, method: str = "spacy", keep_whitespace: bool 
     if len(words_a) == 0:
         return float("nan")
     return word_distance(words_a, b, method, keep_whitespace) / len(words_a)
+
+
+@functools.lru_cache(maxsize=1)
+def _special_case_junctions() -> frozenset | None:
+    """Character pairs at which spaCy's special-case matcher could join tokens across white space.
+
+    spaCy cuts a text at white space, tokenizes every piece on its own (prefixes, suffixes, infixes, cached
+    special cases), then runs a matcher of multi-token special cases (their affix split, e.g. ":)" = ":" +
+    ")") over the whole token sequence. A match that crosses white space is dropped but can block another
+    match, so tokenizing pieces separately is exact unless a piece ends and the next one begins with the
+    two sides of some junction of a special case: returns those ``(last char, first char)`` pairs, or None
+    (no shortcut) when they cannot be derived.
+    """
+    try:
+        from spacy.tokenizer import Tokenizer
+
+        tok = _spacy_tokenizer()
+        bare = Tokenizer(tok.vocab, rules={}, prefix_search=tok.prefix_search, suffix_search=tok.suffix_search,
+                         infix_finditer=tok.infix_finditer, token_match=tok.token_match, url_match=tok.url_match)
+        pairs = set()
+        for key in tok.rules:
+            if key.isspace():
+                continue
+            if any(c.isspace() for c in key):
+                return None
+            pieces = [t.text for t in bare(key)]
+            pairs.update((a[-1], b[0]) for a, b in zip(pieces, pieces[1:]) if a and b)
+        return frozenset(pairs)
+    except Exception:  # noqa: BLE001 - any doubt: tokenize whole texts
+        return None
+
+
+def tokenize_many(texts: Sequence[str], method: str = "spacy") -> list[list[str]]:
+    """``tokenize(text, method)`` (whitespace dropped) for every text, fast and exact.
+
+    spaCy: each distinct whitespace piece is tokenized once and the pieces' words are concatenated, except
+    for texts with two neighbouring pieces that could meet in a special case (see
+    ``_special_case_junctions``), which are tokenized whole.
+    """
+    _check_method(method)
+    junctions = _special_case_junctions() if method == "spacy" else None
+    if junctions is None:
+        return [tokenize(t, method) for t in texts]
+    cache: dict[str, list[str]] = {}
+    out = []
+    for text in texts:
+        parts = text.split()
+        if any((a[-1], b[0]) in junctions for a, b in zip(parts, parts[1:])):
+            out.append(list(_tokenize_cached(text, "spacy", False)))
+            continue
+        words: list[str] = []
+        for piece in parts:
+            tokens = cache.get(piece)
+            if tokens is None:
+                tokens = cache[piece] = list(_tokenize_cached(piece, "spacy", False))
+            words.extend(tokens)
+        out.append(words)
+    return out
