@@ -225,7 +225,7 @@ def bench_beam(clf, sizes, count, beam_size=5, measure_printed_upto=10):
             printed_s += per_input * (printed_inputs - printed_counter.inputs)
         same = np.mean([abs(u - l.upper) < 1e-6 and abs(lo - l.lower) < 1e-6
                         for u, lo, l in zip(upper, lower, lims)])
-        # ours: never worse than the printed beam (dedup keeps the best partial sum per set)
+        # dedup keeps the best partial sum per set: usually as good or better than the printed beam, not always
         better = np.mean([l.upper >= u - 1e-9 and l.lower <= lo + 1e-9 for u, lo, l in zip(upper, lower, lims)])
         print(f"{n:>3} {len(texts):>5} {ours_s:>8.2f} {ours_counter.inputs:>10} "
               f"{printed_s:>9.1f}{'' if run_model else ' est':>3} {printed_inputs:>13} {printed_s / ours_s:>10.1f} "
