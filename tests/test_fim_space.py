@@ -1,35 +1,26 @@
 """The fim_difficulty Space: handlers against the module, escaping, errors, and a browser run."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import load_space_app
 
 import textxai
 from textxai import fim
 from textxai.classifier import TextClassifier
 
-APP = Path(__file__).resolve().parents[1] / "spaces" / "fim_difficulty" / "app.py"
 TEXT = "the movie was wonderful but the food was bad ."
 
 
 @pytest.fixture(scope="module")
 def app():
-    spec = importlib.util.spec_from_file_location("fim_difficulty_space_app", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_space_app("fim_difficulty")
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(bert_parts, tmp_path_factory):
-    model, tokenizer = bert_parts
-    folder = tmp_path_factory.mktemp("tiny_bert_fim")
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+def tiny_folder(tiny_bert_folder):
+    return tiny_bert_folder
 
 
 def _shown(html: str, elem_id: str) -> str:
@@ -55,13 +46,9 @@ def test_push_matches_library(app, tiny_folder):
     assert [got[clf.labels[i]] for i in range(2)] == pytest.approx(list(ref), rel=1e-6)
 
 
-def test_percentile():
-    from importlib import util  # noqa: F401
-
+def test_percentile(app):
     ref = np.array([1.0, 2.0, 3.0, 4.0])
-    spec = importlib.util.spec_from_file_location("fim_app_pct", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = app
     assert module.percentile(2.5, ref) == 50.0 and module.percentile(0.0, ref) == 0.0 and module.percentile(9, ref) == 100.0
 
 

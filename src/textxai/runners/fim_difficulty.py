@@ -200,16 +200,10 @@ def run(args, texts, text_pairs, labels, classifier):
 
 def _demo_corpus(name: str = "sentiment", split: str = "test"):
     """Texts and labels of a split of a packaged demo corpus."""
-    try:
-        from textxai import demo as _demo
+    from textxai import demo as _demo
 
-        corpus = _demo.load_corpus(name)
-        return list(corpus[f"{split}_texts"]), [int(x) for x in corpus[f"{split}_labels"]]
-    except (ImportError, AttributeError):
-        path = Path(__file__).resolve().parents[1] / "demo" / "data" / f"{name}.jsonl"
-        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        rows = [r for r in rows if r.get("split") == split]
-        return [r["text"] for r in rows], [int(r["label"]) for r in rows]
+    corpus = _demo.load_corpus(name)
+    return list(corpus[f"{split}_texts"]), [int(x) for x in corpus[f"{split}_labels"]]
 
 
 def report(results: dict, title: str = "FIM difficulty") -> str:
