@@ -1,8 +1,6 @@
 """The evaluate measurement fim_difficulty: same numbers as textxai.fim, both input formats, errors."""
 from __future__ import annotations
 
-import doctest
-import importlib.util
 
 import numpy as np
 import pytest
@@ -53,23 +51,5 @@ def test_module_errors(module, bert_clf):
         module.compute(texts=TEXTS, model=bert_clf, return_eigenvector="yes")
 
 
-def test_card_has_every_section():
-    card = (textxai.module_path("fim_difficulty") / "README.md").read_text()
-    assert card.startswith("---\n")
-    for section in ("## Measurement Description", "## How to Use", "### Inputs", "### Output Values",
-                    "### Values from Popular Papers", "### Examples", "## Limitations and Bias", "## Citation"):
-        assert section in card, section
 
 
-@pytest.mark.slow
-def test_module_doctests():
-    """The Examples of _KWARGS_DESCRIPTION run on the demo model."""
-    path = textxai.module_path("fim_difficulty") / "fim_difficulty.py"
-    spec = importlib.util.spec_from_file_location("fim_difficulty_script", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    parser = doctest.DocTestParser()
-    test = parser.get_doctest(mod._KWARGS_DESCRIPTION, {"evaluate": __import__("evaluate")}, "kwargs", str(path), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    runner.run(test)
-    assert runner.failures == 0 and runner.tries >= 5

@@ -241,13 +241,10 @@ def test_compare_attributions_shares_limits(sharp_clf):
         N.compare_attributions(TEXTS[:1], sharp_clf, {"shap": None})
 
 
-def test_card_sections():
+def test_card_quotes_the_paper_tables():  # generic sections: tests/test_modules.py
     import textxai
 
     card = (textxai.module_path("naopc") / "README.md").read_text()
-    for section in ("## Metric Description", "## How to Use", "### Inputs", "### Output Values",
-                    "### Values from Popular Papers", "## Examples", "## Limitations and Bias", "## Citation"):
-        assert section in card, section
     assert "| 0.75 | 0.50 |" in card and "| 0.925 | 0.65 |" in card
     assert "sdk: gradio" in card.split("---")[1]
 

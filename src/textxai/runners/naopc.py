@@ -170,13 +170,13 @@ def run(args, texts, text_pairs, labels, classifier):
 
 
 def _demo_texts(max_words: int = 12, n: int = 6) -> list[str]:
-    path = Path(__file__).resolve().parents[1] / "demo" / "data" / "sentiment.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("split", "test") == "test"] or rows
+    """The ``n`` shortest held-out demo sentiment texts of at most ``max_words`` words."""
+    from textxai.demo import load_corpus
     from textxai.words import tokenize
 
-    short = sorted((len(tokenize(r["text"])), i) for i, r in enumerate(rows) if len(tokenize(r["text"])) <= max_words)
-    return [rows[i]["text"] for _, i in short[:n]]
+    texts = load_corpus("sentiment")["test_texts"]
+    short = sorted((len(tokenize(t)), i) for i, t in enumerate(texts) if len(tokenize(t)) <= max_words)
+    return [texts[i] for _, i in short[:n]]
 
 
 def demo(progress: bool = True):
