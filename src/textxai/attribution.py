@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from textxai.batching import length_sorted_batches
 from textxai.classifier import TextClassifier, as_classifier
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
 
@@ -71,14 +72,8 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
         return torch.softmax(clf.logits_from_embeddings(embeds, tensors), dim=-1)
 
     out: list[np.ndarray] = [None] * len(texts)  # type: ignore[list-item]
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]) + len(pairs[i] if pairs else ""))
-    starts = range(0, len(order), batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-
-        starts = tqdm(starts, desc=method, unit="batch")
-    for start in starts:
-        chunk = order[start: start + batch_size]
+    lengths = [len(texts[i]) + len(pairs[i] if pairs else "") for i in range(len(texts))]
+    for chunk in length_sorted_batches(lengths, batch_size, progress, method):
         encoding = clf.encode([texts[i] for i in chunk], [pairs[i] for i in chunk] if pairs else None)
         tensors = encoding.tensors
         with torch.no_grad():

@@ -30,6 +30,7 @@ import numpy as np
 import torch
 
 from textxai import words as _words
+from textxai.batching import length_sorted_batches
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
 
 PERTURBATIONS = ("mask", "delete")
@@ -302,15 +303,8 @@ class TextClassifier:
     def _proba_of_rows(self, rows: list[tuple[np.ndarray, np.ndarray | None]], batch_size: int, progress: bool = False) -> np.ndarray:
         """Probabilities of token-id rows, batched by similar length, returned in input order."""
         out = np.empty((len(rows), self.num_labels), dtype=np.float64)
-        order = sorted(range(len(rows)), key=lambda i: len(rows[i][0]))
-        starts = range(0, len(order), batch_size)
-        if progress:
-            from tqdm.auto import tqdm
-
-            starts = tqdm(starts, desc="classifier", unit="batch")
         with torch.inference_mode():
-            for start in starts:
-                chunk = order[start: start + batch_size]
+            for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier"):
                 logits = self.model(**self._pad([rows[i] for i in chunk])).logits
                 out[chunk] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
         return out

@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 import torch
 
+from textxai.batching import length_sorted_batches
 from textxai.validation import check_positive_int, check_texts
 
 
@@ -96,15 +97,8 @@ def token_nll(texts, model, batch_size: int = 16, progress: bool = False) -> lis
         warnings.warn(f"{truncated} of {len(texts)} texts are longer than the language model's maximum of "
                       f"{lm.max_length} tokens and were truncated", stacklevel=2)
     out: list[np.ndarray] = [np.empty(0)] * len(rows)
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
-    starts = range(0, len(order), batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-
-        starts = tqdm(starts, desc="perplexity", unit="batch")
     with torch.inference_mode():
-        for start in starts:
-            chunk = order[start: start + batch_size]
+        for chunk in length_sorted_batches([len(row) for row in rows], batch_size, progress, "perplexity"):
             length = max(len(rows[i]) for i in chunk)
             if length < 2:
                 for i in chunk:
