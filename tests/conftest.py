@@ -65,3 +65,12 @@ def tiny_bert_folder(bert_parts, tmp_path_factory) -> str:
     from helpers import save_model
 
     return save_model(*bert_parts, tmp_path_factory.mktemp("tiny_bert_folder"))
+
+
+@pytest.fixture(scope="session")
+def sharp_bert_folder(tmp_path_factory) -> str:
+    """A tiny BERT with large random weights (initializer_range 0.5), so its probabilities are far from 0.5."""
+    from helpers import save_model
+
+    folder = tmp_path_factory.mktemp("sharp_bert")
+    return save_model(tiny_models.tiny_bert(initializer_range=0.5), tiny_models.bert_tokenizer(folder / "tok"), folder / "model")

@@ -4,25 +4,13 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
-import tiny_models
 from textxai import naopc as N
 
 
 @pytest.fixture(scope="module")
-def model_folder(tmp_path_factory):
-    from transformers import BertConfig, BertForSequenceClassification
-
-    folder = tmp_path_factory.mktemp("naopc_model")
-    tokenizer = tiny_models.bert_tokenizer(folder / "tok")
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(tiny_models.BERT_VOCAB), hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64, num_labels=2,
-                        initializer_range=0.5)
-    BertForSequenceClassification(config).eval().save_pretrained(folder / "model")
-    tokenizer.save_pretrained(folder / "model")
-    return folder / "model"
+def model_folder(sharp_bert_folder):
+    return sharp_bert_folder
 
 
 def test_cli_run(model_folder, tmp_path):

@@ -1,41 +1,24 @@
 """The naopc Space: handler numbers equal the module's, escaping, errors, and a browser run."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import pytest
-import torch
+from helpers import load_space_app
 
 import textxai
-import tiny_models
 from textxai.classifier import TextClassifier
 
-APP = Path(__file__).resolve().parents[1] / "spaces" / "naopc" / "app.py"
 TEXTS = "the movie was wonderful\ni hated it !"
 
 
 @pytest.fixture(scope="module")
 def app():
-    spec = importlib.util.spec_from_file_location("naopc_space_app", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_space_app("naopc")
 
 
 @pytest.fixture(scope="module")
-def sharp_folder(tmp_path_factory):
-    from transformers import BertConfig, BertForSequenceClassification
-
-    folder = tmp_path_factory.mktemp("naopc_space_model")
-    tokenizer = tiny_models.bert_tokenizer(folder / "tok")
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(tiny_models.BERT_VOCAB), hidden_size=16, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64, num_labels=2,
-                        initializer_range=0.5)
-    BertForSequenceClassification(config).eval().save_pretrained(folder / "model")
-    tokenizer.save_pretrained(folder / "model")
-    return str(folder / "model")
+def sharp_folder(sharp_bert_folder):
+    return sharp_bert_folder
 
 
 @pytest.fixture(scope="module")

@@ -37,13 +37,13 @@ def roberta_tokenizer(folder: Path):
     return RobertaTokenizerFast(str(folder / "vocab.json"), str(folder / "merges.txt"))
 
 
-def tiny_bert(num_labels: int = 2, seed: int = 0):
+def tiny_bert(num_labels: int = 2, seed: int = 0, initializer_range: float = 0.02):
     from transformers import BertConfig, BertForSequenceClassification
 
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=len(BERT_VOCAB), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                         intermediate_size=32, max_position_embeddings=64, num_labels=num_labels,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, initializer_range=initializer_range)
     return BertForSequenceClassification(config).eval()
 
 
