@@ -23,6 +23,8 @@ def _mean_linear_model(num_labels, seed=0, reachable=True):
     from transformers.modeling_outputs import SequenceClassifierOutput
 
     class MeanLinearForSequenceClassification(PreTrainedModel):
+        """Without the override below, transformers' own get_input_embeddings cannot find ``emb``."""
+
         config_class = BertConfig
         base_model_prefix = "mean_linear"
 
@@ -31,17 +33,14 @@ def _mean_linear_model(num_labels, seed=0, reachable=True):
             self.emb = nn.Embedding(config.vocab_size, config.hidden_size)
             self.head = nn.Linear(config.hidden_size, config.num_labels)
 
-        def get_input_embeddings(self):
-            if not reachable:
-                raise NotImplementedError("no embeddings here")
-            return self.emb
-
         def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, inputs_embeds=None, **kwargs):
             if inputs_embeds is None:
                 inputs_embeds = self.emb(input_ids)
             m = attention_mask.unsqueeze(-1).to(inputs_embeds.dtype)
             return SequenceClassifierOutput(logits=self.head((inputs_embeds * m).sum(1) / m.sum(1)))
 
+    if reachable:
+        MeanLinearForSequenceClassification.get_input_embeddings = lambda self: self.emb
     config = BertConfig(vocab_size=len(tiny_models.BERT_VOCAB), hidden_size=4, num_labels=num_labels,
                         num_hidden_layers=1, num_attention_heads=1, intermediate_size=4)
     model = MeanLinearForSequenceClassification(config)

@@ -401,9 +401,13 @@ class TextClassifier:
 
     @property
     def embedding_layer(self) -> torch.nn.Module:
-        layer = self.model.get_input_embeddings() if hasattr(self.model, "get_input_embeddings") else None
+        try:  # transformers' default raises NotImplementedError for a model it cannot look into
+            layer = self.model.get_input_embeddings()
+        except (AttributeError, NotImplementedError):
+            layer = None
         if layer is None:
-            raise TypeError(f"model class {type(self.model).__name__} does not expose its input embeddings (get_input_embeddings)")
+            raise TypeError(f"model class {type(self.model).__name__} does not expose its input embeddings "
+                            "(get_input_embeddings); gradient methods need them")
         return layer
 
     @property

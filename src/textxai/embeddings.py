@@ -16,11 +16,15 @@ such as a class name) and ``vocabulary() -> list[str]`` (whole words, used to dr
 """
 from __future__ import annotations
 
+import abc
+
 import functools
 import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from textxai.batching import length_sorted_batches
 
 _WORD_RE = re.compile(r"^[a-z]{3,}$")
 
@@ -34,16 +38,17 @@ def _check_words(words, name: str = "words") -> list[str]:
     return list(words)
 
 
-class WordEmbedder:
-    """Base class: caches vectors per string; subclasses implement ``_embed(words)``."""
+class WordEmbedder(abc.ABC):
+    """Base class: caches vectors per string; subclasses give ``_embed(words)``, ``dim`` and ``vocabulary()``."""
 
     name = "embedder"
 
     def __init__(self):
         self._cache: dict[str, np.ndarray] = {}
 
-    def _embed(self, words: list[str]) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _embed(self, words: list[str]) -> np.ndarray:
+        """Vectors ``[len(words), dim]`` of words never embedded before (``embed`` caches them)."""
 
     def embed(self, words) -> np.ndarray:
         words = _check_words(words)
@@ -56,11 +61,13 @@ class WordEmbedder:
         return np.stack([self._cache[w] for w in words])
 
     @property
+    @abc.abstractmethod
     def dim(self) -> int:
-        return int(self._embed(["a"]).shape[1])
+        """Length of the vectors."""
 
+    @abc.abstractmethod
     def vocabulary(self) -> list[str]:
-        raise NotImplementedError
+        """The words random pairs are drawn from (θ_relate estimation)."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
@@ -195,11 +202,11 @@ class MiniLMEmbedder(WordEmbedder):
         import torch
 
         tokenizer, model = _minilm(self.path, self.device)
-        out = []
-        # sort by length so padding does not change anything (mean pooling uses the attention mask)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        for start in range(0, len(texts), self.batch_size):
-            batch = [texts[i] for i in order[start: start + self.batch_size]]
+        out, order = [], []
+        # similar lengths per batch; mean pooling uses the attention mask, so padding changes nothing
+        for chunk in length_sorted_batches([len(t) for t in texts], self.batch_size):
+            order.extend(chunk)
+            batch = [texts[i] for i in chunk]
             enc = tokenizer(batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
             with torch.no_grad():
                 hidden = model(**enc).last_hidden_state

@@ -27,7 +27,6 @@ included.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -229,13 +228,7 @@ def _embedding_batch(clf, texts, pairs):
     """Encode a batch; return (encoding, embeddings [B, L, d] detached, logits function, non-padding mask)."""
     enc = clf.encode(texts, pairs)
     tensors = enc.tensors
-    try:
-        embeds = clf.input_embeddings(tensors).detach()
-    except (TypeError, AttributeError, NotImplementedError) as error:
-        raise TypeError(
-            f"model class {type(clf.model).__name__}: its input embeddings cannot be reached ({error}); "
-            "expected a model with get_input_embeddings() that accepts inputs_embeds"
-        ) from error
+    embeds = clf.input_embeddings(tensors).detach()  # TypeError naming the model class when unreachable
 
     def fn(e):
         try:
