@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from textxai import words as _words
+from textxai.validation import check_same_length, short_repr
 
 CONTRASTS = ("target", "argmin", "counterfactual_argmax")
 FAILED_MARKERS = ("", "-1")
@@ -47,11 +48,6 @@ TOPICS = {"text": "movie review", "nli": "natural language inference pair"}
 
 
 # --------------------------------------------------------------------------------------------- checks
-def _short(value, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def is_failed(text) -> bool:
     """True for a failed generation: ``None``, NaN, an empty / blank string or ``"-1"`` (CEval's marker).
 
@@ -67,7 +63,7 @@ def is_failed(text) -> bool:
 
 def _check_list(values, name: str, allow_empty: bool = False) -> list:
     if isinstance(values, (str, bytes)) or not (isinstance(values, Sequence) or hasattr(values, "__array__")):
-        raise TypeError(f"{name}={_short(values)} ({type(values).__name__}): expected a list")
+        raise TypeError(f"{name}={short_repr(values)} ({type(values).__name__}): expected a list")
     values = list(values)
     if not values and not allow_empty:
         raise ValueError(f"{name}=[]: expected at least one item")
@@ -78,7 +74,7 @@ def _check_originals(texts, name: str) -> list[str]:
     texts = _check_list(texts, name)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise TypeError(f"{name}[{i}]={_short(text)} ({type(text).__name__}): expected a string")
+            raise TypeError(f"{name}[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
         if not text.strip():
             raise ValueError(f"{name}[{i}]={text!r}: expected a non-empty original text")
     return texts
@@ -89,20 +85,15 @@ def _check_generation(text, name: str):
     if is_failed(text):
         return None
     if not isinstance(text, str):
-        raise TypeError(f"{name}={_short(text)} ({type(text).__name__}): expected a string (or None / '-1' for a failed generation)")
+        raise TypeError(f"{name}={short_repr(text)} ({type(text).__name__}): expected a string (or None / '-1' for a failed generation)")
     return text
-
-
-def _check_same_length(a, b, name_a: str, name_b: str) -> None:
-    if len(a) != len(b):
-        raise ValueError(f"{name_b} has {len(b)} items but {name_a} has {len(a)}: expected the same length")
 
 
 def _check_probs(probs, name: str, n: int, num_classes: int | None = None, atol: float = 1e-3) -> np.ndarray:
     try:
         arr = np.asarray(probs, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(f"{name}={_short(probs)}: expected an array of probabilities of shape [n_examples, n_classes]") from None
+        raise TypeError(f"{name}={short_repr(probs)}: expected an array of probabilities of shape [n_examples, n_classes]") from None
     if arr.ndim != 2 or arr.shape[0] != n or arr.shape[1] < 2:
         raise ValueError(f"{name} has shape {arr.shape}: expected ({n}, n_classes) with n_classes >= 2, one row per example")
     if num_classes is not None and arr.shape[1] != num_classes:
@@ -125,7 +116,7 @@ def _check_labels(labels, name: str, n: int, num_classes: int | None = None) -> 
     out = np.empty(n, dtype=np.int64)
     for i, label in enumerate(labels):
         if isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer)):
-            raise TypeError(f"{name}[{i}]={_short(label)} ({type(label).__name__}): expected an integer class index")
+            raise TypeError(f"{name}[{i}]={short_repr(label)} ({type(label).__name__}): expected an integer class index")
         hi = f"{num_classes - 1}" if num_classes else "n_classes - 1"
         if label < 0 or (num_classes is not None and label >= num_classes):
             raise ValueError(f"{name}[{i}]={label}: expected a class index in [0, {hi}]")
@@ -168,7 +159,7 @@ def token_distance(original, counterfactual, normalized: bool = False):
     for side, name in ((a, "original"), (b, "counterfactual")):
         for text in side:
             if not isinstance(text, str):
-                raise TypeError(f"{name}={_short(text)} ({type(text).__name__}): expected a string")
+                raise TypeError(f"{name}={short_repr(text)} ({type(text).__name__}): expected a string")
     distance = 0
     changed_length = 0
     total_length = 0
@@ -247,11 +238,11 @@ def method_distance_matrix(texts_by_method: Mapping[str, Sequence], normalized: 
     (['original', 'x', 'y'], [[0.0, 1.0, 2.0], [1.0, 0.0, 2.0], [2.0, 2.0, 0.0]])
     """
     if not isinstance(texts_by_method, Mapping) or len(texts_by_method) < 2:
-        raise ValueError(f"texts_by_method={_short(texts_by_method)}: expected a dict of at least two method names -> lists of texts")
+        raise ValueError(f"texts_by_method={short_repr(texts_by_method)}: expected a dict of at least two method names -> lists of texts")
     names = list(texts_by_method)
     lists = [_check_list(texts_by_method[n], f"texts_by_method[{n!r}]") for n in names]
     for n, texts in zip(names[1:], lists[1:]):
-        _check_same_length(lists[0], texts, f"texts_by_method[{names[0]!r}]", f"texts_by_method[{n!r}]")
+        check_same_length(lists[0], texts, f"texts_by_method[{names[0]!r}]", f"texts_by_method[{n!r}]")
     k = len(names)
     matrix = np.zeros((k, k))
     for a in range(k):
@@ -287,7 +278,7 @@ def contrast_classes(original_probs, counterfactual_probs=None, contrast: str = 
     [1]
     """
     if contrast not in CONTRASTS:
-        raise ValueError(f"contrast={_short(contrast)}: expected one of {list(CONTRASTS)}")
+        raise ValueError(f"contrast={short_repr(contrast)}: expected one of {list(CONTRASTS)}")
     if contrast == "target":
         if targets is None:
             raise ValueError("contrast='target' needs targets= (one target class per example)")
@@ -326,9 +317,9 @@ def quality_prompt(text: str, aspect: str, topic: str = "movie review", index: i
     How grammatically correct is each movie review? (on a scale of 1-5, with 1 being the lowest?).Ignore errors related to uppercase and lowercase letters. Please only return a score for the movie review. The score is:
     """
     if aspect not in QUALITY_ASPECTS:
-        raise ValueError(f"aspect={_short(aspect)}: expected one of {list(QUALITY_ASPECTS)}")
+        raise ValueError(f"aspect={short_repr(aspect)}: expected one of {list(QUALITY_ASPECTS)}")
     if not isinstance(topic, str) or not topic.strip():
-        raise ValueError(f"judge_topic={_short(topic)}: expected a non-empty string such as 'movie review'")
+        raise ValueError(f"judge_topic={short_repr(topic)}: expected a non-empty string such as 'movie review'")
     title = topic[0].upper() + topic[1:]
     questions = {
         "grammar": f"How grammatically correct is each {topic}? (on a scale of 1-5, with 1 being the lowest?).",
@@ -369,7 +360,7 @@ class _GenerativeJudge:
 
         self.max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
         if generate_kwargs is not None and not isinstance(generate_kwargs, Mapping):
-            raise TypeError(f"judge_generate_kwargs={_short(generate_kwargs)}: expected a dict of generate() options")
+            raise TypeError(f"judge_generate_kwargs={short_repr(generate_kwargs)}: expected a dict of generate() options")
         self.generate_kwargs = {"do_sample": False, **(generate_kwargs or {})}
         self.seed = seed
         self.model, self.tokenizer = _load_causal_lm(judge, tokenizer, device)
@@ -411,7 +402,7 @@ def _load_causal_lm(model, tokenizer=None, device=None):
     except (TypeError, ValueError) as error:
         raise type(error)(str(error).replace("lm=", "judge=", 1)) from error
     if not hasattr(loaded.model, "generate"):
-        raise TypeError(f"judge={_short(model)}: the model cannot generate text; expected a causal LM or a callable "
+        raise TypeError(f"judge={short_repr(model)}: the model cannot generate text; expected a causal LM or a callable "
                         f"prompts -> replies")
     return loaded.model, loaded.tokenizer
 
@@ -469,7 +460,7 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
     nli = reference_pairs is not None or prediction_pairs is not None
     refs = _check_originals(references, "references")
     preds = _check_list(predictions, "predictions")
-    _check_same_length(refs, preds, "references", "predictions")
+    check_same_length(refs, preds, "references", "predictions")
     multi = any(isinstance(p, (list, tuple)) and len(p) > 1 for p in preds)
     if nli:
         if reference_pairs is None or prediction_pairs is None:
@@ -477,14 +468,14 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
             raise ValueError(f"{missing}=None: an NLI example needs both sides, premise (references / predictions) "
                              f"and hypothesis (reference_pairs / prediction_pairs)")
         ref_pairs = _check_list(reference_pairs, "reference_pairs")
-        _check_same_length(refs, ref_pairs, "references", "reference_pairs")
+        check_same_length(refs, ref_pairs, "references", "reference_pairs")
         for i, h in enumerate(ref_pairs):
             if not isinstance(h, str):
-                raise TypeError(f"reference_pairs[{i}]={_short(h)} ({type(h).__name__}): expected the original hypothesis as a string")
+                raise TypeError(f"reference_pairs[{i}]={short_repr(h)} ({type(h).__name__}): expected the original hypothesis as a string")
             if not h.strip():
                 raise ValueError(f"reference_pairs[{i}]={h!r}: the original hypothesis is missing; expected a non-empty string")
         pred_pairs = _check_list(prediction_pairs, "prediction_pairs")
-        _check_same_length(refs, pred_pairs, "references", "prediction_pairs")
+        check_same_length(refs, pred_pairs, "references", "prediction_pairs")
         originals = [(p, h) for p, h in zip(refs, ref_pairs)]
     else:
         pred_pairs = None
@@ -548,7 +539,7 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
     primary = [s[0] for s in sets]
     failed = np.array([_failed_any(c) for c in primary], dtype=bool)
     if contrast is not None and contrast not in CONTRASTS:
-        raise ValueError(f"contrast={_short(contrast)}: expected one of {list(CONTRASTS)} or None (CEval's default per task)")
+        raise ValueError(f"contrast={short_repr(contrast)}: expected one of {list(CONTRASTS)} or None (CEval's default per task)")
     if targets is not None:
         contrast = contrast or "target"
     contrast = contrast or ("counterfactual_argmax" if nli else "argmin")
@@ -589,7 +580,7 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
                          f"and the counterfactuals, or a model to compute them")
     if targets is not None:
         if isinstance(targets, (str, bytes)):
-            raise TypeError(f"targets={_short(targets)}: expected a list of class indices, one per example")
+            raise TypeError(f"targets={short_repr(targets)}: expected a list of class indices, one per example")
         targets = list(targets)
         if any(isinstance(t, str) for t in targets) and (clf is not None or model is not None):
             if clf is None:
@@ -724,7 +715,7 @@ def plot_probability_histogram(probabilities, bins: int = 20, title: str | None 
     if not probabilities:
         raise ValueError("probabilities={}: expected at least one method -> array of probabilities")
     if isinstance(bins, bool) or not isinstance(bins, int) or bins <= 0:
-        raise ValueError(f"bins={_short(bins)}: expected a positive integer")
+        raise ValueError(f"bins={short_repr(bins)}: expected a positive integer")
     series = {}
     for name, values in probabilities.items():
         arr = np.asarray(values, dtype=np.float64).ravel()

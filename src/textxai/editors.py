@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from textxai.validation import _short, check_positive_int, check_texts
+from textxai.validation import short_repr, check_positive_int, check_texts
 from textxai.words import word_spans
 
 
@@ -245,7 +245,7 @@ def get_editor(editor, classifier=None, **options):
     if callable(editor) and not isinstance(editor, str):
         return editor
     if not isinstance(editor, str) or editor not in EDITORS:
-        raise ValueError(f"editor={_short(editor)}: expected a callable list[str] -> list[list[str]] or one of {sorted(EDITORS)}")
+        raise ValueError(f"editor={short_repr(editor)}: expected a callable list[str] -> list[list[str]] or one of {sorted(EDITORS)}")
     if classifier is None:
         raise ValueError(f"classifier=None: the built-in editor {editor!r} needs a classifier")
     return EDITORS[editor](classifier, **options)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from textxai.validation import _short, check_choice, check_positive_int, check_texts
+from textxai.validation import short_repr, check_choice, check_positive_int, check_texts
 from textxai.words import WORD_TOKENIZERS, tokenize, word_distance, tokenize_many
 
 DEFAULT_N = (1, 2, 3, 5, 9)
@@ -75,11 +75,11 @@ def check_chain(chain, name: str = "chain") -> list[str]:
     ValueError: chain=['a'] has 1 item: expected the original text and at least one edit
     """
     if isinstance(chain, str) or not isinstance(chain, Sequence) and not hasattr(chain, "__array__"):
-        raise TypeError(f"{name}={_short(chain)}: expected a list of texts [original, edit 1, edit 2, ...]")
+        raise TypeError(f"{name}={short_repr(chain)}: expected a list of texts [original, edit 1, edit 2, ...]")
     chain = list(chain)
     if len(chain) < 2:
         raise ValueError(
-            f"{name}={_short(chain)} has {len(chain)} item{'s' * (len(chain) != 1)}: "
+            f"{name}={short_repr(chain)} has {len(chain)} item{'s' * (len(chain) != 1)}: "
             "expected the original text and at least one edit"
         )
     texts: list[str] = []
@@ -87,7 +87,7 @@ def check_chain(chain, name: str = "chain") -> list[str]:
     for i, item in enumerate(chain):
         if item is not None and not isinstance(item, str):
             raise TypeError(
-                f"{name}[{i}]={_short(item)} ({type(item).__name__}): expected a string "
+                f"{name}[{i}]={short_repr(item)} ({type(item).__name__}): expected a string "
                 "(or a trailing None / empty string when the editor failed)"
             )
         empty = item is None or item == ""
@@ -96,7 +96,7 @@ def check_chain(chain, name: str = "chain") -> list[str]:
         if ended_at is not None:
             if not empty:
                 raise ValueError(
-                    f"{name}[{i}]={_short(item)} follows {name}[{ended_at}]={chain[ended_at]!r}: a None or empty "
+                    f"{name}[{i}]={short_repr(item)} follows {name}[{ended_at}]={chain[ended_at]!r}: a None or empty "
                     "string ends a chain, so only None / empty strings may follow it"
                 )
             continue
@@ -110,7 +110,7 @@ def check_chain(chain, name: str = "chain") -> list[str]:
 def check_chains(chains, name: str = "chains") -> list[list[str]]:
     """A non-empty list of chains (see :func:`check_chain`)."""
     if isinstance(chains, str) or not isinstance(chains, Sequence) and not hasattr(chains, "__array__"):
-        raise TypeError(f"{name}={_short(chains)}: expected a list of chains (each a list of texts)")
+        raise TypeError(f"{name}={short_repr(chains)}: expected a list of chains (each a list of texts)")
     chains = list(chains)
     if not chains:
         raise ValueError(f"{name}=[]: expected at least one chain")
@@ -125,11 +125,11 @@ def check_n(n, name: str = "n") -> list[int]:
     """
     values = [n] if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else n
     if isinstance(values, str) or not isinstance(values, Sequence) or not values:
-        raise ValueError(f"{name}={_short(n)}: expected a positive integer or a non-empty list of them")
+        raise ValueError(f"{name}={short_repr(n)}: expected a positive integer or a non-empty list of them")
     out: list[int] = []
     for v in values:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name}={_short(n)}: {v!r} is not a positive integer; expected every n >= 1")
+            raise ValueError(f"{name}={short_repr(n)}: {v!r} is not a positive integer; expected every n >= 1")
         if int(v) not in out:
             out.append(int(v))
     return out
@@ -265,7 +265,7 @@ def minimality_at(chains, n=DEFAULT_N, word_tokenizer: str = "spacy") -> dict[in
 
 def _check_labels(labels, texts_per_chain: list[list[str]], raw_lengths: list[int]) -> list[list[int]]:
     if isinstance(labels, str) or not isinstance(labels, Sequence) and not hasattr(labels, "__array__"):
-        raise TypeError(f"labels={_short(labels)}: expected one list of integer labels per chain")
+        raise TypeError(f"labels={short_repr(labels)}: expected one list of integer labels per chain")
     labels = list(labels)
     if len(labels) != len(texts_per_chain):
         raise ValueError(
@@ -274,7 +274,7 @@ def _check_labels(labels, texts_per_chain: list[list[str]], raw_lengths: list[in
     out = []
     for i, (lab, texts, raw) in enumerate(zip(labels, texts_per_chain, raw_lengths)):
         if isinstance(lab, str) or not isinstance(lab, Sequence) and not hasattr(lab, "__array__"):
-            raise TypeError(f"labels[{i}]={_short(lab)}: expected a list of integer labels, one per text of the chain")
+            raise TypeError(f"labels[{i}]={short_repr(lab)}: expected a list of integer labels, one per text of the chain")
         lab = list(lab)
         if len(lab) not in (raw, len(texts)):
             raise ValueError(
@@ -284,7 +284,7 @@ def _check_labels(labels, texts_per_chain: list[list[str]], raw_lengths: list[in
         lab = lab[: len(texts)]
         for j, v in enumerate(lab):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"labels[{i}][{j}]={_short(v)} ({type(v).__name__}): expected an integer label")
+                raise TypeError(f"labels[{i}][{j}]={short_repr(v)} ({type(v).__name__}): expected an integer label")
         out.append([int(v) for v in lab])
     return out
 
@@ -314,11 +314,11 @@ def flip_rate_at(labels, n=DEFAULT_N) -> dict[int, dict]:
     """
     n_values = check_n(n)
     if isinstance(labels, str) or not isinstance(labels, Sequence):
-        raise TypeError(f"labels={_short(labels)}: expected one list of integer labels per chain")
+        raise TypeError(f"labels={short_repr(labels)}: expected one list of integer labels per chain")
     chains = []
     for i, lab in enumerate(labels):
         if isinstance(lab, str) or not isinstance(lab, Sequence) and not hasattr(lab, "__array__"):
-            raise TypeError(f"labels[{i}]={_short(lab)}: expected a list of integer labels, one per text of the chain")
+            raise TypeError(f"labels[{i}]={short_repr(lab)}: expected a list of integer labels, one per text of the chain")
         lab = list(lab)
         k = len(lab)
         while k > 0 and lab[k - 1] is None:
@@ -415,7 +415,7 @@ def inconsistency(
 
     distances = _all_distances(texts_per_chain, word_tokenizer, progress=progress)
     out: dict = {}
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True):  # the per-n NaN warnings are summarised once below
         warnings.simplefilter("always")
         for k in n_values:
             value, count, steps = _inc_stats(distances, k, pooling)
@@ -506,7 +506,7 @@ def feedback_chains(
     FeedbackChains(chains=[['so good', 'so bad', 'so good']], labels=[[1, 0, 1]])
     """
     if not callable(editor):
-        raise TypeError(f"editor={_short(editor)}: expected a callable list[str] -> list[list[str]]")
+        raise TypeError(f"editor={short_repr(editor)}: expected a callable list[str] -> list[list[str]]")
     texts = check_texts(texts)
     for i, t in enumerate(texts):
         if t == "":
@@ -534,7 +534,7 @@ def feedback_chains(
         outputs = editor(list(current))
         if isinstance(outputs, str) or not isinstance(outputs, Sequence) or len(outputs) != len(current):
             raise ValueError(
-                f"editor returned {_short(outputs)} for {len(current)} texts at step {step}: expected a list of "
+                f"editor returned {short_repr(outputs)} for {len(current)} texts at step {step}: expected a list of "
                 f"{len(current)} candidate lists"
             )
         cand_lists = []
@@ -545,12 +545,12 @@ def feedback_chains(
                 cands = []
             if not isinstance(cands, Sequence):
                 raise TypeError(
-                    f"editor output [{j}]={_short(cands)} at step {step}: expected a list of candidate strings"
+                    f"editor output [{j}]={short_repr(cands)} at step {step}: expected a list of candidate strings"
                 )
             for k, cand in enumerate(cands):
                 if cand is not None and not isinstance(cand, str):
                     raise TypeError(
-                        f"editor output [{j}][{k}]={_short(cand)} ({type(cand).__name__}) at step {step}: "
+                        f"editor output [{j}][{k}]={short_repr(cand)} ({type(cand).__name__}) at step {step}: "
                         "expected a string"
                     )
             cand_lists.append([cand for cand in cands if cand])

@@ -51,6 +51,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from textxai.validation import check_choice, check_positive_int, short_repr
+
 __all__ = [
     "AOPCLimits",
     "aopc",
@@ -78,33 +80,16 @@ ScoreManyFn = Callable[[list], list]
 
 
 # ----------------------------------------------------------------------------------------------- checks
-def _short(value, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
-        raise ValueError(f"{name}={_short(value)}: expected a positive integer")
-    return int(value)
-
-
-def _check_choice(value, name: str, choices) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name}={_short(value)}: expected one of {list(choices)}")
-    return value
-
-
 def _check_order(order, n: int | None = None, name: str = "order") -> list[int]:
     try:
         arr = np.asarray(order)
     except Exception as exc:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name}={_short(order)}: expected a sequence of feature indices") from exc
+        raise TypeError(f"{name}={short_repr(order)}: expected a sequence of feature indices") from exc
     if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name}={_short(order)}: expected a 1-d sequence of integer feature indices")
+        raise TypeError(f"{name}={short_repr(order)}: expected a 1-d sequence of integer feature indices")
     n = len(arr) if n is None else n
     if len(arr) != n or sorted(arr.tolist()) != list(range(n)):
-        raise ValueError(f"{name}={_short(order)}: expected a permutation of 0..{n - 1}")
+        raise ValueError(f"{name}={short_repr(order)}: expected a permutation of 0..{n - 1}")
     if n == 0:
         raise ValueError(f"{name}=[]: expected at least one feature")
     return [int(i) for i in arr]
@@ -416,14 +401,14 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
 # --------------------------------------------------------------------------------------------- limits
 def _check_n(n, name: str = "n") -> int:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"{name}={_short(n)}: expected a positive integer number of features")
+        raise ValueError(f"{name}={short_repr(n)}: expected a positive integer number of features")
     return int(n)
 
 
 def _check_limit_args(method, beam_size, max_exact_words):
-    _check_choice(method, "method", LIMIT_METHODS)
-    _check_positive_int(beam_size, "beam_size")
-    _check_positive_int(max_exact_words, "max_exact_words")
+    check_choice(method, "method", LIMIT_METHODS)
+    check_positive_int(beam_size, "beam_size")
+    check_positive_int(max_exact_words, "max_exact_words")
 
 
 def _too_many_words(n: int, max_exact_words: int, where: str = "") -> ValueError:
@@ -549,7 +534,7 @@ def _subset_score_many(score_many: ScoreManyFn, idx: list[int], total: int) -> S
 
 def _check_attributions(attributions, words: list[list[str]], texts: list[str]) -> list[np.ndarray]:
     if isinstance(attributions, (str, bytes)) or not hasattr(attributions, "__len__"):
-        raise TypeError(f"attributions={_short(attributions)}: expected one sequence of scores per text")
+        raise TypeError(f"attributions={short_repr(attributions)}: expected one sequence of scores per text")
     if len(attributions) != len(texts):
         raise ValueError(
             f"attributions has {len(attributions)} items but texts has {len(texts)}: expected one score list per text"
@@ -557,17 +542,17 @@ def _check_attributions(attributions, words: list[list[str]], texts: list[str]) 
     out = []
     for i, (scores, w) in enumerate(zip(attributions, words)):
         if isinstance(scores, (str, bytes)):
-            raise TypeError(f"attributions[{i}]={_short(scores)}: expected a sequence of numbers")
+            raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers")
         try:
             arr = np.asarray(scores, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"attributions[{i}]={_short(scores)}: expected a sequence of numbers") from exc
+            raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers") from exc
         if arr.ndim != 1:
             raise ValueError(f"attributions[{i}] has shape {arr.shape}: expected a flat list of {len(w)} scores")
         if len(arr) != len(w):
             raise ValueError(
                 f"attributions[{i}] has {len(arr)} scores but texts[{i}] has {len(w)} words "
-                f"{_short(w, 120)}: expected one score per word of classifier.words(text)"
+                f"{short_repr(w, 120)}: expected one score per word of classifier.words(text)"
             )
         bad = np.flatnonzero(~np.isfinite(arr))
         if bad.size:
@@ -658,25 +643,25 @@ def compare_attributions(
 
     texts = check_texts(texts)
     pairs = check_text_pairs(text_pairs, texts)
-    _check_choice(normalization, "normalization", NORMALIZATIONS)
-    _check_choice(perturbation, "perturbation", PERTURBATIONS)
-    beam_size = _check_positive_int(beam_size, "beam_size")
-    max_exact_words = _check_positive_int(max_exact_words, "max_exact_words")
-    batch_size = _check_positive_int(batch_size, "batch_size")
+    check_choice(normalization, "normalization", NORMALIZATIONS)
+    check_choice(perturbation, "perturbation", PERTURBATIONS)
+    beam_size = check_positive_int(beam_size, "beam_size")
+    max_exact_words = check_positive_int(max_exact_words, "max_exact_words")
+    batch_size = check_positive_int(batch_size, "batch_size")
     if not isinstance(attributions, dict) or not attributions:
-        raise TypeError(f"attributions={_short(attributions)}: expected a non-empty dict name -> attributions (or None)")
+        raise TypeError(f"attributions={short_repr(attributions)}: expected a non-empty dict name -> attributions (or None)")
     clf = as_classifier(classifier)
     words = [clf.words(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
     for i, w in enumerate(words):
         if not w:
-            where = f"texts[{i}]={_short(texts[i])}" + ("" if pairs is None else f" with text_pairs[{i}]={_short(pairs[i])}")
+            where = f"texts[{i}]={short_repr(texts[i])}" + ("" if pairs is None else f" with text_pairs[{i}]={short_repr(pairs[i])}")
             raise ValueError(f"{where} has no words: expected at least one word to remove")
     sets = {}
     for name, attrs in attributions.items():
         if attrs is None:
             from textxai.attribution import METHODS
 
-            _check_choice(name, "attribution_method", METHODS)
+            check_choice(name, "attribution_method", METHODS)
             sets[name] = None
         else:
             sets[name] = _check_attributions(attrs, words, texts)

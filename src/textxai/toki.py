@@ -37,13 +37,13 @@ import hashlib
 import json
 import math
 import random
-import string
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from textxai.validation import short_repr
 
 LINKAGES = ("average", "complete", "single", "weighted")
 EXPLAINERS = ("lime", "omission", "gradient", "input_x_gradient", "integrated_gradients", "kernel_shap")
@@ -51,22 +51,17 @@ INDEX_FORMAT = 1
 
 
 # ----------------------------------------------------------------------------- checks
-def _short(value, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def check_unit(value, name: str, low: float = 0.0, high: float = 1.0) -> float:
     """A real number in ``[low, high]``."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)) or not math.isfinite(value) \
             or not low <= float(value) <= high:
-        raise ValueError(f"{name}={_short(value)}: expected a number in [{low:g}, {high:g}]")
+        raise ValueError(f"{name}={short_repr(value)}: expected a number in [{low:g}, {high:g}]")
     return float(value)
 
 
 def _check_top_k(top_k) -> int:
     if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k <= 0:
-        raise ValueError(f"top_k={_short(top_k)}: expected a positive integer")
+        raise ValueError(f"top_k={short_repr(top_k)}: expected a positive integer")
     return int(top_k)
 
 
@@ -240,7 +235,7 @@ def _clean_pairs(pairs, name: str) -> list[tuple[str, str]]:
     seen, out = set(), []
     for i, pair in enumerate(pairs):
         if isinstance(pair, str) or len(pair) != 2 or not all(isinstance(w, str) and w.strip() for w in pair):
-            raise ValueError(f"{name}[{i}]={_short(pair)}: expected a pair of two non-empty words")
+            raise ValueError(f"{name}[{i}]={short_repr(pair)}: expected a pair of two non-empty words")
         a, b = pair[0].strip().lower(), pair[1].strip().lower()
         key = tuple(sorted((a, b)))
         if a != b and key not in seen:
@@ -307,7 +302,7 @@ def estimate_theta_relate(embedder, synonyms=None, n_random: int | None = None, 
         pairs = _clean_pairs(list(synonyms), "synonyms")
     n_random = len(pairs) if n_random is None else n_random
     if isinstance(n_random, bool) or not isinstance(n_random, int) or n_random <= 0:
-        raise ValueError(f"n_random={_short(n_random)}: expected a positive integer")
+        raise ValueError(f"n_random={short_repr(n_random)}: expected a positive integer")
     vocab = sorted(set(embedder.vocabulary()))
     if len(vocab) < 2:
         raise ValueError(f"embedder {getattr(embedder, 'name', embedder)!r} has a vocabulary of {len(vocab)} words: expected >= 2")
@@ -503,13 +498,13 @@ def trust_metrics(predicted, human) -> dict[str, float]:
 # ----------------------------------------------------------------------------- pipelines on a classifier
 def _check_labels(labels, n: int, num_labels: int, name: str) -> np.ndarray:
     if isinstance(labels, str) or not hasattr(labels, "__len__"):
-        raise TypeError(f"{name}={_short(labels)}: expected a list of class indices")
+        raise TypeError(f"{name}={short_repr(labels)}: expected a list of class indices")
     if len(labels) != n:
         raise ValueError(f"{name} has {len(labels)} items but there are {n} texts: expected the same length")
     out = []
     for i, y in enumerate(labels):
         if isinstance(y, bool) or not isinstance(y, (int, np.integer)) or not 0 <= int(y) < num_labels:
-            raise ValueError(f"{name}[{i}]={_short(y)}: expected a class index in [0, {num_labels - 1}]")
+            raise ValueError(f"{name}[{i}]={short_repr(y)}: expected a class index in [0, {num_labels - 1}]")
         out.append(int(y))
     return np.array(out, dtype=int)
 
@@ -525,11 +520,11 @@ def resolve_class_names(classifier, class_names=None) -> dict[int, str]:
     elif isinstance(class_names, dict):
         names = {int(k): v for k, v in class_names.items()}
     elif isinstance(class_names, str) or not isinstance(class_names, Sequence):
-        raise TypeError(f"class_names={_short(class_names)}: expected a list of {n} class names")
+        raise TypeError(f"class_names={short_repr(class_names)}: expected a list of {n} class names")
     else:
         names = dict(enumerate(class_names))
     if sorted(names) != list(range(n)) or not all(isinstance(v, str) and v.strip() for v in names.values()):
-        raise ValueError(f"class_names={_short(class_names if class_names is not None else names)}: expected {n} "
+        raise ValueError(f"class_names={short_repr(class_names if class_names is not None else names)}: expected {n} "
                          f"non-empty names, one per class of the model")
     return {k: str(v).replace("_", " ").strip() for k, v in names.items()}
 
@@ -676,7 +671,7 @@ def check_index(index, classifier) -> KeywordIndex:
     if isinstance(index, (str, Path)):
         index = KeywordIndex.load(index)
     if not isinstance(index, KeywordIndex):
-        raise TypeError(f"keyword_index={_short(index)}: expected a KeywordIndex or a folder written by KeywordIndex.save")
+        raise TypeError(f"keyword_index={short_repr(index)}: expected a KeywordIndex or a folder written by KeywordIndex.save")
     fp = model_fingerprint(classifier)
     if index.fingerprint is not None and index.fingerprint != fp:
         raise ValueError(f"keyword_index was built for model {index.model_name!r} (fingerprint {index.fingerprint}); "
@@ -741,7 +736,7 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
 def evaluate_against_human(examples: list[dict], human_trust) -> dict:
     """Table 3: metrics of TOKI, Naive and TOKI(-K.I) on the correct predictions that have a human label."""
     if isinstance(human_trust, str) or not hasattr(human_trust, "__len__"):
-        raise TypeError(f"human_trust={_short(human_trust)}: expected a list of True / False / None per text")
+        raise TypeError(f"human_trust={short_repr(human_trust)}: expected a list of True / False / None per text")
     if len(human_trust) != len(examples):
         raise ValueError(f"human_trust has {len(human_trust)} items but there are {len(examples)} texts: expected the same length")
     rows = []
@@ -749,7 +744,7 @@ def evaluate_against_human(examples: list[dict], human_trust) -> dict:
         if h is None or (isinstance(h, float) and math.isnan(h)):
             continue
         if h not in (0, 1, True, False):
-            raise ValueError(f"human_trust[{i}]={_short(h)}: expected True / False / 1 / 0 / None")
+            raise ValueError(f"human_trust[{i}]={short_repr(h)}: expected True / False / 1 / 0 / None")
         if e["label"] is not None:
             rows.append((e, bool(h)))
     if not rows:
@@ -853,7 +848,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, m
         raise ValueError(f"strategy={strategy!r}: expected 'toki' or 'random'")
     for name, value in (("min_words", min_words), ("n_neighbors", n_neighbors), ("n_candidates", n_candidates)):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "min_words" else 1):
-            raise ValueError(f"{name}={_short(value)}: expected a {'non-negative' if name == 'min_words' else 'positive'} integer")
+            raise ValueError(f"{name}={short_repr(value)}: expected a {'non-negative' if name == 'min_words' else 'positive'} integer")
     sent = sentence_embedder or MiniLMEmbedder()
     proba = clf.predict_proba(texts, batch_size=batch_size)
     predicted = proba.argmax(axis=1)

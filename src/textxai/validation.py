@@ -12,22 +12,31 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 
-def _short(value, limit: int = 80) -> str:
+
+def short_repr(value, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def one_line(text: str, limit: int = 100) -> str:
+    """``text`` on one line (white space folded), cut to ``limit`` characters with an ellipsis, for reports."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def check_texts(texts, name: str = "texts", allow_empty_list: bool = False) -> list[str]:
     """A non-empty list (or tuple) of strings; an empty string is a valid text."""
     if isinstance(texts, str) or not isinstance(texts, Sequence) and not hasattr(texts, "__array__"):
-        raise TypeError(f"{name}={_short(texts)}: expected a list of strings")
+        raise TypeError(f"{name}={short_repr(texts)}: expected a list of strings")
     texts = list(texts)
     if not texts and not allow_empty_list:
         raise ValueError(f"{name}=[]: expected at least one text")
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise TypeError(f"{name}[{i}]={_short(text)} ({type(text).__name__}): expected a string")
+            raise TypeError(f"{name}[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
     return texts
 
 
@@ -46,21 +55,21 @@ def check_same_length(a, b, name_a: str, name_b: str) -> None:
 
 
 def check_positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name}={_short(value)}: expected a positive integer")
-    return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise ValueError(f"{name}={short_repr(value)}: expected a positive integer")
+    return int(value)
 
 
 def check_choice(value, name: str, choices: Sequence) -> object:
     if value not in choices:
-        raise ValueError(f"{name}={_short(value)}: expected one of {list(choices)}")
+        raise ValueError(f"{name}={short_repr(value)}: expected one of {list(choices)}")
     return value
 
 
 def check_finite(values, name: str) -> None:
     for i, v in enumerate(values):
         if not isinstance(v, (int, float)) and not hasattr(v, "__float__"):
-            raise TypeError(f"{name}[{i}]={_short(v)}: expected a number")
+            raise TypeError(f"{name}[{i}]={short_repr(v)}: expected a number")
         if not math.isfinite(float(v)):
             raise ValueError(f"{name}[{i}]={v!r}: expected a finite number")
 
@@ -69,5 +78,5 @@ def check_probability(value, name: str, low_open: bool = True) -> float:
     """A number in (0, 1] (``low_open``) or [0, 1]."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and (0 < value <= 1 if low_open else 0 <= value <= 1)
     if not ok:
-        raise ValueError(f"{name}={_short(value)}: expected a number in {'(0, 1]' if low_open else '[0, 1]'}")
+        raise ValueError(f"{name}={short_repr(value)}: expected a number in {'(0, 1]' if low_open else '[0, 1]'}")
     return float(value)

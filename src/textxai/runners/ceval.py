@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textxai.validation import one_line
 from textxai.demo import demo_texts
 from textxai import ceval
 
@@ -118,10 +119,7 @@ def report(results: dict, title: str = "CEval", max_examples: int = 3) -> str:
 
 
 def _short(text, limit: int = 110) -> str:
-    if ceval.is_failed(text):
-        return "<failed generation>"
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return "<failed generation>" if ceval.is_failed(text) else one_line(text, limit)
 
 
 def run(args, texts, text_pairs, labels, classifier):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textxai.validation import one_line
 from textxai import fim
 
 NAME = "fim_difficulty"
@@ -79,9 +80,6 @@ def _top_words(words, sensitivity, k: int = 3) -> list[str]:
     return [words[i] for i in order]
 
 
-def _short(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _histogram(values, title: str):
@@ -214,7 +212,7 @@ def report(results: dict, title: str = "FIM difficulty") -> str:
     for key, head in (("hardest", "Hardest"), ("easiest", "Easiest")):
         lines.append(f"{head}:")
         for e in results[key]:
-            lines.append(f"  {e['difficulty']:.4g}  [{', '.join(e['sensitive_words'])}]  {_short(e['text'])}")
+            lines.append(f"  {e['difficulty']:.4g}  [{', '.join(e['sensitive_words'])}]  {one_line(e['text'])}")
         lines.append("")
     if "accuracy" in results:
         a = results["accuracy"]

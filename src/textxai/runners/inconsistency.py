@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from textxai.validation import one_line
 from textxai.demo import demo_texts
 from textxai import inconsistency as inc
 from textxai.editors import EDITORS, get_editor
@@ -67,10 +68,7 @@ def read_chains(path: str) -> tuple[list[list], list[list] | None]:
 
 
 def _short(text, limit: int = 100) -> str:
-    if text is None:
-        return "<editor failed>"
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return "<editor failed>" if text is None else one_line(text, limit)
 
 
 def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pooled", word_tokenizer="spacy",
