@@ -101,3 +101,13 @@ def test_errors(bert_clf):
         word_attributions(["a"], bert_clf, "omission", target=5)
     with pytest.raises(TypeError, match="unknown option"):
         word_attributions(["a"], bert_clf, "omission", n_sample=3)
+
+
+def test_explicit_targets_skip_the_extra_forward_pass(bert_clf, monkeypatch):
+    calls = []
+    original = bert_clf.predict_proba
+    monkeypatch.setattr(bert_clf, "predict_proba", lambda *a, **k: calls.append(1) or original(*a, **k))
+    word_attributions(TEXTS, bert_clf, "gradient", target=[0, 1, 0, 1])
+    assert calls == []  # the gradient pass alone; p(x) is only needed for "predicted" or omission
+    word_attributions(TEXTS, bert_clf, "gradient")
+    assert calls == [1]

@@ -38,12 +38,17 @@ def available_methods() -> list[str]:
     return list(METHODS)
 
 
-def resolve_targets(target, probs: np.ndarray) -> np.ndarray:
-    """``"predicted"``, one class index for all, or one per example -> an int array of targets."""
-    n, num_labels = probs.shape
+def resolve_targets(target, probs=None, n: int | None = None, num_labels: int | None = None) -> np.ndarray:
+    """``"predicted"``, one class index for all, or one per example -> an int array of targets.
+
+    ``probs`` are the [n, C] probabilities of the intact inputs, needed for ``"predicted"`` only; explicit
+    targets are checked against ``n`` and ``num_labels`` (taken from ``probs`` when given).
+    """
     if isinstance(target, str):
         check_choice(target, "target", ["predicted"])
-        return probs.argmax(axis=1)
+        return np.asarray(probs).argmax(axis=1)
+    if probs is not None:
+        n, num_labels = np.asarray(probs).shape
     targets = np.asarray(target)
     if targets.ndim == 0:
         targets = np.full(n, targets)
@@ -171,8 +176,10 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     if unknown:
         raise TypeError(f"unknown option(s) {unknown} for word_attributions; expected some of {sorted(allowed)}")
     clf = as_classifier(classifier)
-    probs = clf.predict_proba(texts, pairs, batch_size=batch_size)
-    targets = resolve_targets(target, probs)
+    probs = None
+    if method == "omission" or isinstance(target, str):  # p(x) is needed: omission, or to find the predicted class
+        probs = clf.predict_proba(texts, pairs, batch_size=batch_size)
+    targets = resolve_targets(target, probs, n=len(texts), num_labels=clf.num_labels)
     if method in GRADIENT_METHODS:
         kwargs = {"n_steps": check_positive_int(options.get("n_steps", 50), "n_steps")} if method == "integrated_gradients" else {}
         return _gradient_attributions(clf, texts, pairs, targets, method, batch_size, progress, **kwargs)
