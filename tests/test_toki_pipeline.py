@@ -159,3 +159,38 @@ def test_generic_label_names_need_class_names(bert_clf):
     with pytest.raises(ValueError, match="class_names=None and the model's labels are"):
         toki.resolve_class_names(bert_clf)
     assert toki.resolve_class_names(bert_clf, ["neg", "pos"]) == {0: "neg", 1: "pos"}
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"human_trust": [True, "yes"]}, r"human_trust\[1\]='yes'"),
+    ({"human_trust": [True]}, "human_trust has 1 items"),
+    ({"references": [0, 7]}, r"references\[1\]=7"),
+    ({"theta_dist": 3.0}, "theta_dist=3.0"),
+    ({"explainer": "shap"}, "explainer='shap'"),
+    ({"train_labels": [0, 1, 9]}, r"train_labels\[2\]=9"),
+    ({"colour": "red"}, r"unexpected option\(s\) \['colour'\]"),
+])
+def test_toki_trust_validates_everything_before_any_model_call(shortcut_clf, monkeypatch, bad, match):
+    """A spy counts forward passes and explanations: a bad argument is refused before the first one."""
+    import textxai.attribution
+    from textxai.classifier import TextClassifier
+
+    calls = []
+    for name in ("predict_proba", "masked_proba_many", "logits_from_embeddings"):
+        original = getattr(TextClassifier, name)
+        monkeypatch.setattr(TextClassifier, name, lambda self, *a, _o=original, _n=name, **k: calls.append(_n) or _o(self, *a, **k))
+    original_wa = textxai.attribution.word_attributions
+    monkeypatch.setattr(textxai.attribution, "word_attributions", lambda *a, **k: calls.append("explain") or original_wa(*a, **k))
+    kwargs = dict(texts=["we saw football", "the pizza"], references=[1, 2], model=shortcut_clf,
+                  train_texts=["we saw football", "the pizza", "zxq at night"], train_labels=[1, 2, 0],
+                  explainer="omission", embedders=[ArrayEmbedder({"football": [1.0, 0.0]})], theta_relate=0.3,
+                  class_names=list(CLASSES.values()), human_trust=[True, None])
+    kwargs.update(bad)
+    with pytest.raises((ValueError, TypeError), match=match):
+        toki.toki_trust(**kwargs)
+    assert calls == []
+    kwargs.update(human_trust=[True, None], references=[1, 2], theta_dist=0.3, explainer="omission",
+                  train_labels=[1, 2, 0])
+    kwargs.pop("colour", None)
+    toki.toki_trust(**kwargs)   # the same call with good arguments does reach the model (the spy works)
+    assert "predict_proba" in calls and "explain" in calls

@@ -1,13 +1,12 @@
 """TOKI trust Space: is a prediction made for the right reasons? And the TOKI-guided attack."""
 from __future__ import annotations
 
-import json
 import threading
-from pathlib import Path
 
 import gradio as gr
 import Levenshtein
 
+from textxai import demo as demo_models
 from textxai import spaces, toki
 from textxai.words import tokenize
 
@@ -20,10 +19,8 @@ _INDEXES: dict = {}
 
 def demo_train_rows(choice: str) -> list[tuple[int, str]]:
     """The packaged training texts of a demo model (first 60)."""
-    kind = choice.split("demo-", 1)[1]
-    path = Path(toki.__file__).resolve().parent / "demo" / "data" / f"{kind}.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [(int(r["label"]), r["text"]) for r in rows if r.get("split") == "train"][:60]
+    corpus = demo_models.load_corpus(choice)
+    return list(zip(corpus["train_labels"], corpus["train_texts"]))[:60]
 
 
 def parse_train(text: str | None, classifier) -> list[tuple[int, str]]:

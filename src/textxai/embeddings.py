@@ -155,14 +155,13 @@ class ClassifierEmbedder(WordEmbedder):
 
     @property
     def cache_key(self) -> str:
-        from textxai.toki import model_fingerprint
-
+        """A digest of the input-embedding matrix itself: the vectors this embedder returns."""
         import hashlib
 
         if getattr(self, "_weights_digest", None) is None:
             matrix = self.classifier.embedding_matrix.detach().float().cpu().numpy()
-            self._weights_digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:12]
-        return f"classifier:{model_fingerprint(self.classifier)}:{self._weights_digest}"
+            self._weights_digest = hashlib.sha256(matrix.tobytes()).hexdigest()[:16]
+        return f"classifier:{self._weights_digest}"
 
 
 def _is_bpe(tokenizer) -> bool:

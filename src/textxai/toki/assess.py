@@ -1,0 +1,162 @@
+"""Pipeline 2: relatedness of a prediction's top words (eq. 5), trust labels (eq. 6), baselines and metrics."""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from textxai.toki.core import _check_top_k, check_unit, cosine_matrix, importance_sums, plurality, relatedness_margins, vote
+from textxai.toki.index import KeywordIndex, _check_labels, _pick, check_index, explain
+from textxai.validation import short_repr
+
+def relate_words(index: KeywordIndex, words: Sequence[str], c: int, embedders: Sequence) -> np.ndarray:
+    """Eq. 5 with votes: ``r(w, c)`` (bool) for each word, against the pool and keywords of class ``c``."""
+    words = [w.lower() for w in words]
+    if not words:
+        return np.zeros(0, dtype=bool)
+    keys = index.keyword_list(c)
+    others = index.non_keywords(c)
+    margins = []
+    for emb in embedders:
+        wv = emb.embed(words)
+        kv = emb.embed(keys) if keys else np.zeros((0, wv.shape[1]))
+        ov = emb.embed(others) if others else np.zeros((0, wv.shape[1]))
+        margins.append(relatedness_margins(wv, kv, ov))
+    return vote(np.array(margins))
+
+
+def relate_to_class_name(words: Sequence[str], class_name: str, embedders: Sequence, theta_relate: dict[str, float]) -> np.ndarray:
+    """TOKI(-K.I): ``sim(w, class name) >= theta_relate`` with votes (no keywords)."""
+    if not words:
+        return np.zeros(0, dtype=bool)
+    margins = []
+    for emb in embedders:
+        sims = cosine_matrix(emb.embed([w.lower() for w in words]), emb.embed([class_name]))[:, 0]
+        margins.append(sims - theta_relate[emb.name])
+    return plurality(np.array(margins))
+
+
+def trust_of_explanation(explanation: Sequence[tuple[str, float]], related) -> dict:
+    """Eq. 6 on one explanation and its relatedness flags."""
+    scores = [s for _, s in explanation]
+    is_rel, is_unr = importance_sums(scores, np.asarray(related, dtype=float)) if scores else (0.0, 0.0)
+    return {"trustworthy": bool(is_rel >= is_unr), "is_rel": is_rel, "is_unr": is_unr,
+            "related_words": [w for (w, _), r in zip(explanation, related) if r],
+            "unrelated_words": [w for (w, _), r in zip(explanation, related) if not r]}
+
+
+# ----------------------------------------------------------------------------- evaluation (§6.3)
+def naive_labels(confidences, theta_conf: float = 0.9) -> np.ndarray:
+    """Naive baseline: trustworthy iff the confidence of the prediction is >= ``theta_conf``."""
+    theta_conf = check_unit(theta_conf, "theta_conf")
+    return np.asarray(confidences, dtype=np.float64) >= theta_conf
+
+
+def trust_metrics(predicted, human) -> dict[str, float]:
+    """Accuracy, precision, sensitivity, F1, specificity and G-mean of trust labels (positive = trustworthy).
+
+    A ratio with a zero denominator is 0.0.
+
+    >>> trust_metrics([1, 1, 0, 0], [1, 0, 0, 1])
+    {'accuracy': 0.5, 'precision': 0.5, 'sensitivity': 0.5, 'f1': 0.5, 'specificity': 0.5, 'g_mean': 0.5, 'n': 4}
+    """
+    p = np.asarray(predicted).astype(bool)
+    h = np.asarray(human).astype(bool)
+    if p.shape != h.shape:
+        raise ValueError(f"human_trust has {h.size} labels but there are {p.size} predictions: expected the same length")
+    tp, tn = int((p & h).sum()), int((~p & ~h).sum())
+    fp, fn = int((p & ~h).sum()), int((~p & h).sum())
+    div = lambda a, b: a / b if b else 0.0  # noqa: E731
+    precision, sensitivity, specificity = div(tp, tp + fp), div(tp, tp + fn), div(tn, tn + fp)
+    return {"accuracy": div(tp + tn, len(p)), "precision": precision, "sensitivity": sensitivity,
+            "f1": div(2 * precision * sensitivity, precision + sensitivity), "specificity": specificity,
+            "g_mean": math.sqrt(sensitivity * specificity), "n": int(len(p))}
+
+
+def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None, embedders=None,
+           theta_conf: float = 0.9, human_trust=None, batch_size: int = 32, seed: int = 0, progress: bool = False,
+           explainer_options: dict | None = None, text_pairs=None) -> dict:
+    """Pipeline 2 on ``texts`` with true ``labels``: trust labels of the correct predictions, and baselines.
+
+    Returns ``{"examples": [...], "trustworthy_rate", "n_correct", "baselines": {...}, "evaluation": {...}}``;
+    each example has ``label`` (True / False / None when the prediction is wrong), ``predicted``,
+    ``confidence``, ``is_rel``, ``is_unr``, ``top_words`` ([(word, score, related)]), ``naive`` and ``no_ki``
+    (the TOKI(-K.I) label).
+    """
+    from textxai.classifier import as_classifier
+    from textxai.embeddings import get_embedders
+    from textxai.validation import check_text_pairs, check_texts
+
+    clf = as_classifier(classifier)
+    texts = check_texts(texts, "texts")
+    pairs = check_text_pairs(text_pairs, texts, "text_pairs")
+    labels = _check_labels(labels, len(texts), clf.num_labels, "references")
+    human_trust = check_human_trust(human_trust, len(texts))
+    index = check_index(keyword_index, clf)
+    explainer = explainer or index.explainer or "lime"
+    top_k = _check_top_k(top_k if top_k is not None else index.top_k)
+    theta_conf = check_unit(theta_conf, "theta_conf")
+    embs = get_embedders(embedders if embedders is not None else index.embedders, clf)
+    missing = [e.name for e in embs if e.name not in index.theta_relate]
+    if missing:
+        raise ValueError(f"embedders={[e.name for e in embs]}: {missing} not in the keyword index (built with "
+                         f"{index.embedders}); expected the embedders the index was built with")
+    proba = clf.predict_proba(texts, pairs, batch_size=batch_size)
+    predicted = proba.argmax(axis=1)
+    correct = np.flatnonzero(predicted == labels)
+    explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
+                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
+                           text_pairs=_pick(pairs, correct)) if len(correct) else []
+    examples = [{"label": None, "predicted": int(predicted[i]), "confidence": float(proba[i].max()), "is_rel": None,
+                 "is_unr": None, "top_words": [], "naive": None, "no_ki": None} for i in range(len(texts))]
+    for i, explanation in zip(correct, explanations):
+        c = int(labels[i])
+        words = [w for w, _ in explanation]
+        r = relate_words(index, words, c, embs)
+        res = trust_of_explanation(explanation, r)
+        no_ki = trust_of_explanation(explanation, relate_to_class_name(words, index.class_names[c], embs, index.theta_relate))
+        examples[i].update(label=res["trustworthy"], is_rel=res["is_rel"], is_unr=res["is_unr"],
+                           top_words=[(w, s, bool(x)) for (w, s), x in zip(explanation, r)],
+                           naive=bool(proba[i, c] >= theta_conf), no_ki=no_ki["trustworthy"])
+    assessed = [e for e in examples if e["label"] is not None]
+    rate = lambda key: float(np.mean([e[key] for e in assessed])) if assessed else float("nan")  # noqa: E731
+    out = {"examples": examples, "n_correct": len(assessed), "trustworthy_rate": rate("label"),
+           "baselines": {"naive_trustworthy_rate": rate("naive"), "no_ki_trustworthy_rate": rate("no_ki")}}
+    if human_trust is not None:
+        out["evaluation"] = evaluate_against_human(examples, human_trust)
+    return out
+
+
+def check_human_trust(human_trust, n: int) -> list[bool | None] | None:
+    """Human trust labels, one per text: True / False / 1 / 0, or None / NaN for "no label".
+
+    >>> check_human_trust([1, None, False], 3)
+    [True, None, False]
+    """
+    if human_trust is None:
+        return None
+    if isinstance(human_trust, str) or not hasattr(human_trust, "__len__"):
+        raise TypeError(f"human_trust={short_repr(human_trust)}: expected a list of True / False / None per text")
+    if len(human_trust) != n:
+        raise ValueError(f"human_trust has {len(human_trust)} items but there are {n} texts: expected the same length")
+    out = []
+    for i, h in enumerate(human_trust):
+        if h is None or (isinstance(h, float) and math.isnan(h)):
+            out.append(None)
+        elif isinstance(h, (bool, int, float, np.integer, np.bool_)) and h in (0, 1):
+            out.append(bool(h))
+        else:
+            raise ValueError(f"human_trust[{i}]={short_repr(h)}: expected True / False / 1 / 0 / None")
+    return out
+
+
+def evaluate_against_human(examples: list[dict], human_trust) -> dict:
+    """Table 3: metrics of TOKI, Naive and TOKI(-K.I) on the correct predictions that have a human label."""
+    human_trust = check_human_trust(human_trust, len(examples))
+    rows = [(e, h) for e, h in zip(examples, human_trust) if h is not None and e["label"] is not None]
+    if not rows:
+        return {}
+    human = [h for _, h in rows]
+    return {name: trust_metrics([e[key] for e, _ in rows], human)
+            for name, key in (("toki", "label"), ("naive", "naive"), ("toki_no_ki", "no_ki"))}

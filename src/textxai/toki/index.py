@@ -1,0 +1,306 @@
+"""Pipeline 1: explanations of the training texts, word pools (eq. 2) and each class's keywords (eq. 3-4)."""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margins, plurality
+from textxai.toki.theta import resolve_theta_relate
+from textxai.validation import short_repr
+
+EXPLAINERS = ("lime", "omission", "gradient", "input_x_gradient", "integrated_gradients", "kernel_shap")
+INDEX_FORMAT = 1
+
+
+# ----------------------------------------------------------------------------- step 1-2: explanations and pools
+def top_words(words: Sequence[str], scores, top_k: int = 10, lowercase: bool = True) -> list[tuple[str, float]]:
+    """The ``top_k`` words with the largest POSITIVE scores, largest first (ties: earlier word first).
+
+    >>> top_words(["A", "b", "c", "d"], [0.1, -0.5, 0.3, 0.0], top_k=5)
+    [('c', 0.3), ('a', 0.1)]
+    """
+    top_k = _check_top_k(top_k)
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if len(words) != len(scores):
+        raise ValueError(f"scores has {len(scores)} values but words has {len(words)}: expected one score per word")
+    order = sorted((i for i in range(len(words)) if scores[i] > 0), key=lambda i: (-scores[i], i))[:top_k]
+    return [((words[i].lower() if lowercase else words[i]), float(scores[i])) for i in order]
+
+
+def word_pools(explanations: Sequence[Sequence[tuple[str, float]]], classes: Sequence[int]) -> dict[int, dict[str, float]]:
+    """Eq. 2: per class, each word's mean score over the explanations of that class (one entry per occurrence).
+
+    >>> word_pools([[("good", 0.6), ("the", 0.2)], [("good", 0.2)]], [1, 1])
+    {1: {'good': 0.4, 'the': 0.2}}
+    """
+    if len(explanations) != len(classes):
+        raise ValueError(f"classes has {len(classes)} items but explanations has {len(explanations)}: expected the same length")
+    sums: dict[int, dict[str, list[float]]] = {}
+    for explanation, c in zip(explanations, classes):
+        pool = sums.setdefault(int(c), {})
+        for w, s in explanation:
+            entry = pool.setdefault(w, [0.0, 0])
+            entry[0] += float(s)
+            entry[1] += 1
+    return {c: {w: total / count for w, (total, count) in pool.items()} for c, pool in sums.items()}
+
+
+# ----------------------------------------------------------------------------- keyword index
+@dataclass
+class KeywordIndex:
+    """Result of pipeline 1: pools, keywords and settings, for one model and training set.
+
+    ``pools[c]`` maps each pool word of class ``c`` to its mean importance (eq. 2); ``keywords[c]`` is the
+    set ``K_c`` (the plurality vote of the embedders); ``F_c`` is the rest of the pool.
+    """
+
+    class_names: dict[int, str]
+    pools: dict[int, dict[str, float]]
+    keywords: dict[int, set]
+    theta_dist: float = 0.3
+    theta_relate: dict[str, float] = field(default_factory=dict)
+    embedders: list[str] = field(default_factory=list)
+    linkage: str = "average"
+    explainer: str | None = None
+    top_k: int = 10
+    fingerprint: str | None = None
+    model_name: str | None = None
+    n_explained: dict[int, int] = field(default_factory=dict)
+
+    def non_keywords(self, c: int) -> list[str]:
+        return [w for w in self.pools.get(c, {}) if w not in self.keywords.get(c, set())]
+
+    def keyword_list(self, c: int) -> list[str]:
+        """Keywords of class ``c``, most important first."""
+        pool = self.pools.get(c, {})
+        return sorted(self.keywords.get(c, set()), key=lambda w: (-pool.get(w, 0.0), w))
+
+    def to_dict(self) -> dict:
+        return {
+            "format": INDEX_FORMAT, "class_names": {str(k): v for k, v in self.class_names.items()},
+            "pools": {str(c): pool for c, pool in self.pools.items()},
+            "keywords": {str(c): sorted(k) for c, k in self.keywords.items()},
+            "theta_dist": self.theta_dist, "theta_relate": self.theta_relate, "embedders": self.embedders,
+            "linkage": self.linkage, "explainer": self.explainer, "top_k": self.top_k,
+            "fingerprint": self.fingerprint, "model_name": self.model_name,
+            "n_explained": {str(c): n for c, n in self.n_explained.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "KeywordIndex":
+        if data.get("format") != INDEX_FORMAT:
+            raise ValueError(f"keyword_index format={data.get('format')!r}: expected {INDEX_FORMAT}")
+        return cls(
+            class_names={int(k): v for k, v in data["class_names"].items()},
+            pools={int(c): {w: float(s) for w, s in pool.items()} for c, pool in data["pools"].items()},
+            keywords={int(c): set(k) for c, k in data["keywords"].items()},
+            theta_dist=data["theta_dist"], theta_relate=dict(data["theta_relate"]), embedders=list(data["embedders"]),
+            linkage=data["linkage"], explainer=data["explainer"], top_k=data["top_k"], fingerprint=data["fingerprint"],
+            model_name=data.get("model_name"), n_explained={int(c): n for c, n in data.get("n_explained", {}).items()},
+        )
+
+    def save(self, folder) -> Path:
+        """Write ``keyword_index.json`` into ``folder`` (created if needed); returns the file path."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "keyword_index.json"
+        path.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=True), encoding="utf8")
+        return path
+
+    @classmethod
+    def load(cls, folder) -> "KeywordIndex":
+        """Read an index written by :meth:`save` (a folder or the json file itself)."""
+        path = Path(folder)
+        if path.is_dir():
+            path = path / "keyword_index.json"
+        if not path.is_file():
+            raise ValueError(f"keyword_index={str(folder)!r}: expected a folder holding keyword_index.json written by KeywordIndex.save")
+        return cls.from_dict(json.loads(path.read_text(encoding="utf8")))
+
+
+def model_fingerprint(classifier) -> str:
+    """A digest of the model's name, its labels and its parameter count (what an index is tied to)."""
+    model = classifier.model
+    name = getattr(model.config, "_name_or_path", "") or getattr(classifier, "name", "")
+    n_params = sum(p.numel() for p in model.parameters())
+    text = json.dumps([str(name), sorted(classifier.labels.items()), int(n_params)])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int, str], embedders: Sequence,
+                      theta_relate: dict[str, float], theta_dist: float = 0.3, linkage: str = "average") -> dict[int, set]:
+    """Eq. 3-4 with embedder votes: the keyword set of every class.
+
+    Each embedder clusters the pool with its own vectors and marks the words of clusters related to the
+    class name (its own θ_relate); the words then get the plurality vote (tie rule in the module doc).
+    """
+    keywords = {}
+    for c, pool in pools.items():
+        words = list(pool)
+        if not words:
+            keywords[c] = set()
+            continue
+        margins = []
+        for emb in embedders:
+            vectors = emb.embed(words)
+            class_vec = emb.embed([class_names[c]])[0]
+            m, _ = keyword_margins(vectors, class_vec, theta_dist, theta_relate[emb.name], linkage)
+            margins.append(m)
+        decided = plurality(np.array(margins))
+        keywords[c] = {w for w, k in zip(words, decided) if k}
+    return keywords
+
+
+# ----------------------------------------------------------------------------- pipelines on a classifier
+def _check_labels(labels, n: int, num_labels: int, name: str) -> np.ndarray:
+    if isinstance(labels, str) or not hasattr(labels, "__len__"):
+        raise TypeError(f"{name}={short_repr(labels)}: expected a list of class indices")
+    if len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} items but there are {n} texts: expected the same length")
+    out = []
+    for i, y in enumerate(labels):
+        if isinstance(y, bool) or not isinstance(y, (int, np.integer)) or not 0 <= int(y) < num_labels:
+            raise ValueError(f"{name}[{i}]={short_repr(y)}: expected a class index in [0, {num_labels - 1}]")
+        out.append(int(y))
+    return np.array(out, dtype=int)
+
+
+def resolve_class_names(classifier, class_names=None) -> dict[int, str]:
+    """Class names from ``class_names`` (list or dict) or the model's ``id2label``; generic LABEL_i refused."""
+    n = classifier.num_labels
+    if class_names is None:
+        names = classifier.labels
+        if any(str(v).upper().startswith("LABEL_") for v in names.values()):
+            raise ValueError(f"class_names=None and the model's labels are {list(names.values())}: expected "
+                             f"class_names, a list of {n} words naming the classes (e.g. ['negative', 'positive'])")
+    elif isinstance(class_names, dict):
+        names = {int(k): v for k, v in class_names.items()}
+    elif isinstance(class_names, str) or not isinstance(class_names, Sequence):
+        raise TypeError(f"class_names={short_repr(class_names)}: expected a list of {n} class names")
+    else:
+        names = dict(enumerate(class_names))
+    if sorted(names) != list(range(n)) or not all(isinstance(v, str) and v.strip() for v in names.values()):
+        raise ValueError(f"class_names={short_repr(class_names if class_names is not None else names)}: expected {n} "
+                         f"non-empty names, one per class of the model")
+    return {k: str(v).replace("_", " ").strip() for k, v in names.items()}
+
+
+def explain(classifier, texts, explainer: str = "lime", top_k: int = 10, targets=None, batch_size: int = 32,
+            seed: int = 0, progress: bool = False, explainer_options: dict | None = None,
+            text_pairs=None) -> list[list[tuple[str, float]]]:
+    """Top-k positive words (lower-cased) of each text's explanation for class ``targets[i]`` (default: predicted).
+
+    ``explainer="lime"`` uses 5000 samples unless ``explainer_options`` says otherwise.
+    """
+    from textxai.attribution import word_attributions
+
+    if explainer not in EXPLAINERS:
+        raise ValueError(f"explainer={explainer!r}: expected one of {list(EXPLAINERS)}")
+    top_k = _check_top_k(top_k)
+    options = dict(explainer_options or {})
+    if explainer == "lime":
+        options.setdefault("n_samples", 5000)
+    options.setdefault("batch_size", batch_size)
+    target = "predicted" if targets is None else [int(t) for t in targets]
+    scores = word_attributions(list(texts), classifier, explainer, target=target, text_pairs=text_pairs, seed=seed,
+                               progress=progress, **options)
+    pairs = text_pairs if text_pairs is not None else [None] * len(texts)
+    return [top_words(classifier.words(t, p), s, top_k) for t, p, s in zip(texts, pairs, scores)]
+
+
+def _pick(pairs, idx):
+    return None if pairs is None else [pairs[i] for i in idx]
+
+
+def build_keyword_index(classifier, train_texts, train_labels, explainer: str = "lime", top_k: int = 10,
+                        theta_dist: float = 0.3, theta_relate=None, embedders=None, class_names=None,
+                        linkage: str = "average", synonyms=None, batch_size: int = 32, seed: int = 0,
+                        progress: bool = False, explainer_options: dict | None = None, train_text_pairs=None) -> KeywordIndex:
+    """Pipeline 1: explain the correctly predicted training texts and find each class's keywords.
+
+    Args:
+        classifier: anything ``textxai.classifier.as_classifier`` accepts.
+        train_texts, train_labels: training texts and their true class indices.
+        explainer: ``"lime"`` (5000 samples), ``"omission"``, ``"gradient"``, ... (``textxai.attribution``).
+        top_k: words kept per explanation (positive scores only).
+        theta_dist: dendrogram cut, cosine distance in [0, 1] (paper: 0.3).
+        theta_relate: None (estimated per embedder on synonym vs random pairs), a number in [-1, 1] for all
+            embedders, or ``{embedder name: number}``.
+        embedders: names (``"classifier"``, ``"minilm"``) or embedder objects; default both.
+        class_names: list of names (default: the model's ``id2label``).
+        linkage: ``"average"`` (default), ``"complete"``, ``"single"``, ``"weighted"``.
+
+    Raises ``ValueError`` naming the class when a class has no correctly predicted training text.
+    """
+    from textxai.classifier import as_classifier
+    from textxai.embeddings import get_embedders
+    from textxai.validation import check_text_pairs, check_texts
+
+    clf = as_classifier(classifier)
+    texts = check_texts(train_texts, "train_texts")
+    pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
+    labels = _check_labels(train_labels, len(texts), clf.num_labels, "train_labels")
+    names = resolve_class_names(clf, class_names)
+    theta_dist = check_unit(theta_dist, "theta_dist")
+    if linkage not in LINKAGES:
+        raise ValueError(f"linkage={linkage!r}: expected one of {list(LINKAGES)}")
+    embs = get_embedders(embedders, clf)
+    thetas = resolve_theta_relate(theta_relate, embs, synonyms, seed)
+    predicted = clf.predict(texts, pairs, batch_size=batch_size)
+    correct = np.flatnonzero(predicted == labels)
+    missing = [names[c] for c in range(clf.num_labels) if not np.any(labels[correct] == c)]
+    if missing:
+        raise ValueError(f"train_labels: class(es) {missing} have no correctly predicted training text; expected at "
+                         "least one per class (add training texts of that class, or check the model)")
+    explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
+                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
+                           text_pairs=_pick(pairs, correct))
+    pools = word_pools(explanations, labels[correct])
+    for c in range(clf.num_labels):
+        pools.setdefault(c, {})
+    keywords = identify_keywords(pools, names, embs, thetas, theta_dist, linkage)
+    return KeywordIndex(class_names=names, pools=pools, keywords=keywords, theta_dist=theta_dist, theta_relate=thetas,
+                        embedders=[e.name for e in embs], linkage=linkage, explainer=explainer, top_k=top_k,
+                        fingerprint=model_fingerprint(clf), model_name=str(getattr(clf, "name", "")),
+                        n_explained={c: int((labels[correct] == c).sum()) for c in range(clf.num_labels)})
+
+
+
+def check_index(index, classifier) -> KeywordIndex:
+    """``index`` (object or folder) after checking it was built for ``classifier``."""
+    if isinstance(index, (str, Path)):
+        index = KeywordIndex.load(index)
+    if not isinstance(index, KeywordIndex):
+        raise TypeError(f"keyword_index={short_repr(index)}: expected a KeywordIndex or a folder written by KeywordIndex.save")
+    fp = model_fingerprint(classifier)
+    if index.fingerprint is not None and index.fingerprint != fp:
+        raise ValueError(f"keyword_index was built for model {index.model_name!r} (fingerprint {index.fingerprint}); "
+                         f"the model given ({getattr(classifier, 'name', '?')!r}, labels {classifier.labels}) has "
+                         f"fingerprint {fp}: expected an index built for this model")
+    return index
+
+
+# ----------------------------------------------------------------------------- one call (the evaluate module)
+_INDEX_CACHE: dict = {}
+
+
+def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> KeywordIndex:
+    """:func:`build_keyword_index`, memoised in this process on the model fingerprint, the data and options."""
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier(classifier)
+    emb = kwargs.get("embedders")
+    emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{e.name}:{id(e)}"
+                                             for e in (emb if isinstance(emb, (list, tuple)) else [emb]))
+    key = hashlib.sha256(json.dumps([model_fingerprint(clf), id(clf), list(map(str, train_texts)),
+                                     [int(y) for y in train_labels], emb_key,
+                                     {k: v for k, v in kwargs.items() if k not in ("embedders", "progress")}],
+                                    default=str).encode()).hexdigest()
+    if key not in _INDEX_CACHE:
+        _INDEX_CACHE[key] = build_keyword_index(clf, train_texts, train_labels, **kwargs)
+    return _INDEX_CACHE[key]
