@@ -654,12 +654,13 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
                                             for o, c_, f in zip(originals, primary, failed)]
     if multi:
         div, div_per = diversity(sets)
-        div_norm, _ = diversity(sets, originals=originals, normalized=True)
+        div_norm, div_norm_per = diversity(sets, originals=originals, normalized=True)
         result["diversity"] = div
         result["diversity_normalized"] = div_norm
         result["num_diversity_examples"] = int((~np.isnan(div_per)).sum())
         result["num_failed_counterfactuals"] = int(sum(_failed_any(c) for s in sets for c in s))
         per["diversity"] = div_per.tolist()
+        per["diversity_normalized"] = div_norm_per.tolist()
 
     # ---- perplexity
     ok = np.where(~failed)[0]

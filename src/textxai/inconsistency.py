@@ -457,6 +457,7 @@ def inconsistency(
             ]
         if labs is not None:
             per["labels"] = labs
+            per["failed"] = failed  # the editor failed at the step after the last label (flip_rate's attempts)
         if ppl_per_chain is not None:
             per["perplexity"] = [{f"@{k}": v for k, v in p.items()} for p in ppl_per_chain]
         out["per_example"] = per

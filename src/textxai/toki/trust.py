@@ -163,6 +163,8 @@ def module_output(result: dict, index: KeywordIndex) -> dict:
         "n_correct": result["n_correct"],
         "naive_trustworthy_rate": result["baselines"]["naive_trustworthy_rate"],
         "no_ki_trustworthy_rate": result["baselines"]["no_ki_trustworthy_rate"],
+        "naive_labels": [e["naive"] for e in ex],  # per text, as trust_labels: the baselines' intervals need them
+        "no_ki_labels": [e["no_ki"] for e in ex],
         "keywords": {index.class_names[c]: index.keyword_list(c) for c in sorted(index.class_names)},
         "theta_relate": dict(index.theta_relate),
     }

@@ -1,0 +1,732 @@
+"""Uncertainty on every number: bootstrap confidence intervals and paired comparisons for the five modules.
+
+Every summary a module reports (flip rate, AOPC, inc@n, trustworthy rate, mean difficulty, ...) is an
+estimate from a handful of examples. :func:`add_intervals` puts a bootstrap confidence interval on each of
+them, :func:`compare` tells whether two results on the same examples really differ, and
+:func:`sample_size_sweep` shows how the width of an interval shrinks with the number of examples.
+
+**What is resampled** (the unit): the examples for ``naopc`` and ``fim_difficulty``; the *chains* for
+``inconsistency`` (a chain's steps are not independent, so whole chains are drawn, never single steps); the
+*originals* for ``ceval`` (an original's counterfactuals stay together: its diversity, flip and distance
+travel as one row); the *correct predictions* for ``toki_trust`` (the trustworthy rate is defined over
+them). Units that do not take part in a number (a chain too short for step n, a failed generation for a
+distance) are left out of that number's resampling, so its ``n`` is the count the module already reports.
+
+**The statistic of the resample**: ratio statistics are recomputed on each resample as the module defines
+them, e.g. pooled inc@n = (sum of inc over the resampled chains' steps) / (their number of steps), not the
+mean of per-chain ratios; flip rate = flips / attempts of the resampled chains.
+
+**Method**: :func:`scipy.stats.bootstrap`, BCa (bias-corrected and accelerated) where it is defined, else
+the percentile interval (BCa is undefined when the jackknife or the bootstrap distribution is degenerate,
+e.g. a statistic that barely moves); when every resample gives the same value the interval is that value
+(``method="degenerate"``). Each interval says which method gave it. The resampling is seeded (same
+``seed`` -> same interval) and does not depend on ``batch``.
+
+**Result shape** (the same for every module): the module's own keys are left untouched (``result
+["comprehensiveness"]`` stays a float) and one key is added, ``result["intervals"]``, mapping each
+summary's key (nested summaries by dotted path, e.g. ``"summary.mean"`` of fim_difficulty) to
+``{"score", "ci_low", "ci_high", "n", "unit", "method", "confidence_level"}``. ``score`` equals the
+module's value.
+
+>>> r = {"difficulty": [0.1, 0.4, 0.35, 0.8, 0.2, 0.5], "summary": {"mean": 2.35 / 6}}
+>>> iv = add_intervals("fim_difficulty", r, confidence_level=0.9, n_resamples=999, seed=0)["intervals"]
+>>> e = iv["summary.mean"]
+>>> e["n"], e["unit"], e["method"], e["ci_low"] < e["score"] < e["ci_high"]
+(6, 'example', 'BCa', True)
+>>> format_interval(e)
+'0.392 [0.26, 0.56]'
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from textxai.validation import check_positive_int, short_repr
+
+__all__ = [
+    "UNITS",
+    "DEFAULT_N_RESAMPLES",
+    "SWEEP_SIZES",
+    "Estimand",
+    "bootstrap_interval",
+    "estimands",
+    "add_intervals",
+    "compare",
+    "paired_test",
+    "sample_size_sweep",
+    "format_interval",
+    "format_value",
+    "intervals_table",
+    "compare_table",
+    "plot_intervals",
+    "plot_sample_size_sweep",
+]
+
+UNITS = {
+    "naopc": "example",
+    "fim_difficulty": "example",
+    "inconsistency": "chain",
+    "ceval": "original",
+    "toki_trust": "correct prediction",
+}
+DEFAULT_N_RESAMPLES = 9999
+SWEEP_SIZES = (10, 50, 100, 200)
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+
+def _check_module(module_name) -> str:
+    if module_name not in UNITS:
+        raise ValueError(f"module_name={short_repr(module_name)}: expected one of {sorted(UNITS)}")
+    return module_name
+
+
+def _check_level(confidence_level) -> float:
+    if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float, np.floating)) \
+            or not 0 < float(confidence_level) < 1:
+        raise ValueError(f"confidence_level={short_repr(confidence_level)}: expected a number strictly between 0 and 1, "
+                         f"e.g. 0.95")
+    return float(confidence_level)
+
+
+def _check_seed(seed) -> int | None:
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={short_repr(seed)}: expected a non-negative integer or None")
+    return int(seed)
+
+
+# ---------------------------------------------------------------------------------------------- statistics
+
+
+def _ratio(num, den, axis=-1):
+    """sum(num) / sum(den) along ``axis``: a plain mean when den is all ones."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.sum(num, axis=axis) / np.sum(den, axis=axis)
+
+
+def _mean_of_ratios(*arrays, axis=-1):
+    """Mean over k ratio statistics given as num_1, den_1, num_2, den_2, ... (ceval's text_quality)."""
+    parts = [_ratio(arrays[i], arrays[i + 1], axis=axis) for i in range(0, len(arrays), 2)]
+    return np.mean(parts, axis=0)
+
+
+def _quantile(q: float):
+    def statistic(x, axis=-1):
+        return np.quantile(x, q, axis=axis)
+
+    statistic.__name__ = f"quantile_{q}"
+    return statistic
+
+
+def _std(x, axis=-1):
+    return np.std(x, axis=axis)
+
+
+def _median(x, axis=-1):
+    return np.median(x, axis=axis)
+
+
+@dataclass
+class Estimand:
+    """One reported number as a statistic of per-unit data.
+
+    ``data``: arrays whose last axis runs over ALL units, in the result's order (resampled together);
+    ``statistic(*data, axis=-1)`` gives the number (vectorised); ``values``: one value per unit, NaN where the
+    unit does not take part in this number (then it is left out of the resampling); used by the paired test,
+    the sweep and the plots.
+    """
+
+    data: tuple
+    statistic: Callable
+    values: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(np.asarray(self.data[0]).shape[-1])
+
+    @property
+    def counted(self) -> np.ndarray:
+        """Boolean mask of the units that take part in this number."""
+        return np.isfinite(self.values)
+
+    def subset(self, index) -> "Estimand":
+        return Estimand(tuple(np.asarray(d)[..., index] for d in self.data), self.statistic, self.values[index])
+
+
+def _ratio_estimand(num, den) -> Estimand:
+    """sum(num) / sum(den); a unit with den = 0 does not take part."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        values = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+    return Estimand((num, den), _ratio, values)
+
+
+def _values_estimand(values, statistic=None) -> Estimand:
+    """A plain mean (or another statistic) of per-unit values; NaN / None values are left out."""
+    v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
+    keep = np.isfinite(v)
+    if statistic is None:
+        return _ratio_estimand(np.where(keep, v, 0.0), keep.astype(np.float64))
+    return Estimand((v,), statistic, v)
+
+
+# ---------------------------------------------------------------------------------------------- the interval
+
+
+def bootstrap_interval(data, statistic: Callable | None = None, confidence_level: float = 0.95,
+                       n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0, batch: int | None = None) -> dict:
+    """Bootstrap confidence interval of ``statistic`` over the units of ``data`` (``scipy.stats.bootstrap``).
+
+    ``data``: one array of per-unit values, or a tuple of arrays resampled together (last axis = units);
+    ``statistic(*data, axis=-1)`` vectorised (default: the mean). BCa where defined, else percentile, else
+    ``"degenerate"`` (every resample equal). Returns ``{"score", "ci_low", "ci_high", "n", "method",
+    "confidence_level"}``; with fewer than 2 units the bounds are NaN (``method="n<2"``).
+
+    >>> r = bootstrap_interval([0.2, 0.5, 0.9, 0.4, 0.7, 0.6, 0.3], n_resamples=999, seed=1)
+    >>> r["n"], r["method"], round(r["score"], 3), r["ci_low"] < r["score"] < r["ci_high"]
+    (7, 'BCa', 0.514, True)
+    >>> bootstrap_interval([1.0, 1.0, 1.0], n_resamples=99)["method"]
+    'degenerate'
+    """
+    from scipy import stats
+
+    level = _check_level(confidence_level)
+    check_positive_int(n_resamples, "n_resamples")
+    seed = _check_seed(seed)
+    if batch is not None:
+        check_positive_int(batch, "batch")
+    arrays = tuple(np.asarray(d, dtype=np.float64) for d in (data if isinstance(data, tuple) else (data,)))
+    if statistic is None:
+        if len(arrays) != 1:
+            raise ValueError(f"data has {len(arrays)} arrays and statistic=None: expected one array for the default mean")
+        statistic = lambda x, axis=-1: np.mean(x, axis=axis)  # noqa: E731
+    n = arrays[0].shape[-1]
+    for i, a in enumerate(arrays):
+        if a.shape[-1] != n:
+            raise ValueError(f"data[{i}] has {a.shape[-1]} units but data[0] has {n}: expected the same number")
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = float(statistic(*arrays, axis=-1))
+    out = {"score": score, "ci_low": float("nan"), "ci_high": float("nan"), "n": int(n), "method": "n<2",
+           "confidence_level": level}
+    if n < 2 or not math.isfinite(score):
+        if n >= 2:
+            out["method"] = "undefined"
+        return out
+    kwargs = dict(statistic=statistic, n_resamples=n_resamples, batch=batch, vectorized=True, paired=True, axis=-1,
+                  confidence_level=level, rng=np.random.default_rng(seed))
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore")  # degenerate / NaN cases are handled below and reported in "method"
+        res = stats.bootstrap(arrays, method="BCa", **kwargs)
+        dist = np.asarray(res.bootstrap_distribution, dtype=np.float64)
+        finite = dist[np.isfinite(dist)]
+        if finite.size and np.ptp(finite) <= 1e-12 * max(1.0, abs(score)):
+            out.update(ci_low=score, ci_high=score, method="degenerate")
+            return out
+        low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        method = "BCa"
+        if not (math.isfinite(low) and math.isfinite(high)):
+            method = "percentile"
+            if finite.size == dist.size:
+                res = stats.bootstrap(arrays, method="percentile", bootstrap_result=res, **{**kwargs, "n_resamples": 0})
+                low, high = float(res.confidence_interval.low), float(res.confidence_interval.high)
+            else:  # some resamples leave the statistic undefined: percentile over the defined ones
+                alpha = (1 - level) / 2
+                low, high = (float(v) for v in np.quantile(finite, [alpha, 1 - alpha])) if finite.size else (np.nan,) * 2
+                method = f"percentile ({dist.size - finite.size} of {dist.size} resamples undefined)"
+    out.update(ci_low=low, ci_high=high, method=method)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- per module
+
+
+def _require(result: Mapping, key: str, module_name: str, hint: str):
+    if key not in result or result[key] is None:
+        raise ValueError(f"result of {module_name} has no {key!r}: intervals need the per-example values ({hint})")
+    return result[key]
+
+
+def _naopc(result):
+    per = _require(result, "per_example", "naopc", "compute with return_per_example=True")
+    out = {}
+    for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
+        if key in result and result[key] is not None:
+            out[key] = _values_estimand([row[key] for row in per])
+    return out
+
+
+def _fim(result):
+    values = _require(result, "difficulty", "fim_difficulty", "the per-text 'difficulty' list")
+    out = {"summary.mean": _values_estimand(values)}
+    stats_of = {"summary.std": _std, "summary.median": _median}
+    from textxai.fim import SUMMARY_QUANTILES
+
+    for q in SUMMARY_QUANTILES:
+        stats_of[f"summary.q{int(round(q * 100)):02d}"] = _quantile(q)
+    for key, statistic in stats_of.items():
+        out[key] = _values_estimand(values, statistic)
+    return out  # min / max get no interval: the bootstrap cannot go beyond the observed extremes
+
+
+def _inc_pooling(result, incs, k) -> str:
+    """The pooling that produced ``result["inc@k"]``, from its chain and step counts."""
+    chains, steps = result.get(f"inc@{k}_chains"), result.get(f"inc@{k}_steps")
+    pooled = (sum(len(i) > 0 for i in incs), sum(min(len(i), k) for i in incs))
+    reach = sum(len(i) >= k for i in incs)
+    if (chains, steps) == pooled or chains is None:
+        return "pooled"
+    if (chains, steps) == (reach, reach * k):
+        return "per_chain"
+    raise ValueError(f"result['inc@{k}_chains']={chains} and ['inc@{k}_steps']={steps} match neither pooling of the "
+                     f"per-example chains: expected the per_example of the same result")
+
+
+def _inconsistency(result):
+    per = _require(result, "per_example", "inconsistency", "compute with return_per_example=True")
+    incs = [np.asarray(i, dtype=np.float64) for i in per["inc"]]
+    dists = [np.asarray(d, dtype=np.float64) for d in per["minimality"]]
+    ks = sorted({int(key.split("@")[1]) for key in result
+                 if key.split("@")[0] in ("inc", "minimality", "flip_rate", "perplexity") and key.split("@")[-1].isdigit()})
+    out = {}
+    for k in ks:
+        if f"inc@{k}" not in result:
+            pass
+        elif _inc_pooling(result, incs, k) == "pooled":  # every (chain, step <= k) pair, resampled by chain
+            out[f"inc@{k}"] = _ratio_estimand([i[:k].sum() for i in incs], [len(i[:k]) for i in incs])
+        else:
+            out[f"inc@{k}"] = _values_estimand([i[:k].mean() if len(i) >= k else np.nan for i in incs])
+        if f"minimality@{k}" in result:
+            out[f"minimality@{k}"] = _values_estimand([d[k - 1] if len(d) >= k else np.nan for d in dists])
+        if f"flip_rate@{k}" in result and "labels" in per:
+            failed = per.get("failed")
+            flips, attempts = [], []
+            for c, lab in enumerate(per["labels"]):
+                if len(lab) > k:
+                    flips.append(float(lab[k] != lab[k - 1]))
+                    attempts.append(1.0)
+                else:
+                    flips.append(0.0)
+                    attempts.append(float(failed is not None and bool(failed[c]) and len(lab) == k))
+            if failed is None:  # older results: the chains whose editor failed at step k count as unflipped attempts
+                extra = int(result.get(f"flip_rate@{k}_chains", 0)) - int(sum(attempts))
+                flips, attempts = flips + [0.0] * max(extra, 0), attempts + [1.0] * max(extra, 0)
+            out[f"flip_rate@{k}"] = _ratio_estimand(flips, attempts)
+        if f"perplexity@{k}" in result and "perplexity" in per:
+            out[f"perplexity@{k}"] = _values_estimand([p.get(f"@{k}", np.nan) for p in per["perplexity"]])
+    return out
+
+
+_CEVAL_MEANS = ("probability_change", "token_distance", "token_distance_normalized", "diversity",
+                "diversity_normalized", "perplexity", "grammar", "cohesiveness", "likability", "fluency")
+
+
+def _ceval(result):
+    per = _require(result, "per_example", "ceval", "compute with return_per_example=True")
+    out = {}
+    flipped = None
+    if per.get("flipped") is not None:
+        flipped = np.asarray(per["flipped"], dtype=np.float64)
+        if result.get("flip_rate") is not None and np.isfinite(result["flip_rate"]):
+            out["flip_rate"] = _values_estimand(flipped)
+    for key in _CEVAL_MEANS:
+        if key not in per or key not in result:
+            continue
+        v = np.array([np.nan if x is None else x for x in per[key]], dtype=np.float64)
+        out[key] = _values_estimand(v)
+        if flipped is not None and f"{key}_flipped" in result:
+            ok = np.isfinite(v) & (flipped > 0)
+            out[f"{key}_flipped"] = _ratio_estimand(np.where(ok, v, 0.0), ok.astype(np.float64))
+    aspects = ("grammar", "cohesiveness", "likability", "fluency")
+    if "text_quality" in result and all(a in per for a in aspects):
+        cols = [np.array([np.nan if x is None else x for x in per[a]], dtype=np.float64) for a in aspects]
+        keep = np.any([np.isfinite(c) for c in cols], axis=0)
+        data = []
+        for c in cols:
+            data += [np.where(np.isfinite(c), c, 0.0)[keep], np.isfinite(c)[keep].astype(np.float64)]
+        with np.errstate(invalid="ignore"):
+            values = np.nanmean(np.stack(cols)[:, keep], axis=0)
+        out["text_quality"] = Estimand(tuple(data), _mean_of_ratios, values)
+    return out
+
+
+def _toki(result):
+    labels = _require(result, "trust_labels", "toki_trust", "the per-text 'trust_labels' list")
+    out = {}
+    for key, column in (("trustworthy_rate", labels), ("naive_trustworthy_rate", result.get("naive_labels")),
+                        ("no_ki_trustworthy_rate", result.get("no_ki_labels"))):
+        if column is None or key not in result:
+            continue
+        # over the correct predictions only (None = wrong prediction, not a unit of this rate)
+        out[key] = _ratio_estimand([float(bool(x)) if x is not None else 0.0 for x in column],
+                                   [float(x is not None) for x in column])
+    return out
+
+
+_EXTRACTORS = {"naopc": _naopc, "fim_difficulty": _fim, "inconsistency": _inconsistency, "ceval": _ceval,
+               "toki_trust": _toki}
+
+
+def estimands(module_name: str, result: Mapping) -> dict[str, Estimand]:
+    """Every summary of a module's ``result`` that gets an interval, as an :class:`Estimand` over its units.
+
+    >>> sorted(estimands("toki_trust", {"trust_labels": [True, None, False], "trustworthy_rate": 0.5}))
+    ['trustworthy_rate']
+    """
+    _check_module(module_name)
+    if not isinstance(result, Mapping):
+        raise TypeError(f"result={short_repr(result)}: expected the dict a {module_name} computation returned")
+    return _EXTRACTORS[module_name](result)
+
+
+def _get(result: Mapping, key: str):
+    value = result
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def add_intervals(module_name: str, result: dict, confidence_level: float = 0.95,
+                  n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0, batch: int | None = None) -> dict:
+    """Add ``result["intervals"]``: a bootstrap interval per summary of a module's result (see the module doc).
+
+    ``result`` must hold the per-example values (``per_example`` for naopc, inconsistency, ceval; the
+    per-text lists of fim_difficulty and toki_trust). Returns ``result`` (changed in place).
+
+    >>> r = {"trust_labels": [True, True, None, False, True, True, False, None], "trustworthy_rate": 4 / 6}
+    >>> e = add_intervals("toki_trust", r, n_resamples=999)["intervals"]["trustworthy_rate"]
+    >>> e["n"], e["unit"], round(e["score"], 3)
+    (6, 'correct prediction', 0.667)
+    """
+    _check_module(module_name)
+    _check_level(confidence_level)
+    check_positive_int(n_resamples, "n_resamples")
+    intervals = {}
+    for key, est in estimands(module_name, result).items():
+        est = est.subset(est.counted)
+        entry = bootstrap_interval(est.data, est.statistic, confidence_level, n_resamples, seed, batch)
+        reported = _get(result, key)
+        if isinstance(reported, (int, float)) and math.isfinite(reported) and math.isfinite(entry["score"]) \
+                and not math.isclose(entry["score"], reported, rel_tol=1e-9, abs_tol=1e-12):
+            raise ValueError(f"result[{key!r}]={reported!r} but its per-example values give {entry['score']!r}: "
+                             f"expected the per-example values of the same result")
+        entry["unit"] = UNITS[module_name]
+        intervals[key] = {k: entry[k] for k in ("score", "ci_low", "ci_high", "n", "unit", "method", "confidence_level")}
+    result["intervals"] = intervals
+    return result
+
+
+# ---------------------------------------------------------------------------------------------- paired comparison
+
+
+def paired_test(values_a, values_b) -> dict:
+    """Wilcoxon signed-rank test of paired per-unit values (units where either is NaN are left out).
+
+    Why Wilcoxon and not a paired t-test: per-example scores here are bounded, skewed and often discrete with
+    many ties (inc in whole words, flips and trust labels 0/1, AOPC drops piling up near 0) and n is often
+    5-50, so the t-test's normality is not credible; the signed-rank test needs only that, with no real
+    difference, a- and b-values of a unit are exchangeable (symmetric differences). Zero differences are
+    dropped (``zero_method="wilcox"``); all differences zero gives p = 1.
+
+    >>> paired_test([0.1, 0.2, 0.3], [0.1, 0.2, 0.3])["p_value"]
+    1.0
+    >>> round(paired_test([1, 2, 3, 4, 5, 6, 7, 8], [0, 0, 0, 0, 0, 0, 0, 0])["p_value"], 4)
+    0.0078
+    """
+    from scipy import stats
+
+    a = np.asarray(values_a, dtype=np.float64)
+    b = np.asarray(values_b, dtype=np.float64)
+    if a.shape != b.shape:
+        raise ValueError(f"values_a has {a.shape} values but values_b has {b.shape}: expected one value per unit on both sides")
+    d = (a - b)[np.isfinite(a) & np.isfinite(b)]
+    out = {"test": "wilcoxon signed-rank", "n": int(d.size), "statistic": float("nan"), "p_value": float("nan")}
+    if d.size == 0:
+        return out
+    if np.all(d == 0):
+        out.update(statistic=0.0, p_value=1.0)
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = stats.wilcoxon(d, zero_method="wilcox")
+    out.update(statistic=float(res.statistic), p_value=float(res.pvalue))
+    return out
+
+
+def _difference(k: int, statistic: Callable):
+    def diff(*arrays, axis=-1):
+        return statistic(*arrays[:k], axis=axis) - statistic(*arrays[k:], axis=axis)
+
+    return diff
+
+
+def compare(module_name: str, results_a: Mapping, results_b: Mapping, confidence_level: float = 0.95,
+            n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0, keys: Sequence[str] | None = None,
+            batch: int | None = None) -> dict:
+    """Paired comparison of two results of one module on the SAME examples (same order), per summary.
+
+    Two attribution methods under naopc, two editors under inconsistency (chains from the same originals),
+    two generators under ceval, two models under fim_difficulty or toki_trust. For each summary: the value of
+    a and b and their difference a - b over the units both define (e.g. chains reaching step n on both sides,
+    texts both models predict correctly), a paired bootstrap interval of the difference (units resampled
+    jointly, the statistic of each side recomputed on the same resample) and the Wilcoxon signed-rank test of
+    the per-unit differences (see :func:`paired_test`).
+
+    >>> a = {"difficulty": [0.9, 0.8, 0.7, 0.95, 0.85, 0.75, 0.9, 0.8], "summary": {"mean": 0.83125}}
+    >>> b = {"difficulty": [0.1, 0.2, 0.1, 0.15, 0.1, 0.2, 0.05, 0.1], "summary": {"mean": 0.125}}
+    >>> c = compare("fim_difficulty", a, b, n_resamples=999, keys=["summary.mean"])["summary.mean"]
+    >>> round(c["difference"], 3), c["ci_low"] > 0, c["p_value"] < 0.01, c["n"]
+    (0.706, True, True, 8)
+    """
+    _check_module(module_name)
+    ea_all, eb_all = estimands(module_name, results_a), estimands(module_name, results_b)
+    wanted = [k for k in ea_all if k in eb_all] if keys is None else list(keys)
+    out = {}
+    for key in wanted:
+        if key not in ea_all or key not in eb_all:
+            raise ValueError(f"keys contains {key!r}, which is not a summary of both results; expected some of "
+                             f"{sorted(set(ea_all) & set(eb_all))}")
+        ea, eb = ea_all[key], eb_all[key]
+        if ea.n != eb.n:
+            raise ValueError(f"results_a has {ea.n} {UNITS[module_name]}s but results_b has {eb.n} for {key!r}: "
+                             f"a paired comparison needs results on the same examples, in the same order")
+        common = ea.counted & eb.counted
+        ea, eb = ea.subset(common), eb.subset(common)
+        k = len(ea.data)
+        entry = bootstrap_interval(ea.data + eb.data, _difference(k, ea.statistic), confidence_level, n_resamples,
+                                   seed, batch)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            va, vb = float(ea.statistic(*ea.data, axis=-1)), float(eb.statistic(*eb.data, axis=-1))
+        test = paired_test(ea.values, eb.values)
+        out[key] = {"a": va, "b": vb, "difference": entry["score"], "ci_low": entry["ci_low"],
+                    "ci_high": entry["ci_high"], "n": entry["n"], "unit": UNITS[module_name], "method": entry["method"],
+                    "confidence_level": entry["confidence_level"], "test": test["test"], "statistic": test["statistic"],
+                    "p_value": test["p_value"]}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- sample size
+
+
+def sample_size_sweep(module_name: str, result: Mapping, keys: Sequence[str] | None = None,
+                      sizes: Sequence[int] = SWEEP_SIZES, repeats: int = 10, confidence_level: float = 0.95,
+                      n_resamples: int = 999, seed: int | None = 0) -> dict:
+    """Width of the confidence interval against the number of units (the inconsistency paper's App. sweep).
+
+    For every size n: ``repeats`` draws of n units from the result's units -- without replacement when n is at
+    most the number available, else with replacement (``"projected": True``: the observed units stand in for
+    the population) -- and the interval of each draw. Returns ``{key: [{"n", "width", "width_low",
+    "width_high", "projected"}]}``: the median width over the draws and its 10 % / 90 % quantiles.
+
+    >>> r = {"difficulty": list(np.linspace(0, 1, 40)), "summary": {"mean": 0.5}}
+    >>> rows = sample_size_sweep("fim_difficulty", r, keys=["summary.mean"], sizes=[10, 40, 160], repeats=3,
+    ...                          n_resamples=199)["summary.mean"]
+    >>> [row["n"] for row in rows], [row["projected"] for row in rows], rows[0]["width"] > rows[2]["width"]
+    ([10, 40, 160], [False, False, True], True)
+    """
+    _check_module(module_name)
+    check_positive_int(repeats, "repeats")
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or not sizes:
+        raise ValueError(f"sizes={short_repr(sizes)}: expected a non-empty list of positive integers")
+    sizes = [check_positive_int(s, f"sizes[{i}]") for i, s in enumerate(sizes)]
+    rng = np.random.default_rng(_check_seed(seed))
+    all_est = estimands(module_name, result)
+    wanted = list(all_est) if keys is None else list(keys)
+    out = {}
+    for key in wanted:
+        if key not in all_est:
+            raise ValueError(f"keys contains {key!r}: expected some of {sorted(all_est)}")
+        est = all_est[key].subset(all_est[key].counted)
+        rows = []
+        for n in sizes:
+            projected = n > est.n
+            widths = []
+            for _ in range(repeats):
+                if est.n == 0:
+                    break
+                index = rng.choice(est.n, size=n, replace=projected)
+                entry = bootstrap_interval(est.subset(index).data, est.statistic, confidence_level, n_resamples,
+                                           int(rng.integers(2**31)))
+                widths.append(entry["ci_high"] - entry["ci_low"])
+            w = np.asarray(widths, dtype=np.float64)
+            w = w[np.isfinite(w)]
+            q = np.quantile(w, [0.5, 0.1, 0.9]) if w.size else [float("nan")] * 3
+            rows.append({"n": int(n), "width": float(q[0]), "width_low": float(q[1]), "width_high": float(q[2]),
+                         "projected": bool(projected)})
+        out[key] = rows
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- showing them
+
+
+def _fmt(x: float, decimals: int) -> str:
+    return "nan" if x is None or not math.isfinite(x) else f"{x:.{decimals}f}"
+
+
+def format_interval(entry: Mapping, digits: int = 3) -> str:
+    """``"0.880 [0.71, 0.97]"``: the score with ``digits`` decimals, the bounds with one fewer (more when
+    that would hide the width).
+
+    >>> format_interval({"score": 0.88, "ci_low": 0.712, "ci_high": 0.968, "n": 6})
+    '0.880 [0.71, 0.97]'
+    >>> format_interval({"score": 0.5, "ci_low": float("nan"), "ci_high": float("nan"), "n": 1})
+    '0.500 [no interval: n=1]'
+    """
+    score, low, high = entry.get("score"), entry.get("ci_low"), entry.get("ci_high")
+    text = _fmt(score, digits)
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"{text} [no interval: n={entry.get('n', 0)}]"
+    decimals = max(digits - 1, 0)
+    while decimals < digits + 3 and high > low and _fmt(low, decimals) == _fmt(high, decimals):
+        decimals += 1
+    return f"{text} [{_fmt(low, decimals)}, {_fmt(high, decimals)}]"
+
+
+def format_value(value, interval: Mapping | None = None, digits: int = 3) -> str:
+    """``value`` with its interval when there is one (``format_interval``), else the plain number.
+
+    >>> format_value(0.25), format_value(None)
+    ('0.250', '-')
+    """
+    if interval is not None:
+        return format_interval(interval, digits)
+    if value is None:
+        return "-"
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (int, np.integer)):
+        return str(value)
+    return _fmt(float(value), digits)
+
+
+def intervals_table(intervals: Mapping, title: str | None = None) -> str:
+    """A text table of ``result["intervals"]``: key, score [low, high], n units, method.
+
+    >>> print(intervals_table({"flip_rate": {"score": 0.75, "ci_low": 0.5, "ci_high": 1.0, "n": 8,
+    ...     "unit": "original", "method": "BCa", "confidence_level": 0.95}}))
+    flip_rate     0.750 [0.50, 1.00]   n=8 originals  95% BCa
+    """
+    if not intervals:
+        return ""
+    width = max(len(k) for k in intervals) + 4
+    lines = [title] if title else []
+    for key, e in intervals.items():
+        unit = e.get("unit", "unit")
+        plural = unit if e.get("n") == 1 else unit + "s"
+        lines.append(f"{key:<{width}} {format_interval(e):<20} n={e.get('n')} {plural}  "
+                     f"{e.get('confidence_level', 0.95) * 100:.0f}% {e.get('method', '')}".rstrip())
+    return "\n".join(lines)
+
+
+def compare_table(comparison: Mapping, name_a: str = "A", name_b: str = "B") -> str:
+    """A text table of :func:`compare`: a, b, a - b [CI], n, Wilcoxon p.
+
+    >>> print(compare_table({"inc@1": {"a": 1.2, "b": 0.4, "difference": 0.8, "ci_low": 0.3, "ci_high": 1.3,
+    ...     "n": 20, "unit": "chain", "p_value": 0.004, "method": "BCa", "confidence_level": 0.95}}, "mice", "poly"))
+    summary   mice     poly     mice - poly [95% CI]  n   Wilcoxon p
+    inc@1     1.200    0.400    0.800 [0.30, 1.30]    20  0.004
+    """
+    if not comparison:
+        return ""
+    kw = max(len("summary"), *(len(k) for k in comparison)) + 2
+    aw, bw = max(8, len(name_a) + 1), max(8, len(name_b) + 1)
+    level = next(iter(comparison.values())).get("confidence_level", 0.95)
+    head = f"{name_a} - {name_b} [{level * 100:.0f}% CI]"
+    lines = [f"{'summary':<{kw}} {name_a:<{aw}} {name_b:<{bw}} {head:<21} {'n':<3} Wilcoxon p"]
+    for key, c in comparison.items():
+        diff = format_interval({"score": c["difference"], "ci_low": c["ci_low"], "ci_high": c["ci_high"], "n": c["n"]})
+        p = c.get("p_value")
+        lines.append(f"{key:<{kw}} {_fmt(c['a'], 3):<{aw}} {_fmt(c['b'], 3):<{bw}} {diff:<21} {c['n']:<3} "
+                     f"{'nan' if p is None or not math.isfinite(p) else f'{p:.3g}'}")
+    return "\n".join(lines)
+
+
+def plot_intervals(intervals: Mapping, keys: Sequence[str] | None = None, title: str | None = None, cols: int = 4):
+    """Error bars of intervals: ``result["intervals"]``, or ``{group name: intervals}`` to set groups (methods,
+    editors, models) side by side. One panel per summary (their scales differ). A matplotlib Figure.
+
+    >>> iv = {"flip_rate": {"score": 0.7, "ci_low": 0.5, "ci_high": 0.9, "n": 9}}
+    >>> fig = plot_intervals({"mice": iv, "polyjuice": iv})
+    >>> [ax.get_title() for ax in fig.axes]
+    ['flip_rate']
+    """
+    from matplotlib.figure import Figure
+
+    groups = intervals if intervals and all(isinstance(v, Mapping) and "score" not in v and
+                                            all(isinstance(x, Mapping) for x in v.values())
+                                            for v in intervals.values()) else {"": intervals}
+    names = list(groups)
+    all_keys = list(dict.fromkeys(k for g in groups.values() for k in g))
+    keys = all_keys if keys is None else [k for k in keys if k in all_keys]
+    if not keys:
+        raise ValueError(f"intervals={short_repr(intervals)}: expected at least one interval to draw")
+    cols = min(cols, len(keys))
+    rows = math.ceil(len(keys) / cols)
+    fig = Figure(figsize=(3.2 * cols, 0.5 + (0.35 * len(names) + 1.1) * rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax, key in zip(axes, keys):
+        for i, name in enumerate(names):
+            e = groups[name].get(key)
+            if e is None:
+                continue
+            y = len(names) - 1 - i
+            low, high = e.get("ci_low"), e.get("ci_high")
+            has = low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
+            err = [[e["score"] - low], [high - e["score"]]] if has else None
+            ax.errorbar([e["score"]], [y], xerr=err, fmt="o", color=f"C{i}", capsize=4,
+                        label=f"{name} (n={e.get('n')})" if name else f"n={e.get('n')}")
+        ax.set_yticks(range(len(names)), [n or "" for n in reversed(names)])
+        ax.set_ylim(-0.7, len(names) - 0.3)
+        ax.set_title(key)
+        ax.grid(axis="x", alpha=0.3)
+        if not any(names):
+            ax.set_yticks([])
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    level = next((e.get("confidence_level") for g in groups.values() for e in g.values()), 0.95) or 0.95
+    fig.suptitle(title or f"{level * 100:.0f}% bootstrap confidence intervals")
+    return fig
+
+
+def plot_sample_size_sweep(sweep: Mapping, title: str | None = None):
+    """Interval width against n (log-log) for each summary of :func:`sample_size_sweep`, with the 1/sqrt(n)
+    line through the first point; hollow markers are projected sizes (more units than the result has).
+
+    >>> fig = plot_sample_size_sweep({"inc@1": [{"n": 10, "width": 1.0, "width_low": 0.8, "width_high": 1.2,
+    ...     "projected": False}, {"n": 40, "width": 0.5, "width_low": 0.45, "width_high": 0.55, "projected": True}]})
+    >>> fig.axes[0].get_xlabel()
+    'number of units (n)'
+    """
+    from matplotlib.figure import Figure
+
+    if not sweep:
+        raise ValueError("sweep={}: expected the output of sample_size_sweep")
+    fig = Figure(figsize=(6.5, 4.2), layout="constrained")
+    ax = fig.subplots()
+    for i, (key, rows) in enumerate(sweep.items()):
+        rows = [r for r in rows if math.isfinite(r["width"]) and r["width"] > 0]
+        if not rows:
+            continue
+        n = np.array([r["n"] for r in rows], dtype=float)
+        w = np.array([r["width"] for r in rows])
+        err = [w - np.array([r["width_low"] for r in rows]), np.array([r["width_high"] for r in rows]) - w]
+        ax.errorbar(n, w, yerr=np.maximum(err, 0), color=f"C{i}", capsize=3, lw=1, label=key)
+        for r in rows:
+            ax.plot(r["n"], r["width"], "o", color=f"C{i}", markerfacecolor="white" if r["projected"] else f"C{i}")
+        ax.plot(n, w[0] * np.sqrt(n[0] / n), ":", color=f"C{i}", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("number of units (n)")
+    ax.set_ylabel("width of the confidence interval")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, title="dotted: 1/sqrt(n); hollow: projected", title_fontsize=7)
+    ax.set_title(title or "How many examples? Interval width against sample size")
+    return fig
