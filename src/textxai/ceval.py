@@ -370,6 +370,8 @@ class _GenerativeJudge:
         import torch
         from tqdm.auto import tqdm
 
+        from textxai.classifier import frozen_eval
+
         tok = self.tokenizer
         replies: list[str] = []
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -384,7 +386,7 @@ class _GenerativeJudge:
             max_pos = getattr(self.model.config, "max_position_embeddings", None) or getattr(self.model.config, "n_positions", None)
             if max_pos is not None and ids.shape[1] + self.max_new_tokens > max_pos:
                 ids = ids[:, -(max_pos - self.max_new_tokens):]   # keep the question at the end
-            with torch.no_grad():
+            with torch.no_grad(), frozen_eval(self.model):
                 out = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_new_tokens,
                                           pad_token_id=pad_id, **self.generate_kwargs)
             replies.append(tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True))

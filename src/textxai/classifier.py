@@ -24,6 +24,7 @@ import bisect
 import os
 import warnings
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,36 @@ class Encoding:
     tensors: dict[str, torch.Tensor]
     word_ids: list[np.ndarray]
     words: list[list[str]]
+
+
+@contextmanager
+def frozen_eval(model: torch.nn.Module):
+    """Run ``model`` in eval mode with its parameters frozen, then give it back exactly as found.
+
+    Every forward and backward pass of textxai on a model happens inside this block: dropout is off, no
+    gradient can reach a parameter (backward passes differentiate inputs only), and on exit each
+    submodule's train/eval flag and each parameter's ``requires_grad`` are what they were, so a model
+    being trained can be evaluated mid-training. Re-entrant.
+
+    >>> model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5)).train()
+    >>> with frozen_eval(model):
+    ...     model.training, model[0].weight.requires_grad
+    (False, False)
+    >>> model.training, model[1].training, model[0].weight.requires_grad
+    (True, True, True)
+    """
+    modes = [(module, module.training) for module in model.modules()]
+    trainable = [param for param in model.parameters() if param.requires_grad]
+    model.eval()
+    for param in trainable:
+        param.requires_grad_(False)
+    try:
+        yield model
+    finally:
+        for param in trainable:
+            param.requires_grad_(True)
+        for module, training in modes:
+            module.training = training
 
 
 def _first_line(error: Exception) -> str:
@@ -169,7 +200,7 @@ class TextClassifier:
         if device is None:
             device = model.device if user_object else ("cuda" if torch.cuda.is_available() else "cpu")
         self.device = torch.device(device)
-        self.model = model.to(self.device).eval()
+        self.model = model.to(self.device)  # left in its mode: every pass runs inside frozen_eval
         self.tokenizer = tokenizer
         self.max_length = max_length or self._model_max_length()
         self._word_cache: OrderedDict = OrderedDict()
@@ -303,7 +334,7 @@ class TextClassifier:
     def _proba_of_rows(self, rows: list[tuple[np.ndarray, np.ndarray | None]], batch_size: int, progress: bool = False) -> np.ndarray:
         """Probabilities of token-id rows, batched by similar length, returned in input order."""
         out = np.empty((len(rows), self.num_labels), dtype=np.float64)
-        with torch.inference_mode():
+        with torch.inference_mode(), frozen_eval(self.model):
             for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier"):
                 logits = self.model(**self._pad([rows[i] for i in chunk])).logits
                 out[chunk] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
@@ -417,12 +448,14 @@ class TextClassifier:
 
     def input_embeddings(self, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         """Output of the model's input embedding layer for a padded batch ``[B, L, d]``."""
-        return self.embedding_layer(tensors["input_ids"])
+        with frozen_eval(self.model):
+            return self.embedding_layer(tensors["input_ids"])
 
     def logits_from_embeddings(self, embeds: torch.Tensor, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
         """Logits ``[B, C]`` of the model fed ``embeds`` instead of token ids (differentiable)."""
         extra = {k: v for k, v in tensors.items() if k != "input_ids"}
-        return self.model(inputs_embeds=embeds, **extra).logits
+        with frozen_eval(self.model):
+            return self.model(inputs_embeds=embeds, **extra).logits
 
 
 def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifier:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from textxai.batching import length_sorted_batches
+from textxai.classifier import frozen_eval
 from textxai.validation import check_positive_int, check_texts
 
 
@@ -48,7 +49,7 @@ class CausalLM:
         if device is None:
             device = model.device
         self.device = torch.device(device)
-        self.model = model.to(self.device).eval()
+        self.model = model.to(self.device)  # left in its mode: every pass runs inside frozen_eval
         self.tokenizer = tokenizer
         bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
         if bos is None:
@@ -97,7 +98,7 @@ def token_nll(texts, model, batch_size: int = 16, progress: bool = False) -> lis
         warnings.warn(f"{truncated} of {len(texts)} texts are longer than the language model's maximum of "
                       f"{lm.max_length} tokens and were truncated", stacklevel=2)
     out: list[np.ndarray] = [np.empty(0)] * len(rows)
-    with torch.inference_mode():
+    with torch.inference_mode(), frozen_eval(lm.model):
         for chunk in length_sorted_batches([len(row) for row in rows], batch_size, progress, "perplexity"):
             length = max(len(rows[i]) for i in chunk)
             if length < 2:

@@ -1,0 +1,314 @@
+"""Explanation metrics alongside training: a 🤗 transformers ``TrainerCallback``.
+
+``TextxaiCallback`` runs textxai modules on the model being trained at every evaluation (or every N-th)
+and logs their scalar results with the evaluation's prefix (``eval_naopc_comprehensiveness``, ...):
+they go to ``trainer.state.log_history`` and to every reporting integration (TensorBoard, W&B, ...)
+through ``Trainer.log``, and into the dict that ``trainer.evaluate()`` returns (so
+``metric_for_best_model`` and early stopping can use them).
+
+The texts are given raw to the callback: ``EvalPrediction`` carries no texts, and texts decoded from
+token ids lose words (``"boring"`` -> ``[UNK]``). Each module gets the inputs it needs from the data
+given here (see ``MODULE_INPUTS``); its options are its ``compute`` keyword arguments.
+
+The model comes back as it was: its train/eval mode, ``requires_grad`` flags and ``.grad`` fields are
+untouched (``textxai.classifier.frozen_eval``), and so are the random number generators (Python,
+NumPy, torch), so a run with the callback trains exactly like one without it.
+
+>>> from transformers import TrainerState, TrainerControl, TrainingArguments
+>>> from textxai.classifier import as_classifier
+>>> demo = as_classifier("textxai/demo-sentiment")
+>>> callback = TextxaiCallback({"fim_difficulty": {}}, texts=["a wonderful film", "a dull film"])
+>>> metrics = {"eval_loss": 0.1}
+>>> _ = callback.on_evaluate(TrainingArguments("out", report_to=[]), TrainerState(), TrainerControl(),
+...                          metrics=metrics, model=demo.model, processing_class=demo.tokenizer)
+>>> sorted(k for k in metrics if k.startswith("eval_fim"))[:3]
+['eval_fim_difficulty_summary_max', 'eval_fim_difficulty_summary_mean', 'eval_fim_difficulty_summary_median']
+"""
+from __future__ import annotations
+
+import inspect
+import logging
+import random
+import re
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+import torch
+from transformers import TrainerCallback
+
+from textxai.validation import check_positive_int, check_same_length, check_texts, short_repr
+
+logger = logging.getLogger(__name__)
+
+#: module name -> {compute argument: TextxaiCallback data field}; a module also accepts its data as options
+MODULE_INPUTS = {
+    "naopc": {"texts": "texts", "text_pairs": "text_pairs"},
+    "fim_difficulty": {"texts": "texts", "text_pairs": "text_pairs"},
+    "toki_trust": {"texts": "texts", "text_pairs": "text_pairs", "references": "labels"},
+    "ceval": {"references": "texts", "reference_pairs": "text_pairs", "predictions": "counterfactuals",
+              "prediction_pairs": "counterfactual_pairs"},
+    "inconsistency": {"edits": "edits"},
+}
+_REQUIRED = {"naopc": ("texts",), "fim_difficulty": ("texts",), "toki_trust": ("texts", "labels"),
+             "ceval": ("texts", "counterfactuals"), "inconsistency": ("edits",)}
+_SET_BY_CALLBACK = ("model", "tokenizer")
+
+
+def flat_scalars(results: Mapping, prefix: str) -> dict[str, float]:
+    """The numbers of a module's result as flat ``{prefix}_{key}`` scalars (nested dicts joined by ``_``).
+
+    Lists (per-example values), strings and ``None`` are left out. ``@`` becomes ``_at_`` and any other
+    character TensorBoard does not accept in a tag becomes ``_``.
+
+    >>> flat_scalars({"inc@1": 0.5, "summary": {"mean": 2, "n": 3}, "difficulty": [1.0], "ok": None}, "eval_x")
+    {'eval_x_inc_at_1': 0.5, 'eval_x_summary_mean': 2.0, 'eval_x_summary_n': 3.0}
+    """
+    out = {}
+    for key, value in results.items():
+        name = f"{prefix}_{re.sub(r'[^0-9A-Za-z_.-]', '_', str(key).replace('@', '_at_'))}"
+        if isinstance(value, Mapping):
+            out.update(flat_scalars(value, name))
+        elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
+            out[name] = float(value)
+    return out
+
+
+@contextmanager
+def rng_untouched():
+    """Restore the Python, NumPy and torch (CPU and initialised CUDA) random states on exit."""
+    python_state, numpy_state = random.getstate(), np.random.get_state()
+    cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
+    with torch.random.fork_rng(devices=cuda):
+        try:
+            yield
+        finally:
+            random.setstate(python_state)
+            np.random.set_state(numpy_state)
+
+
+def _module_specs(modules) -> list[tuple[str, object, dict]]:
+    """(name, loaded module, options) of every module given as a name, a loaded module or a mapping to options."""
+    from textxai import modules as _modules
+
+    if isinstance(modules, (str, Mapping)) or hasattr(modules, "compute"):
+        modules = [modules]
+    if not isinstance(modules, Sequence) or not modules:
+        raise TypeError(f"modules={short_repr(modules)}: expected a module name, a loaded module, a list of "
+                        "them, or a dict {name or module: options}")
+    items = []
+    for entry in modules:
+        if isinstance(entry, Mapping):
+            items.extend(entry.items())
+        elif isinstance(entry, tuple) and len(entry) == 2:
+            items.append(entry)
+        else:
+            items.append((entry, None))
+    specs = []
+    for module, options in items:
+        if isinstance(module, str):
+            name = module.split("/", 1)[1] if module.startswith("textxai/") else module
+            if name not in _modules.MODULE_NAMES:
+                raise ValueError(f"modules: {module!r} is not a textxai module; expected one of "
+                                 f"{sorted(_modules.MODULE_NAMES)} or a loaded evaluate module")
+            module = _modules.load(name)
+        elif not callable(getattr(module, "compute", None)):
+            raise TypeError(f"modules: {short_repr(module)} is neither a module name nor a loaded evaluate module")
+        name = str(getattr(module, "name", type(module).__name__))
+        if options is None:
+            options = {}
+        if not isinstance(options, Mapping):
+            raise TypeError(f"modules[{name!r}]={short_repr(options)}: expected a dict of compute options")
+        accepted = inspect.signature(module._compute).parameters if hasattr(module, "_compute") else None
+        for key in options:
+            if key in _SET_BY_CALLBACK:
+                raise ValueError(f"modules[{name!r}] option {key!r}: the callback passes the model being trained "
+                                 "and its tokenizer; leave it out")
+            if accepted is not None and key not in accepted and not any(
+                    p.kind is p.VAR_KEYWORD for p in accepted.values()):
+                raise ValueError(f"modules[{name!r}] option {key!r}: not an argument of {name}.compute; expected one "
+                                 f"of {sorted(k for k in accepted if k not in _SET_BY_CALLBACK)}")
+        if any(name == other for other, _, _ in specs):
+            raise ValueError(f"modules: {name!r} is given twice; its scalars would overwrite each other")
+        specs.append((name, module, dict(options)))
+    return specs
+
+
+class TextxaiCallback(TrainerCallback):
+    """Run textxai modules on the model being trained at evaluations and log their scalars.
+
+    Args:
+        modules: a module name (``"naopc"``), a loaded module (``textxai.load("naopc")``), a list of them,
+            or a dict ``{name or module: options}`` where options are the module's ``compute`` keyword
+            arguments, e.g. ``{"naopc": {"attribution_method": "gradient", "normalization": "beam"}}``.
+            ``model`` / ``tokenizer`` are set by the callback.
+        texts: the raw evaluation texts (naopc, fim_difficulty, toki_trust; ceval's originals).
+        text_pairs: their second texts, for sentence-pair models.
+        labels: their true classes (toki_trust's ``references``).
+        counterfactuals, counterfactual_pairs: ceval's ``predictions`` / ``prediction_pairs`` (the
+            pairs default to ``text_pairs``: the hypothesis unchanged).
+        edits: inconsistency's chains ``[original, edit 1, ...]``.
+        trainer: the ``Trainer``; the callback adds itself and logs through ``trainer.log``, so the scalars
+            reach every reporting integration. Without it (``Trainer(callbacks=[callback])``) they go
+            into the evaluation's own ``log_history`` entry and ``evaluate()``'s result only.
+        tokenizer: the model's tokenizer; default the Trainer's ``processing_class``.
+        every: run at the 1st, (1+every)-th, (1+2*every)-th ... evaluation (default every evaluation).
+        time_budget: seconds per evaluation; a module is skipped, with a logged note, once the budget is
+            spent or when its previous run would not fit in what is left (``None``: no limit).
+        batch_size: passed to modules that take one; default ``args.per_device_eval_batch_size``.
+        progress: progress bars of the modules (default off).
+        prefix: key prefix (default ``"eval"``, as ``compute_metrics`` results).
+    """
+
+    def __init__(self, modules, texts=None, *, text_pairs=None, labels=None, counterfactuals=None,
+                 counterfactual_pairs=None, edits=None, trainer=None, tokenizer=None, every: int = 1,
+                 time_budget: float | None = None, batch_size: int | None = None, progress: bool = False,
+                 prefix: str = "eval"):
+        self.specs = _module_specs(modules)
+        self.data = self._check_data(texts=texts, text_pairs=text_pairs, labels=labels,
+                                     counterfactuals=counterfactuals, counterfactual_pairs=counterfactual_pairs,
+                                     edits=edits)
+        for name, _, options in self.specs:
+            missing = [field for field in _REQUIRED.get(name, ())
+                       if self.data[field] is None and _compute_argument(name, field) not in options]
+            if missing:
+                raise ValueError(f"modules: {name} needs {' and '.join(missing)}; pass {missing[0]}=... to the callback")
+        self.every = check_positive_int(every, "every")
+        if time_budget is not None and (isinstance(time_budget, bool) or not isinstance(time_budget, (int, float))
+                                        or not time_budget >= 0):
+            raise ValueError(f"time_budget={short_repr(time_budget)}: expected seconds >= 0 or None")
+        self.time_budget = time_budget
+        self.batch_size = None if batch_size is None else check_positive_int(batch_size, "batch_size")
+        self.progress = bool(progress)
+        if not isinstance(prefix, str) or not prefix:
+            raise ValueError(f"prefix={short_repr(prefix)}: expected a non-empty string such as 'eval'")
+        self.prefix = prefix
+        self.tokenizer = tokenizer
+        self.trainer = trainer
+        self.durations: dict[str, float] = {}  # seconds of each module's last run
+        self.skipped: list[tuple[int, str]] = []  # (global step, module) of every skipped run
+        self._rounds = 0
+        self._last: tuple[int, dict] | None = None
+        self._warned_no_trainer = False
+        self._clock = time.perf_counter
+        if trainer is not None and self not in trainer.callback_handler.callbacks:
+            trainer.add_callback(self)
+
+    @staticmethod
+    def _check_data(**data) -> dict:
+        texts = data["texts"]
+        if texts is not None:
+            data["texts"] = texts = check_texts(texts)
+        for field in ("text_pairs", "counterfactuals", "counterfactual_pairs", "labels"):
+            value = data[field]
+            if value is None:
+                continue
+            if texts is None:
+                raise ValueError(f"{field} given without texts: expected texts=... as well")
+            if field in ("text_pairs", "counterfactual_pairs"):
+                value = check_texts(value, field)
+            elif isinstance(value, str) or not isinstance(value, Sequence) and not hasattr(value, "__array__"):
+                raise TypeError(f"{field}={short_repr(value)}: expected a list with one item per text")
+            data[field] = list(value)
+            check_same_length(texts, data[field], "texts", field)
+        if data["counterfactual_pairs"] is None and data["counterfactuals"] is not None:
+            data["counterfactual_pairs"] = data["text_pairs"]
+        if data["edits"] is not None:
+            if isinstance(data["edits"], str) or not isinstance(data["edits"], Sequence) or not data["edits"]:
+                raise TypeError(f"edits={short_repr(data['edits'])}: expected a list of chains [original, edit 1, ...]")
+            data["edits"] = [list(chain) for chain in data["edits"]]
+        return data
+
+    # --------------------------------------------------------------- running
+    def evaluate(self, model, tokenizer=None, batch_size: int | None = None, step: int | None = None) -> dict[str, float]:
+        """Run every module on ``model`` now and return their flat ``{prefix}_{module}_{key}`` scalars.
+
+        Usable from a plain PyTorch loop as well. Adds ``{prefix}_textxai_runtime`` (seconds) and
+        ``{prefix}_textxai_skipped`` (modules skipped by the time budget).
+        """
+        tokenizer = tokenizer if tokenizer is not None else self.tokenizer
+        if tokenizer is None:
+            raise ValueError("tokenizer=None: the callback needs the model's tokenizer; pass tokenizer=... or give "
+                             "the Trainer a processing_class")
+        scalars: dict[str, float] = {}
+        start = self._clock()
+        n_skipped = 0
+        with rng_untouched():
+            for name, module, options in self.specs:
+                elapsed = self._clock() - start
+                reason = self._over_budget(name, elapsed)
+                if reason:
+                    n_skipped += 1
+                    self.skipped.append((step, name))
+                    logger.warning("textxai: %s skipped at step %s: %s", name, step, reason)
+                    continue
+                kwargs = self._compute_kwargs(name, module, options, model, tokenizer, batch_size)
+                began = self._clock()
+                results = module.compute(**kwargs)
+                self.durations[name] = self._clock() - began
+                scalars.update(flat_scalars(results, f"{self.prefix}_{name}"))
+        scalars[f"{self.prefix}_textxai_runtime"] = round(self._clock() - start, 4)
+        scalars[f"{self.prefix}_textxai_skipped"] = float(n_skipped)
+        return scalars
+
+    def _over_budget(self, name: str, elapsed: float) -> str | None:
+        if self.time_budget is None:
+            return None
+        if elapsed >= self.time_budget:
+            return f"the time budget of {self.time_budget} s is spent ({elapsed:.1f} s)"
+        previous = self.durations.get(name)
+        if previous is not None and elapsed + previous > self.time_budget:
+            return (f"its last run took {previous:.1f} s, more than the {self.time_budget - elapsed:.1f} s left "
+                    f"of the time budget of {self.time_budget} s")
+        return None
+
+    def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size) -> dict:
+        accepted = inspect.signature(module._compute).parameters if hasattr(module, "_compute") else {}
+        kwargs = {argument: self.data[field] for argument, field in MODULE_INPUTS.get(name, {}).items()
+                  if self.data[field] is not None}
+        if "model" in accepted:
+            kwargs["model"] = (model, tokenizer)
+        if "batch_size" in accepted and (batch_size or self.batch_size):
+            kwargs["batch_size"] = self.batch_size or batch_size
+        if "progress" in accepted:
+            kwargs["progress"] = self.progress
+        kwargs.update(options)
+        return kwargs
+
+    # ------------------------------------------------------------- callbacks
+    def on_evaluate(self, args, state, control, metrics=None, model=None, processing_class=None, **kwargs):
+        if metrics is None or model is None:
+            return
+        keys_logged = set(metrics)
+        if self._last is not None and self._last[0] == state.global_step:
+            # another evaluation of the same weights (a second eval dataset, or evaluate() after training)
+            metrics.update(self._last[1])
+            return
+        self._rounds += 1
+        if (self._rounds - 1) % self.every:
+            return
+        scalars = self.evaluate(model, self.tokenizer if self.tokenizer is not None else processing_class,
+                                args.per_device_eval_batch_size, step=state.global_step)
+        self._last = (state.global_step, scalars)
+        metrics.update(scalars)
+        if self.trainer is not None:
+            self.trainer.log(dict(scalars))
+            return
+        entry = next((e for e in reversed(state.log_history)
+                      if e.get("step") == state.global_step and keys_logged <= set(e)), None)
+        if entry is not None:
+            entry.update(scalars)
+        if not self._warned_no_trainer:
+            self._warned_no_trainer = True
+            logger.warning("textxai: TextxaiCallback without trainer=...: its scalars are in log_history and in "
+                           "evaluate()'s result, but reporting integrations (TensorBoard, W&B) do not see them; "
+                           "pass trainer=trainer to log them through Trainer.log")
+
+
+def _compute_argument(name: str, field: str) -> str:
+    """The compute argument of module ``name`` that the data field ``field`` fills."""
+    return next((arg for arg, f in MODULE_INPUTS.get(name, {}).items() if f == field), field)
+
+
+__all__ = ["TextxaiCallback", "flat_scalars", "rng_untouched", "MODULE_INPUTS"]
