@@ -28,9 +28,9 @@ def test_load_table_reads_csv_jsonl_and_names_bad_columns(tmp_path):
     (tmp_path / "d.jsonl").write_text(json.dumps({"review": "ok"}) + "\n" + json.dumps({"review": "meh"}) + "\n")
     texts, _, _ = cli.load_table(str(tmp_path / "d.jsonl"), "review", None, None, "test", 1)
     assert texts == ["ok"]
-    with pytest.raises(SystemExit, match="--text-column 'text': no such column"):
+    with pytest.raises(ValueError, match="--text-column 'text': no such column"):
         cli.load_table(str(tmp_path / "d.jsonl"), "text", None, None, "test", None)
-    with pytest.raises(SystemExit, match="unsupported file type"):
+    with pytest.raises(ValueError, match="unsupported file type"):
         (tmp_path / "d.xml").write_text("<a/>")
         cli.load_table(str(tmp_path / "d.xml"), "text", None, None, "test", None)
 
@@ -38,3 +38,127 @@ def test_load_table_reads_csv_jsonl_and_names_bad_columns(tmp_path):
 def test_entry_point_help_runs():
     done = subprocess.run([sys.executable, "-m", "textxai", "--help"], capture_output=True, text=True)
     assert done.returncode == 0 and "demo" in done.stdout and "run" in done.stdout
+
+
+BAD_FILES = {  # name -> (bytes, words the one-line message must contain)
+    "empty.csv": (b"", ["empty"]),
+    "blank.csv": (b"\n \n", ["empty"]),
+    "header_only.csv": (b"text,label\n", ["no data rows"]),
+    "latin1.csv": ("text\ncaf\u00e9 au lait\n".encode("latin-1"), ["line 2", "UTF-8"]),
+    "quote.csv": (b'text\n"unterminated film review\n', ["line", "unterminated quote"]),
+    "nul.csv": (b"text\nabc\x00def\n", ["line 2", "NUL"]),
+    "ragged.csv": (b"text,label\na,1,extra\n", ["line 2", "3 fields", "header has 2"]),
+    "empty.jsonl": (b"", ["empty"]),
+    "number.jsonl": (b'{"text": "fine"}\n{"text": 5}\n', ["row 2", "'text'", "int", "expected a text"]),
+    "null.jsonl": (b'{"text": null}\n', ["row 1", "'text'", "None"]),
+    "broken.jsonl": (b'{"text": "a"}\n{"text": \n', ["line 2", "invalid JSON"]),
+    "list.jsonl": (b'["a", "b"]\n', ["row 1", "JSON object"]),
+    "missing.jsonl": (b'{"review": "a"}\n', ["--text-column 'text'", "no such column", "review"]),
+    "bad.parquet": (b"PAR1 not really parquet", ["parquet"]),
+    "data.xml": (b"<a/>", ["unsupported file type"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_FILES))
+def test_malformed_files_are_one_clear_line(name, tmp_path):
+    content, words = BAD_FILES[name]
+    (tmp_path / name).write_bytes(content)
+    with pytest.raises(ValueError) as caught:
+        cli.load_table(str(tmp_path / name), "text", None, None, "test", None)
+    message = str(caught.value)
+    assert "\n" not in message and (name in message or "--text-column" in message)
+    for word in words:
+        assert word in message, (word, message)
+
+
+def test_empty_and_header_only_parquet(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"text": pa.array([], pa.string())}), tmp_path / "e.parquet")
+    with pytest.raises(ValueError, match="e.parquet.*no rows"):
+        cli.load_table(str(tmp_path / "e.parquet"), "text", None, None, "test", None)
+    pq.write_table(pa.table({"text": ["a", None]}), tmp_path / "n.parquet")
+    with pytest.raises(ValueError, match="row 2: column 'text' holds None"):
+        cli.load_table(str(tmp_path / "n.parquet"), "text", None, None, "test", None)
+    pq.write_table(pa.table({"text": ["a", "b"], "label": [1, 0]}), tmp_path / "ok.parquet")
+    assert cli.load_table(str(tmp_path / "ok.parquet"), "text", None, "label", "test", 1) == (["a"], None, [1])
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "textxai", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def good_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "good.csv"
+    path.write_text("text,label\na wonderful film,1\na dull film,0\n")
+    return path
+
+
+def _cli_cases(tmp, good):
+    (tmp / "empty.csv").write_bytes(b"")
+    (tmp / "latin1.csv").write_bytes("text\ncaf\u00e9\n".encode("latin-1"))
+    (tmp / "quote.csv").write_bytes(b'text\n"open\n')
+    (tmp / "nul.csv").write_bytes(b"text\na\x00b\n")
+    (tmp / "afile").write_text("x")
+    base = ["run", "naopc", "--model", "textxai/demo-sentiment", "--no-progress", "--output", str(tmp / "out")]
+    return [  # (argv, exit code, words of the one line)
+        (base + ["--data", str(tmp / "empty.csv")], 2, ["empty.csv", "empty"]),
+        (base + ["--data", str(tmp / "latin1.csv")], 2, ["latin1.csv", "line 2", "UTF-8"]),
+        (base + ["--data", str(tmp / "quote.csv")], 2, ["quote.csv", "unterminated quote"]),
+        (base + ["--data", str(tmp / "nul.csv")], 2, ["nul.csv", "NUL"]),
+        (base + ["--data", str(good), "--limit", "0"], 2, ["--limit", "'0'", "positive integer"]),
+        (base + ["--data", str(good), "--batch-size", "0"], 2, ["--batch-size", "'0'", "positive integer"]),
+        (base + ["--data", str(good), "--batch-size", "x"], 2, ["--batch-size", "'x'", "positive integer"]),
+        (base + ["--data", str(tmp / "missing.csv")], 2, ["--data", "missing.csv", "no such file"]),
+        (base + ["--data", str(good), "--text-column", "review"], 2, ["--text-column 'review'", "no such column"]),
+        (["run", "naopc", "--model", "textxai/demo-sentiment", "--data", str(good), "--output", str(tmp / "afile")], 2,
+         ["--output", "afile", "is a file"]),
+        (base + ["--data", str(good), "--model", "/no/such/folder"], 2, ["model='/no/such/folder'", "no such folder"]),
+        (base + ["--data", str(good), "--device", "tpu"], 2, ["device='tpu'", "expected"]),
+        (["run", "nosuch"], 2, ["invalid choice", "nosuch"]),
+        (["run", "naopc", "--data", str(good)], 2, ["--model"]),
+    ]
+
+
+def _main(argv, capsys):
+    try:
+        code = cli.main(argv, one_line_errors=True)
+    except SystemExit as stop:  # argparse's own usage errors
+        code = stop.code
+    return code, capsys.readouterr().err
+
+
+def test_cli_user_mistakes_are_one_line_exit_2(tmp_path, good_csv, capsys):
+    for argv, code, words in _cli_cases(tmp_path, good_csv):
+        got, err = _main(argv, capsys)
+        lines = err.strip().splitlines()
+        assert got == code, (argv, err)
+        assert len(lines) == 1, (argv, err)
+        for word in words:
+            assert word in lines[0], (argv, word, lines[0])
+
+
+def test_cli_subprocess_no_traceback_unless_debug(tmp_path, good_csv):
+    cases = _cli_cases(tmp_path, good_csv)
+    for argv, code, words in (cases[1], cases[4]):
+        done = _cli(*argv)
+        assert done.returncode == code and "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+        assert words[0] in done.stderr
+    debug = _cli("--debug", *cases[0][0])
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_cli_failure_exit_1_one_line(monkeypatch, capsys, good_csv, tmp_path):
+    def broken(args):
+        raise RuntimeError("disk on fire\nsecond line")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    assert cli.main(["list"], one_line_errors=True) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "RuntimeError: disk on fire" in err[0] and "--debug" in err[0]
+    with pytest.raises(RuntimeError):
+        cli.main(["list", "--debug"], one_line_errors=True)
+    with pytest.raises(RuntimeError):
+        cli.main(["list"])  # called from Python with argv: errors are raised

@@ -189,7 +189,7 @@ def test_unreachable_hub_id_gives_offline_message(monkeypatch):
     assert message.startswith(f"could not reach the Hub for {choice!r} — this Space may be offline")
     assert "the demo models always work" in message and "textxai/demo-sentiment" in message
     assert info.value.title == "Hub unreachable"
-    assert choice not in spaces._CACHE  # a failure is not cached: it is retried once the Hub is back
+    assert (choice, "space") not in spaces._CACHE  # a failure is not cached: it is retried once the Hub is back
 
 
 def test_load_failures_are_classified(monkeypatch):

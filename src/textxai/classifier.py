@@ -91,25 +91,30 @@ def frozen_eval(model: torch.nn.Module):
             module.training = training
 
 
-def _first_line(error: Exception) -> str:
-    text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0] if text else ''}"
-
-
-def _load_from_name(name: str, tokenizer, load_kwargs: dict):
+def _load_from_name(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool = False):
     from transformers.utils import logging as hf_logging
+
+    from textxai.loading import is_local_source, with_deadline
 
     bar_was_on = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # no "Loading weights" bar for every model we load
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the load report of missing weights becomes our error, not a log table
     try:
-        return _load_quietly(name, tokenizer, load_kwargs)
+        load = lambda: _load_quietly(name, tokenizer, load_kwargs, allow_new_head)  # noqa: E731
+        if name in DEMO_MODELS or is_local_source(name):
+            return load()
+        return with_deadline(load, f"model={name!r}")
     finally:
+        hf_logging.set_verbosity(verbosity)
         if bar_was_on:
             hf_logging.enable_progress_bar()
 
 
-def _load_quietly(name: str, tokenizer, load_kwargs: dict):
+def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool = False):
     from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+    from textxai.loading import first_line, from_pretrained_checked
 
     source = name
     if name in DEMO_MODELS:
@@ -125,7 +130,7 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict):
     try:
         config = AutoConfig.from_pretrained(source, **load_kwargs)
     except (OSError, ValueError, KeyError) as error:
-        raise ValueError(f"model={name!r} could not be loaded ({_first_line(error)}); {expected}") from error
+        raise ValueError(f"model={name!r} could not be loaded ({first_line(error)}); {expected}") from error
     architectures = getattr(config, "architectures", None) or []
     if architectures and not any(a.endswith("ForSequenceClassification") for a in architectures):
         raise ValueError(
@@ -133,19 +138,41 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict):
             "expected a fine-tuned classifier (...ForSequenceClassification)"
         )
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(source, **load_kwargs)
-    except (OSError, ValueError, KeyError) as error:
-        raise ValueError(f"model={name!r} has no loadable sequence-classification model ({_first_line(error)}); {expected}") from error
+        model = from_pretrained_checked(AutoModelForSequenceClassification, source, name, "model",
+                                        allow_new_weights=allow_new_head, **load_kwargs)
+    except (OSError, KeyError) as error:
+        raise ValueError(f"model={name!r} has no loadable sequence-classification model ({first_line(error)}); {expected}") from error
+    except ValueError as error:
+        if str(error).startswith(f"model={name!r}"):
+            raise
+        raise ValueError(f"model={name!r} has no loadable sequence-classification model ({first_line(error)}); {expected}") from error
     if tokenizer is None:
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(
-                f"model={name!r} has no tokenizer that could be loaded ({_first_line(error)}); pass tokenizer=..."
+                f"model={name!r} has no tokenizer that could be loaded ({first_line(error)}); pass tokenizer=..."
             ) from error
     elif isinstance(tokenizer, str):
         tokenizer = AutoTokenizer.from_pretrained(tokenizer)
     return model, tokenizer
+
+
+def check_device(device):
+    """``None`` or a torch device that exists here, else a ``ValueError`` naming it."""
+    if device is None:
+        return None
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device={device!r}: expected a torch device such as 'cpu', 'cuda', 'cuda:0' or 'mps'") from None
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device={device!r}: CUDA is not available on this machine; use device='cpu'")
+    if parsed.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
+        raise ValueError(f"device={device!r}: MPS is not available on this machine; use device='cpu'")
+    if parsed.type not in ("cpu", "cuda", "mps", "xpu", "meta") or parsed.type == "meta":
+        raise ValueError(f"device={device!r}: expected 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'")
+    return parsed
 
 
 class TextClassifier:
@@ -159,14 +186,25 @@ class TextClassifier:
         device: ``"cpu"``, ``"cuda"``, ... ; default: the loaded model's device, else cuda when available.
         word_tokenizer: ``"spacy"`` (default) or ``"whitespace"``; see ``textxai.words``.
         max_length: token limit; default the model's maximum. Longer inputs are truncated with a warning.
+        allow_new_head: load a checkpoint even when transformers initialises some weights anew (by default
+            that is an error: an untrained head gives random results). Only for code that trains the head.
         load_kwargs: passed to ``from_pretrained`` (e.g. ``use_safetensors=True``).
     """
 
     def __init__(self, model, tokenizer=None, device=None, word_tokenizer: str = "spacy", max_length: int | None = None,
-                 **load_kwargs):
+                 allow_new_head: bool = False, **load_kwargs):
         from transformers import PreTrainedModel
 
         check_choice(word_tokenizer, "word_tokenizer", _words.WORD_TOKENIZERS)
+        device = check_device(device)
+        if max_length is not None:
+            check_positive_int(max_length, "max_length")
+        if model is None:
+            raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
+        if isinstance(model, str):
+            model = model.strip()
+            if not model:
+                raise ValueError("model='': expected a Hub id, a local folder or one of " + str(list(DEMO_MODELS)))
         self.word_tokenizer = word_tokenizer
         self.name = model if isinstance(model, str) else type(getattr(model, "model", model)).__name__
         user_object = not isinstance(model, str)
@@ -177,7 +215,7 @@ class TextClassifier:
                 raise ValueError(f"model=<pipeline task={model.task!r}>: expected a text-classification pipeline")
             model, tokenizer = model.model, tokenizer or model.tokenizer
         elif isinstance(model, str):
-            model, tokenizer = _load_from_name(model, tokenizer, load_kwargs)
+            model, tokenizer = _load_from_name(model, tokenizer, load_kwargs, allow_new_head)
         if not isinstance(model, PreTrainedModel):
             raise TypeError(
                 f"model={model!r:.80} ({type(model).__name__}): expected a Hub id, a folder, a PreTrainedModel, "
@@ -461,18 +499,25 @@ class TextClassifier:
 def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifier:
     """``model`` itself when it is a ``TextClassifier``, else ``TextClassifier(model, tokenizer, device, ...)``.
 
-    Classifiers built from names are cached, so repeated calls with the same id reuse one model.
+    Classifiers built from names are cached in a bounded LRU cache (``TEXTXAI_MODEL_CACHE`` entries,
+    default 4), shared with the Spaces, so repeated calls with the same id reuse one model.
     """
     if isinstance(model, TextClassifier):
         return model
     if model is None:
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     if isinstance(model, str) and tokenizer is None and not kwargs:
-        key = (model, None if device is None else str(device))
-        if key not in _NAMED:
-            _NAMED[key] = TextClassifier(model, device=device)
-        return _NAMED[key]
+        check_device(device)
+        name = model.strip()
+        key = (name, None if device is None else str(device))
+        return _NAMED.get_or_create(key, lambda: TextClassifier(name, device=device))
     return TextClassifier(model, tokenizer, device, **kwargs)
 
 
-_NAMED: dict = {}
+def _named_cache():
+    from textxai.loading import LRUCache, cache_size
+
+    return LRUCache(cache_size("TEXTXAI_MODEL_CACHE", 4))
+
+
+_NAMED = _named_cache()

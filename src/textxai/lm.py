@@ -26,22 +26,19 @@ class CausalLM:
     """A causal LM and its tokenizer, from a Hub id, a folder, a loaded model (+ tokenizer) or a pair."""
 
     def __init__(self, model, tokenizer=None, device=None, **load_kwargs):
-        from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel
+        from transformers import PreTrainedModel
 
+        from textxai.classifier import check_device
+
+        device = check_device(device)
+        if model is None or isinstance(model, str) and not model.strip():
+            raise ValueError(f"lm={model!r}: expected a causal language model (Hub id, folder, loaded model or (model, tokenizer))")
         self.name = model if isinstance(model, str) else type(model).__name__
         if isinstance(model, tuple) and len(model) == 2:
             model, tokenizer = model
         if isinstance(model, str):
-            try:
-                loaded = AutoModelForCausalLM.from_pretrained(model, **load_kwargs)
-                tokenizer = tokenizer or AutoTokenizer.from_pretrained(model)
-            except (OSError, ValueError, KeyError) as error:
-                raise ValueError(
-                    f"lm={model!r} could not be loaded as a causal language model ({type(error).__name__}: "
-                    f"{str(error).strip().splitlines()[0] if str(error).strip() else ''}); expected a Hub id (reachable now) "
-                    "or a folder of a causal LM, or a loaded (model, tokenizer)"
-                ) from error
-            model = loaded
+            self.name = model.strip()
+            model, tokenizer = _load_named(self.name, tokenizer, load_kwargs)
         if not isinstance(model, PreTrainedModel):
             raise TypeError(f"lm={model!r:.80} ({type(model).__name__}): expected a causal LM id, folder, model or (model, tokenizer)")
         if tokenizer is None:
@@ -64,6 +61,33 @@ class CausalLM:
         return f"CausalLM({self.name!r})"
 
 
+def _load_named(name: str, tokenizer, load_kwargs: dict):
+    """(model, tokenizer) of a causal LM id or folder: newly initialised weights refused, Hub access with a deadline."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from textxai.loading import first_line, from_pretrained_checked, is_local_source, with_deadline
+
+    def load():
+        try:
+            loaded = from_pretrained_checked(AutoModelForCausalLM, name, name, "lm", **load_kwargs)
+            return loaded, tokenizer or AutoTokenizer.from_pretrained(name)
+        except (OSError, ValueError, KeyError) as error:
+            if isinstance(error, ValueError) and str(error).startswith(f"lm={name!r}"):
+                raise
+            raise ValueError(
+                f"lm={name!r} could not be loaded as a causal language model ({first_line(error)}); expected a Hub id "
+                "(reachable now) or a folder of a causal LM, or a loaded (model, tokenizer)"
+            ) from error
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        return load() if is_local_source(name) else with_deadline(load, f"lm={name!r}")
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+
 def as_lm(model, tokenizer=None, device=None) -> CausalLM:
     """``model`` itself when it is a ``CausalLM``, else ``CausalLM(model, tokenizer, device)``; names are cached."""
     if isinstance(model, CausalLM):
@@ -71,14 +95,19 @@ def as_lm(model, tokenizer=None, device=None) -> CausalLM:
     if model is None:
         raise ValueError("lm=None: expected a causal language model (Hub id, folder, loaded model or (model, tokenizer))")
     if isinstance(model, str) and tokenizer is None:
-        key = (model, None if device is None else str(device))
-        if key not in _NAMED:
-            _NAMED[key] = CausalLM(model, device=device)
-        return _NAMED[key]
+        name = model.strip()
+        key = (name, None if device is None else str(device))
+        return _NAMED.get_or_create(key, lambda: CausalLM(name, device=device))
     return CausalLM(model, tokenizer, device)
 
 
-_NAMED: dict = {}
+def _named_cache():
+    from textxai.loading import LRUCache, cache_size
+
+    return LRUCache(cache_size("TEXTXAI_LM_CACHE", 2))
+
+
+_NAMED = _named_cache()
 
 
 def token_nll(texts, model, batch_size: int = 16, progress: bool = False) -> list[np.ndarray]:

@@ -37,13 +37,14 @@ import html
 import math
 import os
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import wraps
 
 import gradio as gr
 
+from textxai.loading import hub_timeout
+from textxai.classifier import _NAMED as _NAMED_CLASSIFIERS
 from textxai.classifier import DEMO_MODELS, TextClassifier
 
 DEFAULT_MODEL = DEMO_MODELS[0]
@@ -94,8 +95,7 @@ def is_hub_id(value: str) -> bool:
 
 
 # --------------------------------------------------------------------------- models
-_CACHE: dict[str, TextClassifier] = {}
-_LOCK = threading.Lock()
+_CACHE = _NAMED_CLASSIFIERS  # the library's bounded LRU cache: a model named by the Space and the library loads once
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:
@@ -164,31 +164,34 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
                 f"model={choice!r}: expected a demo model ({', '.join(DEMO_MODELS)}), a Hub id owner/name "
                 "or an existing local folder"
             )
-    cached = _CACHE.get(key)
-    if cached is not None:  # no lock: a visitor of a loaded model never waits for another model's download
-        return cached
-    with _LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
-        if hosted and choice not in DEMO_MODELS:
-            _check_hub_model(choice)
-        try:
-            classifier = TextClassifier(key, **LOAD_KWARGS)
-        except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
-            if choice in DEMO_MODELS:
-                raise SpaceError(f"the demo model {choice!r} could not be built ({type(error).__name__}: {error})") from error
-            if is_hub_id(choice) and not os.path.exists(choice):
-                if _unreachable(error):
-                    raise SpaceError(_offline_message(choice), title="Hub unreachable") from error
-                if _not_found(error):
-                    raise SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); "
-                                     "check the id") from error
-            hint = ""
-            if "safetensors" in str(error).lower():
-                hint = " Only safetensors weights are loaded here (use_safetensors=True)."
-            raise SpaceError(f"{error}{hint}") from error
-        _CACHE[key] = classifier
-        return classifier
+    cache_key = (key, None) if choice in DEMO_MODELS else (key, "space")  # demo models: one copy per process
+    try:
+        return _CACHE.get_or_create(cache_key, lambda: _load_for_space(choice, key, hosted))
+    except TimeoutError as error:
+        raise SpaceError(f"model={choice!r}: {error}", title="Hub too slow") from error
+
+
+def _load_for_space(choice: str, key: str, hosted: bool) -> TextClassifier:
+    """Load one classifier under the Space's rules (hosted: metadata check first, safetensors, no remote code)."""
+    if hosted and choice not in DEMO_MODELS:
+        _check_hub_model(choice)
+    try:
+        return TextClassifier(key, **LOAD_KWARGS)
+    except TimeoutError:
+        raise
+    except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
+        if choice in DEMO_MODELS:
+            raise SpaceError(f"the demo model {choice!r} could not be built ({type(error).__name__}: {error})") from error
+        if is_hub_id(choice) and not os.path.exists(choice):
+            if _unreachable(error):
+                raise SpaceError(_offline_message(choice), title="Hub unreachable") from error
+            if _not_found(error):
+                raise SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); "
+                                 "check the id") from error
+        hint = ""
+        if "safetensors" in str(error).lower():
+            hint = " Only safetensors weights are loaded here (use_safetensors=True)."
+        raise SpaceError(f"{error}{hint}") from error
 
 
 def _check_hub_model(choice: str, max_parameters: int | None = None) -> None:
@@ -201,7 +204,7 @@ def _check_hub_model(choice: str, max_parameters: int | None = None) -> None:
 
     limit = MAX_PARAMETERS if max_parameters is None else max_parameters
     try:
-        info = HfApi().model_info(choice, expand=["safetensors"], timeout=20)
+        info = HfApi().model_info(choice, expand=["safetensors"], timeout=min(10.0, hub_timeout() or 10.0))
     except Exception as error:  # noqa: BLE001
         if _unreachable(error):
             return
@@ -220,8 +223,7 @@ def _check_hub_model(choice: str, max_parameters: int | None = None) -> None:
 
 def clear_cache() -> None:
     """Forget the loaded classifiers (tests, memory)."""
-    with _LOCK:
-        _CACHE.clear()
+    _CACHE.clear()
 
 
 def model_dropdown(value: str = DEFAULT_MODEL, label: str = "Model", choices: Sequence[str] = DEMO_MODELS,

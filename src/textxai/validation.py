@@ -80,3 +80,45 @@ def check_probability(value, name: str, low_open: bool = True) -> float:
     if not ok:
         raise ValueError(f"{name}={short_repr(value)}: expected a number in {'(0, 1]' if low_open else '[0, 1]'}")
     return float(value)
+
+
+# ------------------------------------------------------------------ argparse adapters
+def _argparse_type(check, expected: str):
+    """An argparse ``type=`` from a converter + check: a bad value becomes argparse's one-line usage error."""
+    import argparse
+
+    def convert(text: str):
+        try:
+            return check(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"{short_repr(text)}: expected {expected}") from None
+
+    convert.__name__ = expected.replace(" ", "_")
+    return convert
+
+
+def _positive_int_text(text: str) -> int:
+    return check_positive_int(int(text), "value")
+
+
+def _nonnegative_int_text(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
+
+
+def number_in(low: float, high: float):
+    """argparse ``type=`` for a float in ``[low, high]``."""
+    def check(text: str) -> float:
+        value = float(text)
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+
+    return _argparse_type(check, f"a number in [{low:g}, {high:g}]")
+
+
+positive_int_arg = _argparse_type(_positive_int_text, "a positive integer")
+nonnegative_int_arg = _argparse_type(_nonnegative_int_text, "an integer >= 0")
+unit_interval_arg = number_in(0.0, 1.0)

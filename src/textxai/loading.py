@@ -1,0 +1,189 @@
+"""Loading models safely: no silently untrained weights, a deadline on Hub access, bounded caches.
+
+- :func:`from_pretrained_checked` loads with transformers' own loading report
+  (``output_loading_info=True``) and refuses a model with newly initialised weights (e.g. a
+  classification head the checkpoint does not have: its results would be random and differ per process).
+- :func:`with_deadline` runs a load that may touch the Hub in a worker thread and gives up after
+  ``hub_timeout()`` seconds (env ``TEXTXAI_HUB_TIMEOUT``, default 25): a Hub endpoint that accepts the
+  connection and never answers cannot hold a caller (or a Space worker) for minutes.
+- :class:`LRUCache` is the one bounded, thread-safe cache of loaded objects (classifiers, language
+  models, embedders, keyword indexes) shared by the library and the Spaces.
+
+>>> cache = LRUCache(maxsize=2)
+>>> [cache.get_or_create(k, lambda k=k: k * 2) for k in (1, 2, 1, 3)]
+[2, 4, 2, 6]
+>>> sorted(cache.keys())          # 2 was the least recently used
+[1, 3]
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+
+DEFAULT_HUB_TIMEOUT = 25.0
+
+
+def hub_timeout() -> float:
+    """Seconds a load that may reach the Hub may take (env ``TEXTXAI_HUB_TIMEOUT``, default 25; 0 = no limit)."""
+    raw = os.environ.get("TEXTXAI_HUB_TIMEOUT")
+    if raw is None or not raw.strip():
+        return DEFAULT_HUB_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"TEXTXAI_HUB_TIMEOUT={raw!r}: expected a number of seconds (0 = no limit)") from None
+    if value < 0:
+        raise ValueError(f"TEXTXAI_HUB_TIMEOUT={raw!r}: expected a number of seconds >= 0 (0 = no limit)")
+    return value
+
+
+def first_line(error: BaseException) -> str:
+    """``Type: first line of the message`` of an exception."""
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
+def with_deadline(fn: Callable, what: str, timeout: float | None = None):
+    """``fn()``, or a ``TimeoutError`` naming ``what`` after ``timeout`` seconds (default :func:`hub_timeout`).
+
+    The call runs in a daemon thread; on timeout it is abandoned (it ends when its own network timeouts
+    fire) and the caller is freed. Exceptions of ``fn`` are re-raised as they are.
+
+    >>> with_deadline(lambda: 42, "answer")
+    42
+    """
+    timeout = hub_timeout() if timeout is None else timeout
+    if not timeout:
+        return fn()
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as error:  # noqa: BLE001 - handed to the caller
+            box["error"] = error
+
+    worker = threading.Thread(target=target, name=f"textxai-load {what}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise TimeoutError(
+            f"{what}: loading did not finish within {timeout:g} s (the Hub or the network does not answer); "
+            "check the id and your connection, use a local folder, or raise TEXTXAI_HUB_TIMEOUT"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def is_local_source(source) -> bool:
+    """A local folder (no Hub access needed)."""
+    return isinstance(source, (str, os.PathLike)) and os.path.isdir(os.path.expanduser(str(source)))
+
+
+def new_weights(info: dict) -> list[str]:
+    """Names of the weights transformers initialised anew (missing from, or mismatched in, the checkpoint)."""
+    names = list(info.get("missing_keys") or [])
+    for item in info.get("mismatched_keys") or []:
+        names.append(item[0] if isinstance(item, (tuple, list)) else str(item))
+    return sorted(set(map(str, names)))
+
+
+def from_pretrained_checked(auto_class, source, name: str, argument: str = "model", allow_new_weights: bool = False,
+                            **kwargs):
+    """``auto_class.from_pretrained(source, **kwargs)`` that refuses newly initialised weights.
+
+    ``name`` (what the user passed) and ``argument`` (``"model"``, ``"lm"``, ...) go into the message.
+    ``allow_new_weights=True`` is an explicit opt-in for code that trains the new weights itself.
+    """
+    model, info = auto_class.from_pretrained(source, output_loading_info=True, **kwargs)
+    fresh = new_weights(info)
+    if fresh and not allow_new_weights:
+        shown = ", ".join(fresh[:6]) + (f", ... ({len(fresh)} in all)" if len(fresh) > 6 else "")
+        raise ValueError(
+            f"{argument}={name!r}: its checkpoint lacks weights that would be initialised at random ({shown}); "
+            f"results would be meaningless and differ per process. Expected a fine-tuned "
+            f"{auto_class.__name__.removeprefix('AutoModelFor') or 'model'} checkpoint with these weights"
+        )
+    return model
+
+
+class LRUCache:
+    """A thread-safe mapping of at most ``maxsize`` entries; the least recently used entry is dropped first.
+
+    :meth:`get_or_create` builds a missing entry under a per-key lock, so one object is loaded once per
+    process even when requests arrive together, while other keys stay available meanwhile.
+    """
+
+    def __init__(self, maxsize: int):
+        if isinstance(maxsize, bool) or not isinstance(maxsize, int) or maxsize <= 0:
+            raise ValueError(f"maxsize={maxsize!r}: expected a positive integer")
+        self.maxsize = maxsize
+        self._data: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+        self._key_locks: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._data
+
+    def keys(self) -> list:
+        with self._lock:
+            return list(self._data)
+
+    def get(self, key: Hashable, default=None):
+        with self._lock:
+            if key in self._data:
+                self._data.move_to_end(key)
+                return self._data[key]
+        return default
+
+    def put(self, key: Hashable, value) -> None:
+        with self._lock:
+            self._data[key] = value
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def get_or_create(self, key: Hashable, factory: Callable):
+        """The cached value of ``key``, else ``factory()`` stored under it (a failure is not cached)."""
+        missing = object()
+        value = self.get(key, missing)
+        if value is not missing:
+            return value
+        with self._lock:
+            key_lock = self._key_locks.setdefault(key, threading.Lock())
+        with key_lock:
+            value = self.get(key, missing)
+            if value is missing:
+                value = factory()
+                self.put(key, value)
+        with self._lock:
+            self._key_locks.pop(key, None)
+        return value
+
+    def pop(self, key: Hashable, default=None):
+        with self._lock:
+            return self._data.pop(key, default)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+
+
+def cache_size(env: str, default: int) -> int:
+    """A cache bound from the environment variable ``env`` (a positive integer), else ``default``."""
+    raw = os.environ.get(env)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ValueError(f"{env}={raw!r}: expected a positive integer")
+    return value
