@@ -54,6 +54,24 @@ def roberta_clf(roberta_parts):
 
 
 @pytest.fixture(scope="session")
+def bart_clf(roberta_parts):
+    """A tiny random BART classifier (encoder-decoder, 3 labels) with the RoBERTa-style BPE tokenizer."""
+    from textxai.classifier import TextClassifier
+
+    _, tokenizer = roberta_parts
+    return TextClassifier((tiny_models.tiny_bart(len(tokenizer)), tokenizer), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def gpt2_clf(roberta_parts):
+    """A tiny random GPT-2 classifier (decoder-only) with the RoBERTa-style BPE tokenizer."""
+    from textxai.classifier import TextClassifier
+
+    _, tokenizer = roberta_parts
+    return TextClassifier((tiny_models.tiny_gpt2_classifier(len(tokenizer)), tokenizer), device="cpu")
+
+
+@pytest.fixture(scope="session")
 def tiny_gpt2_parts(roberta_parts):
     _, tokenizer = roberta_parts
     return tiny_models.tiny_gpt2(len(tokenizer)), tokenizer

@@ -9,9 +9,10 @@ TEXTS = ["The movie wasn't unbelievable, playing it!", "", "good", "a terrible b
 PAIRS = ["a man is sleeping", "nobody", "", "it's fine", "don't worry"] * 3
 
 
-@pytest.fixture(params=["bert", "roberta"])
-def clf(request, bert_clf, roberta_clf):
-    return bert_clf if request.param == "bert" else roberta_clf
+@pytest.fixture(params=["bert", "roberta", "bart", "gpt2"])
+def clf(request):
+    """Encoder-only (BERT, RoBERTa), encoder-decoder (BART) and decoder-only (GPT-2) classifiers."""
+    return request.getfixturevalue(f"{request.param}_clf")
 
 
 def direct_proba(clf, text, pair=None):
@@ -188,3 +189,139 @@ def test_mask_refused_without_mask_and_unk(tmp_path, bert_parts):
     with pytest.raises(ValueError, match="neither a mask nor an unk token"):
         clf.masked_proba("good film", np.ones((1, 2), bool))
     assert clf.masked_proba("good film", np.ones((1, 2), bool), perturbation="delete").shape == (1, 2)
+
+
+# ------------------------------------------------------------------------- word vocabulary (the one rule)
+class FakeTokenizer:
+    """Just what word_vocabulary reads: get_vocab() and all_special_tokens."""
+
+    def __init__(self, tokens, special=()):
+        self.vocab = {t: i for i, t in enumerate(tokens)}
+        self.all_special_tokens = list(special)
+
+    def get_vocab(self):
+        return dict(reversed(list(self.vocab.items())))  # order must not matter
+
+
+@pytest.mark.parametrize("tokens, expected", [
+    # WordPiece: "##" marks continuations; every other entry is a word (special tokens, 1 letter, digits out)
+    (["[CLS]", "the", "##ing", "a", "Paris", "run", "##s", "x2", "café"], {"the": 1, "Paris": 4, "run": 5}),
+    # byte-level BPE: only word starts count, marker dropped; bare pieces are continuations even if "##" occurs
+    (["<s>", "Ġthe", "the", "ing", "Ġrun", "##", "###", "Ġa", "ĠParis"], {"the": 1, "run": 4, "Paris": 8}),
+    # SentencePiece: the same with "▁"
+    (["<pad>", "▁the", "ing", "▁Paris", "▁", "▁x"], {"the": 1, "Paris": 3}),
+    # no marker at all (a word-level vocabulary): every entry as written
+    (["<unk>", "the", "run", "a"], {"the": 1, "run": 2}),
+])
+def test_word_vocabulary_rule(tokens, expected):
+    from textxai.classifier import word_vocabulary
+
+    tok = FakeTokenizer(tokens, special=[t for t in tokens if t.startswith(("<", "["))])
+    got = word_vocabulary(tok)
+    assert got == expected
+    assert list(got.values()) == sorted(got.values())  # token-id order
+    assert word_vocabulary(tok, min_length=4) == {w: i for w, i in expected.items() if len(w) >= 4}
+    with pytest.raises(ValueError, match="min_length=0"):
+        word_vocabulary(tok, min_length=0)
+
+
+def test_word_vocabulary_of_real_tokenizers(bert_clf, roberta_clf):
+    import tiny_models
+
+    expected = [t for t in tiny_models.BERT_VOCAB if t.isalpha() and len(t) >= 2]  # no "##" piece is alphabetic
+    assert list(bert_clf.word_vocabulary()) == expected
+    assert bert_clf.word_vocabulary()["movie"] == tiny_models.BERT_VOCAB.index("movie")
+    vocab = roberta_clf.tokenizer.get_vocab()
+    words = roberta_clf.word_vocabulary()
+    assert words and all(vocab["\u0120" + w] == i for w, i in words.items())
+    assert set(words) == {t[1:] for t in vocab if t.startswith("\u0120") and t[1:].isalpha() and t[1:].isascii() and len(t) > 2}
+
+
+def test_word_vocabulary_keeps_only_ids_the_model_can_embed(tmp_path):
+    import tiny_models
+
+    tokenizer = tiny_models.bert_tokenizer(tmp_path)
+    tokenizer.add_tokens(["zebra"])  # added to the tokenizer, the embedding matrix not resized
+    clf = TextClassifier((tiny_models.tiny_bert(), tokenizer), device="cpu")
+    assert "zebra" not in clf.word_vocabulary() and "movie" in clf.word_vocabulary()
+    from textxai.classifier import word_vocabulary
+
+    assert word_vocabulary(tokenizer)["zebra"] == len(tiny_models.BERT_VOCAB)
+
+
+def test_fingerprint_follows_labels_and_size(bert_parts):
+    import tiny_models
+
+    model, tokenizer = bert_parts
+    a = TextClassifier((model, tokenizer), device="cpu")
+    assert a.fingerprint == TextClassifier((model, tokenizer), device="cpu").fingerprint and len(a.fingerprint) == 16
+    other_labels = tiny_models.tiny_bert(num_labels=3)
+    assert TextClassifier((other_labels, tokenizer), device="cpu").fingerprint != a.fingerprint
+    renamed = tiny_models.tiny_bert()
+    renamed.config.id2label = {0: "neg", 1: "pos"}
+    assert TextClassifier((renamed, tokenizer), device="cpu").fingerprint != a.fingerprint
+    bigger = tiny_models.tiny_bert()
+    bigger.classifier = torch.nn.Linear(16, 2, bias=False)
+    assert TextClassifier((bigger, tokenizer), device="cpu").fingerprint != a.fingerprint
+
+
+# ----------------------------------------------------------- embedding forward: every model family
+def bart_logits_reference(model, ids, embeds, attention_mask):
+    """BART's classifier written out: encoder on ``embeds``, decoder on ``embeds`` shifted right, head at the last </s>."""
+    start = model.model.shared(torch.full_like(ids[:, :1], model.config.decoder_start_token_id))
+    out = model.model(inputs_embeds=embeds, attention_mask=attention_mask,
+                      decoder_inputs_embeds=torch.cat([start, embeds[:, :-1]], 1))
+    hidden = out.last_hidden_state
+    eos = ids.eq(model.config.eos_token_id)
+    return model.classification_head(hidden[eos].view(ids.shape[0], -1, hidden.shape[-1])[:, -1])
+
+
+def test_encoder_decoder_forward_from_any_embeddings(bart_clf):
+    enc = bart_clf.encode(TEXTS[:4], PAIRS[:4])
+    embeds = bart_clf.input_embeddings(enc.tensors).detach()
+    moved = embeds + 0.3 * torch.randn(embeds.shape, generator=torch.Generator().manual_seed(0))
+    ids, mask = enc.tensors["input_ids"], enc.tensors["attention_mask"]
+    with torch.no_grad():
+        for e in (embeds, moved):
+            np.testing.assert_allclose(bart_clf.logits_from_embeddings(e, enc.tensors).numpy(),
+                                       bart_logits_reference(bart_clf.model, ids, e, mask).numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["bart", "gpt2"])
+def test_gradient_attributions_on_encoder_decoder_and_decoder_only(request, name):
+    """Batch-size independent, and integrated gradients add up to p(x) - p(every word masked) (completeness)."""
+    from textxai.attribution import word_attributions
+
+    clf = request.getfixturevalue(f"{name}_clf")
+    texts = ["the movie was good", "a man is sleeping outside , i hated it", "fine"]
+    for method in ("gradient", "input_x_gradient"):
+        a, b = (word_attributions(texts, clf, method, batch_size=bs) for bs in (1, 3))
+        for x, y in zip(a, b):
+            np.testing.assert_allclose(x, y, atol=1e-5)
+    double = TextClassifier((type(clf.model)(clf.model.config).double().eval(), clf.tokenizer), device="cpu")
+    double.model.load_state_dict({k: v.double() for k, v in clf.model.state_dict().items()})
+    probs = double.predict_proba(texts)
+    target = probs.argmax(1)
+    ig = word_attributions(texts, double, "integrated_gradients", n_steps=200)
+    for i, text in enumerate(texts):
+        masked = double.masked_proba(text, np.ones((1, len(double.words(text))), bool))[0]
+        assert ig[i].sum() == pytest.approx(probs[i, target[i]] - masked[target[i]], abs=2e-3)
+
+
+def test_model_that_cannot_be_fed_embeddings_names_its_class(bert_parts):
+    from transformers import BertForSequenceClassification
+
+    class SpareTableBert(BertForSequenceClassification):
+        """get_input_embeddings returns a table the forward never uses."""
+
+        def get_input_embeddings(self):
+            return self.spare
+
+    model = SpareTableBert(bert_parts[0].config).eval()
+    model.spare = torch.nn.Embedding(model.config.vocab_size, model.config.hidden_size)
+    clf = TextClassifier((model, bert_parts[1]), device="cpu")
+    enc = clf.encode(["good film"])
+    with pytest.raises(TypeError, match="model class SpareTableBert never calls its input embedding layer"):
+        clf.logits_from_embeddings(clf.input_embeddings(enc.tensors), enc.tensors)
+    with pytest.raises(ValueError, match="'input_ids' included"):
+        clf.logits_from_embeddings(clf.input_embeddings(enc.tensors), {"attention_mask": enc.tensors["attention_mask"]})

@@ -190,7 +190,7 @@ def test_random_substitution_flip_rate(tok):
     np.testing.assert_array_equal(a["flip_rate"], b["flip_rate"])
     assert a["n_substituted"].tolist() == [max(1, round(0.3 * len(clf.words(t)))) for t in TEXTS]
     assert ((a["flip_rate"] >= 0) & (a["flip_rate"] <= 1)).all()
-    vocab = fim._default_vocabulary(clf)
+    vocab = clf.word_vocabulary()
     assert "wonder" in vocab and "##ing" not in vocab and "[CLS]" not in vocab
 
 

@@ -64,3 +64,31 @@ def tiny_gpt2(vocab_size: int = 300, seed: int = 0):
     config = GPT2Config(vocab_size=vocab_size, n_positions=64, n_embd=16, n_layer=2, n_head=2,
                         bos_token_id=0, eos_token_id=2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
     return GPT2LMHeadModel(config).eval()
+
+
+def tiny_bart(vocab_size: int, num_labels: int = 3, seed: int = 0, init_std: float = 0.5):
+    """A tiny random BART sequence classifier (encoder-decoder); its tokenizer is ``roberta_tokenizer``.
+
+    Encoder and decoder share the input embedding table (tied, BART's default); ``init_std`` 0.5 makes the
+    probabilities far from uniform.
+    """
+    from transformers import BartConfig, BartForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = BartConfig(vocab_size=vocab_size, d_model=16, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+                        decoder_attention_heads=2, encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+                        num_labels=num_labels, pad_token_id=1, bos_token_id=0, eos_token_id=2, decoder_start_token_id=2,
+                        dropout=0.0, attention_dropout=0.0, activation_dropout=0.0, classifier_dropout=0.0,
+                        init_std=init_std)
+    return BartForSequenceClassification(config).eval()
+
+
+def tiny_gpt2_classifier(vocab_size: int, num_labels: int = 2, seed: int = 0):
+    """A tiny random GPT-2 sequence classifier (decoder-only: the head reads the last non-padding token)."""
+    from transformers import GPT2Config, GPT2ForSequenceClassification
+
+    torch.manual_seed(seed)
+    config = GPT2Config(vocab_size=vocab_size, n_positions=64, n_embd=16, n_layer=2, n_head=2, num_labels=num_labels,
+                        bos_token_id=0, eos_token_id=2, pad_token_id=1, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                        initializer_range=0.5)
+    return GPT2ForSequenceClassification(config).eval()

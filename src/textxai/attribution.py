@@ -70,7 +70,7 @@ def _to_words(token_scores: np.ndarray, word_ids: np.ndarray, n_words: int) -> n
 def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, batch_size, progress, n_steps=50):
     from captum.attr import InputXGradient, IntegratedGradients, Saliency
 
-    extra_keys = ["attention_mask"] + (["token_type_ids"] if clf._uses_token_types else [])
+    extra_keys = list(clf.input_names)  # input_ids too: the classifier swaps embeddings in at its embedding layer
 
     def forward(embeds, *extra):
         tensors = dict(zip(extra_keys, extra))
@@ -110,7 +110,7 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
 
 
 def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, perturbation="mask"):
-    encodings = clf._word_encodings(texts, pairs)
+    encodings = clf.word_encodings(texts, pairs)
     masks = [np.eye(e.n_words, dtype=bool) for e in encodings]
     masked = clf.masked_proba_many(texts, masks, pairs, batch_size=batch_size, perturbation=perturbation)
     return [probs[i, targets[i]] - m[:, targets[i]] for i, m in enumerate(masked)]

@@ -14,6 +14,13 @@ Masking replaces every subword token of a chosen word by the tokenizer's mask to
 no mask token uses its unk token instead; one with neither cannot mask (use ``perturbation="delete"``,
 which removes the words' tokens).
 
+Gradient methods feed the model embeddings in place of token ids (``input_embeddings`` ->
+``logits_from_embeddings``). The embeddings are swapped in at the model's input-embedding layer, so the
+model still receives its token ids: encoder-only (BERT, RoBERTa...), decoder-only (GPT-2, Llama...) and
+encoder-decoder classifiers (BART, T5...) all work, heads that find a token by its id included (BART's
+last ``</s>``, GPT-2's last non-padding token). A model that cannot be fed embeddings this way raises a
+``TypeError`` naming its class.
+
 >>> clf = as_classifier("textxai/demo-sentiment")          # doctest: +SKIP
 >>> clf.predict_proba(["a wonderful film"]).shape          # doctest: +SKIP
 (1, 2)
@@ -21,6 +28,9 @@ which removes the words' tokens).
 from __future__ import annotations
 
 import bisect
+import functools
+import hashlib
+import json
 import os
 import warnings
 from collections import OrderedDict
@@ -36,6 +46,44 @@ from textxai.validation import check_choice, check_positive_int, check_text_pair
 
 PERTURBATIONS = ("mask", "delete")
 DEMO_MODELS = ("textxai/demo-sentiment", "textxai/demo-topic")
+#: Subword conventions of tokenizer vocabularies: the marker, and whether it starts a word (else it
+#: marks a continuation piece). WordPiece ``##``; byte-level BPE ``Ġ``; SentencePiece ``▁``.
+SUBWORD_MARKERS = {"##": False, "\u0120": True, "\u2581": True}
+
+
+def word_vocabulary(tokenizer, min_length: int = 2) -> dict[str, int]:
+    """The whole-word entries of a tokenizer's vocabulary, ``{word: token id}`` in token-id order.
+
+    The one rule of textxai (random replacement words, embedder vocabularies, substitution candidates):
+
+    1. special tokens are skipped;
+    2. the vocabulary's convention is the marker of :data:`SUBWORD_MARKERS` that starts the most entries:
+       ``##`` (WordPiece) marks continuation pieces, so every entry without it is a word; ``Ġ`` (byte-level
+       BPE) and ``▁`` (SentencePiece) mark word starts, so only entries with the marker are words (the
+       marker dropped); a vocabulary with none of them takes every entry as written;
+    3. a word has at least ``min_length`` characters, all ASCII letters (case kept).
+
+    Every word comes from one entry, so the mapping is one-to-one.
+
+    >>> from transformers import BertTokenizerFast          # doctest: +SKIP
+    >>> word_vocabulary(tokenizer)                           # doctest: +SKIP
+    {'the': 1996, 'of': 1997, ...}
+    """
+    check_positive_int(min_length, "min_length")
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    special = set(getattr(tokenizer, "all_special_tokens", None) or [])
+    counts = {marker: sum(token.startswith(marker) for token, _ in vocab) for marker in SUBWORD_MARKERS}
+    marker = max(counts, key=counts.get) if any(counts.values()) else None
+    words: dict[str, int] = {}
+    for token, token_id in vocab:
+        if token in special:
+            continue
+        if marker is not None and token.startswith(marker) != SUBWORD_MARKERS[marker]:
+            continue  # a continuation piece
+        word = token[len(marker):] if marker is not None and SUBWORD_MARKERS[marker] else token
+        if len(word) >= min_length and word.isascii() and word.isalpha() and word not in words:
+            words[word] = int(token_id)
+    return words
 
 
 @dataclass(frozen=True)
@@ -243,6 +291,7 @@ class TextClassifier:
         self.max_length = max_length or self._model_max_length()
         self._word_cache: OrderedDict = OrderedDict()
         self._uses_token_types = "token_type_ids" in getattr(tokenizer, "model_input_names", [])
+        self._vocabularies: dict = {}
 
     # ------------------------------------------------------------------ basics
     @property
@@ -263,6 +312,34 @@ class TextClassifier:
             offset = self.model.config.pad_token_id + 1 if self.model.config.model_type in ("roberta", "xlm-roberta", "camembert") else 0
             limits.append(int(positions) - offset)
         return min(limits) if limits else 512
+
+    @property
+    def fingerprint(self) -> str:
+        """A digest of the model's name, labels and parameter count: what a saved result is tied to."""
+        name = getattr(self.model.config, "_name_or_path", "") or self.name
+        n_params = sum(p.numel() for p in self.model.parameters())
+        text = json.dumps([str(name), sorted(self.labels.items()), int(n_params)])
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        """The tensors of every padded batch (``encode(...).tensors``), in the order forward functions take them."""
+        return ("input_ids", "attention_mask") + (("token_type_ids",) if self._uses_token_types else ())
+
+    def word_vocabulary(self, min_length: int = 2) -> dict[str, int]:
+        """Whole-word entries of the tokenizer's vocabulary, ``{word: token id}`` (rule: :func:`word_vocabulary`).
+
+        Only ids with a row in the input embedding matrix are kept (when the model exposes one).
+        """
+        key = check_positive_int(min_length, "min_length")
+        if key not in self._vocabularies:
+            words = word_vocabulary(self.tokenizer, key)
+            try:
+                rows = int(self.embedding_layer.weight.shape[0])
+            except (TypeError, AttributeError):
+                rows = None
+            self._vocabularies[key] = {w: i for w, i in words.items() if rows is None or i < rows}
+        return dict(self._vocabularies[key])
 
     def __repr__(self) -> str:
         return f"TextClassifier({self.name!r}, labels={self.labels}, device={self.device})"
@@ -287,6 +364,11 @@ class TextClassifier:
                 if offsets:
                     encoded._encodings[i] = trunc._encodings[j]
         return encoded
+
+    def word_encodings(self, texts, text_pairs=None) -> list[WordEncoding]:
+        """:meth:`word_encoding` of many inputs at once (one tokenizer call for the uncached ones)."""
+        texts = check_texts(texts)
+        return self._word_encodings(texts, check_text_pairs(text_pairs, texts))
 
     def word_encoding(self, text: str, text_pair: str | None = None) -> WordEncoding:
         """Token ids of one input and the word each token belongs to (cached)."""
@@ -489,11 +571,56 @@ class TextClassifier:
         with frozen_eval(self.model):
             return self.embedding_layer(tensors["input_ids"])
 
+    @functools.cached_property
+    def _embedding_modules(self) -> list[torch.nn.Module]:
+        """The input embedding layer and every embedding module sharing its weight (tied encoder/decoder tables)."""
+        layer = self.embedding_layer
+        weight = getattr(layer, "weight", None)
+        return [m for m in self.model.modules()
+                if m is layer or (weight is not None and isinstance(m, torch.nn.Embedding) and m.weight is weight)]
+
     def logits_from_embeddings(self, embeds: torch.Tensor, tensors: dict[str, torch.Tensor]) -> torch.Tensor:
-        """Logits ``[B, C]`` of the model fed ``embeds`` instead of token ids (differentiable)."""
-        extra = {k: v for k, v in tensors.items() if k != "input_ids"}
-        with frozen_eval(self.model):
-            return self.model(inputs_embeds=embeds, **extra).logits
+        """Logits ``[B, C]`` of the model fed ``embeds`` in place of the embeddings of ``tensors["input_ids"]``.
+
+        ``embeds`` ``[B, L, d]`` replaces the output of the input embedding layer (``input_embeddings``) while
+        the model still receives ``tensors`` (token ids included), so heads that locate tokens by id work.
+        An encoder-decoder model whose decoder embeds the right-shifted input with the same (tied) table gets
+        ``embeds`` shifted right there too, after its own start token: its logits are a function of
+        ``embeds`` alone. Differentiable in ``embeds``. ``TypeError`` naming the model class when the model
+        does not embed its ``input_ids`` that way.
+        """
+        ids = tensors.get("input_ids")
+        if ids is None:
+            raise ValueError(f"tensors has keys {sorted(tensors)}: expected the tensors of encode(...), 'input_ids' included")
+        if tuple(embeds.shape[:2]) != tuple(ids.shape):
+            raise ValueError(f"embeds has shape {tuple(embeds.shape)}: expected [{ids.shape[0]}, {ids.shape[1]}, d] "
+                             "(one vector per token of tensors['input_ids'])")
+        model_class = type(self.model).__name__
+        encoder_decoder = bool(getattr(self.model.config, "is_encoder_decoder", False))
+        calls: list[int] = []
+
+        def swap(module, args, kwargs, output):
+            seen = args[0] if args else next(iter(kwargs.values()), None)
+            calls.append(1)
+            if len(calls) == 1 and isinstance(seen, torch.Tensor) and torch.equal(seen, ids):
+                return embeds
+            if (len(calls) == 2 and encoder_decoder and isinstance(seen, torch.Tensor) and seen.shape == ids.shape
+                    and torch.equal(seen[:, 1:], ids[:, :-1])):
+                return torch.cat([output[:, :1], embeds[:, :-1]], dim=1)
+            raise TypeError(f"model class {model_class} calls its input embedding layer on other ids than its input "
+                            "(and, for an encoder-decoder, the input shifted right); it cannot be fed embeddings")
+
+        handles = [m.register_forward_hook(swap, with_kwargs=True) for m in self._embedding_modules]
+        try:
+            with frozen_eval(self.model):
+                logits = self.model(**tensors).logits
+        finally:
+            for handle in handles:
+                handle.remove()
+        if not calls:
+            raise TypeError(f"model class {model_class} never calls its input embedding layer (get_input_embeddings) "
+                            "on its input_ids; it cannot be fed embeddings")
+        return logits
 
 
 def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifier:

@@ -51,34 +51,6 @@ class Substitution:
     influence: float
 
 
-def _vocabulary_words(tokenizer, size: int) -> tuple[np.ndarray, list[str]]:
-    """Token ids of whole-word alphabetic vocabulary entries (>= 2 letters) and their word strings."""
-    tokens = tokenizer.convert_ids_to_tokens(list(range(size)))
-    tokens = [t if isinstance(t, str) else "" for t in tokens]
-    special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    if any(t.startswith("##") for t in tokens):
-        def word_of(tok):  # WordPiece: continuations start with ##
-            return None if tok.startswith("##") else tok
-    elif any(t.startswith("\u0120") for t in tokens):
-        def word_of(tok):  # byte-level BPE: word-initial pieces start with G-dot
-            return tok[1:] if tok.startswith("\u0120") else None
-    elif any(t.startswith("\u2581") for t in tokens):
-        def word_of(tok):  # SentencePiece: word-initial pieces start with the lower-one-eighth block
-            return tok[1:] if tok.startswith("\u2581") else None
-    else:
-        def word_of(tok):
-            return tok
-    ids, words = [], []
-    for i, tok in enumerate(tokens):
-        if i in special:
-            continue
-        w = word_of(tok)
-        if w and len(w) >= 2 and w.isalpha() and w.isascii():
-            ids.append(i)
-            words.append(w)
-    return np.array(ids, dtype=np.int64), words
-
-
 class GradientSubstitutionEditor:
     """Gradient-guided word substitution in the classifier's embedding space (see the module docstring).
 
@@ -114,8 +86,8 @@ class GradientSubstitutionEditor:
     def _vocab(self) -> tuple[np.ndarray, list[str], torch.Tensor, torch.Tensor]:
         clf = self.classifier
         matrix = clf.embedding_matrix.detach().double().cpu()
-        size = min(matrix.shape[0], len(clf.tokenizer))
-        ids, words = _vocabulary_words(clf.tokenizer, size)
+        vocab = clf.word_vocabulary()  # whole words with a row in the matrix, in token-id order
+        ids, words = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab)), list(vocab)
         vectors = matrix[torch.from_numpy(ids)] if len(ids) else torch.zeros(0, matrix.shape[1], dtype=torch.float64)
         unit = vectors / vectors.norm(dim=1, keepdim=True).clamp_min(1e-12)
         return ids, words, vectors, unit

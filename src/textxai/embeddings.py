@@ -19,15 +19,11 @@ from __future__ import annotations
 import abc
 
 import functools
-import re
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
 from textxai.batching import length_sorted_batches
-
-_WORD_RE = re.compile(r"^[a-z]{3,}$")
-
 
 def _check_words(words, name: str = "words") -> list[str]:
     if isinstance(words, str) or not isinstance(words, Sequence):
@@ -107,13 +103,9 @@ class ArrayEmbedder(WordEmbedder):
 
 
 def _tokenizer_vocabulary(tokenizer) -> list[str]:
-    vocab = tokenizer.get_vocab()
-    words = []
-    for token in vocab:
-        word = token[1:] if token.startswith(("Ġ", "▁")) else token  # GPT-2 / sentencepiece word starts
-        if _WORD_RE.match(word) and (token.startswith(("Ġ", "▁")) or not token.startswith("##")):
-            words.append(word)
-    return sorted(set(words))
+    from textxai.classifier import word_vocabulary  # the one rule; words of >= 3 letters for random pairs
+
+    return sorted(word_vocabulary(tokenizer, min_length=3))
 
 
 class ClassifierEmbedder(WordEmbedder):

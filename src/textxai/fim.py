@@ -418,24 +418,6 @@ def min_flip_strength(
     return out
 
 
-def _default_vocabulary(clf) -> list[str]:
-    """Whole-word alphabetic entries of the tokenizer's vocabulary (WordPiece / BPE / SentencePiece)."""
-    vocab = clf.tokenizer.get_vocab()
-    special = set(getattr(clf.tokenizer, "all_special_tokens", []))
-    word_start = any(t.startswith(("\u0120", "\u2581")) for t in list(vocab)[:5000])
-    words = set()
-    for token in vocab:
-        if token in special or token.startswith("##"):
-            continue
-        if word_start:
-            if not token.startswith(("\u0120", "\u2581")):
-                continue
-            token = token[1:]
-        if len(token) >= 2 and token.isascii() and token.isalpha():
-            words.add(token)
-    return sorted(words)
-
-
 def _substitute(text: str, spans, positions, replacements) -> str:
     pieces, last = [], 0
     for pos, word in sorted(zip(positions, replacements)):
@@ -462,7 +444,7 @@ def random_substitution_flip_rate(
 
     Paper §4.3 / Fig. 7: 10 % of the words (``max(1, round(fraction * n_words))`` positions, drawn without
     replacement) are replaced by words drawn uniformly from ``vocabulary`` (default: the whole-word
-    alphabetic entries of the model's tokenizer vocabulary; pass the words of your dataset to follow the
+    alphabetic entries of the model's tokenizer vocabulary, ``TextClassifier.word_vocabulary()``; pass the words of your dataset to follow the
     paper exactly). For sentence pairs the positions are drawn over the words of both texts.
     Repeatable: text ``i`` uses ``numpy.random.default_rng([seed, i])``, whatever the batch size.
 
@@ -478,7 +460,7 @@ def random_substitution_flip_rate(
         raise ValueError(f"seed={seed!r}: expected a non-negative integer")
     texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size)
     if vocabulary is None:
-        vocab = _default_vocabulary(clf)
+        vocab = sorted(clf.word_vocabulary())
     else:
         if isinstance(vocabulary, str) or not all(isinstance(w, str) and w.strip() for w in vocabulary):
             raise ValueError(f"vocabulary={str(vocabulary)[:80]!r}: expected a list of non-empty word strings")

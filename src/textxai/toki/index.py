@@ -125,11 +125,7 @@ class KeywordIndex:
 
 def model_fingerprint(classifier) -> str:
     """A digest of the model's name, its labels and its parameter count (what an index is tied to)."""
-    model = classifier.model
-    name = getattr(model.config, "_name_or_path", "") or getattr(classifier, "name", "")
-    n_params = sum(p.numel() for p in model.parameters())
-    text = json.dumps([str(name), sorted(classifier.labels.items()), int(n_params)])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return classifier.fingerprint
 
 
 def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int, str], embedders: Sequence,
