@@ -86,3 +86,41 @@ def test_shipped_minilm_theta_is_the_estimate(tmp_path, monkeypatch):
         return
     res = toki.estimate_theta_relate(MiniLMEmbedder(), seed=0)
     assert res["theta_relate"] == pytest.approx(list(toki.KNOWN_THETA.values())[0], abs=1e-9)
+
+
+def test_shipped_glove_theta_is_the_estimate():
+    """GloVe's θ_relate is cheap to estimate (a table lookup per word): the shipped value is the estimate."""
+    from textxai.embeddings import GloVeEmbedder
+
+    emb = GloVeEmbedder()
+    key = f"{emb.cache_key}|{toki._synonyms_digest(None)}|0"
+    res = toki.estimate_theta_relate(emb, seed=0)
+    assert res["theta_relate"] == pytest.approx(toki.KNOWN_THETA[key], abs=1e-12)
+    assert res["n_related"] == res["n_random"] >= 3000
+    # precision = recall at the balanced threshold, and far better than chance on common words
+    assert res["precision_related"] == pytest.approx(res["recall_related"]) and res["precision_related"] > 0.7
+
+
+def test_related_pairs_are_common_words_from_both_lists():
+    from textxai.toki.theta import SYNONYM_FILES, common_words, load_synonym_pairs
+
+    moby = load_synonym_pairs(SYNONYM_FILES[1])
+    common = set(common_words())
+    assert len(moby) == 3000 and all(a in common and b in common for a, b in moby)
+    assert len(load_synonym_pairs()) >= 3500 and len(load_synonym_pairs(SYNONYM_FILES[0])) >= 600
+    if __import__("os").environ.get("TEXTXAI_SLOW"):   # regenerating reads the 24 MB Moby file (~15 s)
+        from textxai.toki.theta import moby_pairs
+
+        assert moby_pairs() == moby
+
+
+def test_glove_embedder_phrases_unknown_words_and_neighbours():
+    from textxai.embeddings import GloVeEmbedder
+
+    emb = GloVeEmbedder()
+    good, film, phrase, unknown = emb.embed(["good", "film", "good film", "qzxqzxq"])
+    np.testing.assert_allclose(phrase, (good + film) / 2)
+    assert not unknown.any() and emb.dim == 50
+    near = dict(emb.neighbours("terrible", 10))
+    assert "horrible" in near and "terrible" not in near
+    assert list(near.values()) == sorted(near.values(), reverse=True)

@@ -248,5 +248,5 @@ def test_bad_thresholds():
         toki.check_unit(-2, "theta_relate", -1, 1)
     with pytest.raises(ValueError, match="linkage='ward'"):
         toki.cluster_words([[1, 0], [0, 1]], 0.3, "ward")
-    with pytest.raises(ValueError, match="embedders\\[0\\]='glove'"):
-        get_embedders(["glove"])
+    with pytest.raises(ValueError, match="embedders\\[0\\]='fasttext'"):
+        get_embedders(["fasttext"])

@@ -194,3 +194,28 @@ def test_toki_trust_validates_everything_before_any_model_call(shortcut_clf, mon
     kwargs.pop("colour", None)
     toki.toki_trust(**kwargs)   # the same call with good arguments does reach the model (the spy works)
     assert "predict_proba" in calls and "explain" in calls
+
+
+def test_no_verdict_on_a_saturated_model(shortcut_clf, shortcut_index):
+    """Logits x 1e4: every probability is 1.0 in float32, gradients vanish, and TOKI gives no verdict."""
+    import copy
+
+    from textxai.classifier import TextClassifier
+
+    model = copy.deepcopy(shortcut_clf.model)
+    with torch.no_grad():
+        model.classifier.weight.mul_(1e4)
+        model.classifier.bias.mul_(1e4)
+    saturated = TextClassifier((model, shortcut_clf.tokenizer), device="cpu")
+    saturated.model.config._name_or_path = shortcut_clf.model.config._name_or_path
+    texts, labels = make_data(9, seed=7)
+    index = toki.KeywordIndex(**{**shortcut_index.__dict__, "fingerprint": toki.model_fingerprint(saturated)})
+    res = toki.assess(saturated, texts, labels, index, explainer="gradient")
+    correct = [e for e in res["examples"] if e["reason"] != "wrong prediction"]
+    assert len(correct) >= 8 and np.allclose([e["confidence"] for e in correct], 1.0)
+    assert all(e["label"] is None and e["reason"].startswith("undetermined: attributions below 0.001") for e in correct)
+    assert res["n_undetermined"] == len(correct) and np.isnan(res["trustworthy_rate"])
+    # the same texts on the unscaled model: attributions well above the resolution, every one gets a verdict
+    plain = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer="gradient")
+    assert plain["n_undetermined"] == 0 and plain["n_correct"] == len(correct)
+    assert all(e["label"] is not None for e in plain["examples"] if e["reason"] != "wrong prediction")

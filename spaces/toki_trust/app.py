@@ -8,6 +8,7 @@ import Levenshtein
 
 from textxai import demo as demo_models
 from textxai import spaces, toki
+from textxai.embeddings import EMBEDDER_NAMES
 from textxai.words import tokenize
 
 MAX_TRAIN = 200
@@ -105,18 +106,19 @@ def assess_text(model_choice: str, text: str, true_label: str, train_text: str, 
     name = classifier.labels[predicted]
     conf = out["confidences"][0]
     label = out["trust_labels"][0]
+    reason = out["reasons"][0]
     if label is None:
-        verdict = "not assessed (wrong prediction)"
+        verdict = "not assessed (wrong prediction)" if reason == "wrong prediction" else spaces.escape(reason)
     else:
         verdict = "trustworthy" if label else "untrustworthy"
     head = (f"<p>Prediction: <b id='toki-prediction'>{spaces.escape(name)}</b> ({conf:.2f})</p>"
             f"<p>Verdict: <b id='toki-verdict'>{verdict}</b>")
-    if label is not None:
+    if out["is_rel"][0] is not None:
         head += f" — IS<sub>rel</sub> = {out['is_rel'][0]:.4f}, IS<sub>unr</sub> = {out['is_unr'][0]:.4f}"
     head += "</p>"
     body = (f"<p>Top words (<span style='color:{RELATED}'>related</span> / "
             f"<span style='color:{UNRELATED}'>unrelated</span> to '{spaces.escape(index.class_names[y])}'):</p>"
-            f"<div id='toki-words'>{words_html(out['top_words'][0])}</div>") if label is not None else ""
+            f"<div id='toki-words'>{words_html(out['top_words'][0])}</div>") if out["is_rel"][0] is not None else ""
     kws = "".join(f"<li><b>{spaces.escape(index.class_names[c])}</b>: {spaces.escape(', '.join(index.keyword_list(c)[:20]) or '—')}</li>"
                   for c in sorted(index.class_names))
     theta = ", ".join(f"{k} {v:.3f}" for k, v in index.theta_relate.items())
@@ -155,7 +157,7 @@ DEFAULT_TEXT = "A wonderful film with a great cast and a moving story."
 
 
 def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "", default_text: str = DEFAULT_TEXT,
-               default_embedders=("classifier", "minilm")) -> gr.Blocks:
+               default_embedders=EMBEDDER_NAMES) -> gr.Blocks:
     """The Space (``default_*`` preset the inputs; tests point it at a local model)."""
     with spaces.space(
         "TOKI: right for the right reasons?",
@@ -169,7 +171,7 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
         with gr.Row():
             model = spaces.model_dropdown(value=default_model, elem_id="model")
             explainer_radio = gr.Radio(list(EXPLAINERS), value="omission", label="Explainer")
-            embedders_box = gr.CheckboxGroup(["classifier", "minilm"], value=list(default_embedders),
+            embedders_box = gr.CheckboxGroup(list(EMBEDDER_NAMES), value=list(default_embedders),
                                              label="Word embedders")
         train_box = gr.Textbox(value=default_train, lines=3, elem_id="train-box",
                                label=(f"Training texts, 'label<TAB>text' per line (at most {MAX_TRAIN}); leave empty "

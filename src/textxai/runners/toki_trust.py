@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from textxai import toki
+from textxai.embeddings import EMBEDDER_NAMES
 
 NAME = "toki_trust"
 HELP = "TOKI: is each correct prediction made for the right reasons (words related to its class)?"
@@ -52,8 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--theta-dist", type=_unit, default=0.3)
     parser.add_argument("--theta-relate", type=_relate, default=None, help="default: estimated per embedder")
     parser.add_argument("--theta-conf", type=_unit, default=0.9, help="Naive baseline threshold")
-    parser.add_argument("--embedders", nargs="+", default=["classifier", "minilm"], choices=["classifier", "minilm"])
-    parser.add_argument("--class-names", nargs="+", default=None, help="one name per class (default: id2label)")
+    parser.add_argument("--embedders", nargs="+", default=None, choices=list(EMBEDDER_NAMES),
+                        help="word embedders that vote (default: all; the classifier's own embeddings count once "
+                             "when they are MiniLM's)")
+    parser.add_argument("--class-names", nargs="+", default=None,
+                        help="one description per class, anchor words joined by commas, e.g. 'negative,bad,poor' "
+                             "'positive,good,great' (default: id2label, or the demo models' shipped anchors)")
     parser.add_argument("--human-trust-column", default=None, help="column of human trust labels (1 / 0 / empty)")
     parser.add_argument("--attack", type=int, default=0, metavar="N", help="also attack the first N correct predictions")
     parser.add_argument("--max-rate", type=_unit, default=0.1, help="attack: maximum share of words changed (A2T: 0.1)")
@@ -72,6 +77,10 @@ def _label_ids(labels, classifier, flag: str) -> list[int]:
             except (TypeError, ValueError):
                 raise SystemExit(f"{flag}: row {i} has label {y!r}; expected a class index or one of {list(classifier.labels.values())}")
     return out
+
+
+def _class_names(values):
+    return None if values is None else [[w.strip() for w in v.split(",") if w.strip()] for v in values]
 
 
 def _options(args) -> dict:
@@ -113,7 +122,10 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
         lines.append(f"  keywords of {index.class_names[c]!r} ({len(kw)} of {len(index.pools[c])} pool words): "
                      + ", ".join(kw[:15]) + (" …" if len(kw) > 15 else ""))
     lines.append("")
-    lines.append(f"{results['n_correct']} correct predictions assessed. Trustworthy: TOKI {results['trustworthy_rate']:.2f}, "
+    undetermined = results.get("n_undetermined", 0)
+    lines.append(f"{results['n_correct']} correct predictions"
+                 + (f", {undetermined} undetermined (attributions below the resolution: no verdict)" if undetermined else "")
+                 + f". Trustworthy: TOKI {results['trustworthy_rate']:.2f}, "
                  f"Naive {results['baselines']['naive_trustworthy_rate']:.2f}, "
                  f"TOKI(-K.I) {results['baselines']['no_ki_trustworthy_rate']:.2f}")
     for name, m in results.get("evaluation", {}).items():
@@ -122,11 +134,11 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
     lines.append("")
     shown = 0
     for text, e in zip(texts, results["examples"]):
-        if e["label"] is None or shown >= max_examples:
+        if e.get("reason") == "wrong prediction" or e["is_rel"] is None or shown >= max_examples:
             continue
         shown += 1
         words = " ".join(f"[{w}]" if r else w for w, _, r in e["top_words"][:6])
-        verdict = "trustworthy" if e["label"] else "UNTRUSTWORTHY"
+        verdict = "undetermined" if e["label"] is None else "trustworthy" if e["label"] else "UNTRUSTWORTHY"
         lines.append(f"  {verdict:>13} IS_rel {e['is_rel']:.3f} IS_unr {e['is_unr']:.3f} | top words ([related]): {words}")
         lines.append(f"  {'':>13} {text[:100]}")
     if attack is not None:
@@ -159,7 +171,7 @@ def run(args, texts, text_pairs, labels, classifier):
         index = toki.build_keyword_index(classifier, train, _label_ids(train_labels, classifier, "--train-data"),
                                          explainer=args.explainer, top_k=args.top_k, theta_dist=args.theta_dist,
                                          theta_relate=args.theta_relate, embedders=args.embedders,
-                                         class_names=args.class_names, batch_size=args.batch_size, progress=progress,
+                                         class_names=_class_names(args.class_names), batch_size=args.batch_size, progress=progress,
                                          explainer_options=_options(args), train_text_pairs=train_pairs)
         if args.save_index:
             index.save(args.save_index)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from textxai.toki.core import _check_top_k, check_unit, cosine_matrix, importance_sums, plurality, relatedness_margins, vote
+from textxai.toki.core import _check_top_k, check_unit, class_margins, importance_sums, plurality, relatedness_margins, vote
 from textxai.toki.index import KeywordIndex, _check_labels, _pick, check_index, explain
 from textxai.validation import short_repr
 
@@ -26,14 +26,23 @@ def relate_words(index: KeywordIndex, words: Sequence[str], c: int, embedders: S
     return vote(np.array(margins))
 
 
-def relate_to_class_name(words: Sequence[str], class_name: str, embedders: Sequence, theta_relate: dict[str, float]) -> np.ndarray:
-    """TOKI(-K.I): ``sim(w, class name) >= theta_relate`` with votes (no keywords)."""
+def relate_to_class_name(words: Sequence[str], class_name, embedders: Sequence, theta_relate: dict[str, float],
+                         other_classes: Sequence = ()) -> np.ndarray:
+    """TOKI(-K.I): each word related to the class itself (no keywords), with votes.
+
+    ``class_name`` is a name or a list of anchor words, ``other_classes`` the names / anchor lists of the
+    other classes: related when :func:`textxai.toki.core.class_margins` >= 0 (similar enough, and closer to
+    this class than to any other).
+    """
+    from textxai.toki.index import class_vectors
+
     if not words:
         return np.zeros(0, dtype=bool)
     margins = []
     for emb in embedders:
-        sims = cosine_matrix(emb.embed([w.lower() for w in words]), emb.embed([class_name]))[:, 0]
-        margins.append(sims - theta_relate[emb.name])
+        vecs = class_vectors(emb, {0: class_name, **{i + 1: o for i, o in enumerate(other_classes)}})
+        margins.append(class_margins(emb.embed([w.lower() for w in words]), vecs[0], theta_relate[emb.name],
+                                     [vecs[k] for k in vecs if k != 0]))
     return plurality(np.array(margins))
 
 
@@ -74,18 +83,41 @@ def trust_metrics(predicted, human) -> dict[str, float]:
             "g_mean": math.sqrt(sensitivity * specificity), "n": int(len(p))}
 
 
+#: Smallest top-k importance sum (IS_rel + IS_unr) a verdict is given on; below it attributions are float noise.
+RESOLUTION = 1e-3
+
+
+def undetermined_reason(importance: float, probability: float, resolution: float = RESOLUTION) -> str | None:
+    """None when ``importance`` (the top-k sum) is at least ``resolution``, else why no verdict is given.
+
+    >>> undetermined_reason(0.2, 0.9) is None
+    True
+    >>> undetermined_reason(3e-7, 0.9999999)
+    'undetermined: attributions below 0.001 (top-k importance 3e-07; p = 1 - 1e-07, saturated)'
+    """
+    if importance >= resolution:
+        return None
+    saturated = f"; p = 1 - {1 - probability:.1g}, saturated" if 1 - probability < 1e-4 else ""
+    return f"undetermined: attributions below {resolution:g} (top-k importance {importance:.1g}{saturated})"
+
+
 def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None, embedders=None,
            theta_conf: float = 0.9, human_trust=None, batch_size: int = 32, seed: int = 0, progress: bool = False,
-           explainer_options: dict | None = None, text_pairs=None) -> dict:
+           explainer_options: dict | None = None, text_pairs=None, resolution: float = RESOLUTION) -> dict:
     """Pipeline 2 on ``texts`` with true ``labels``: trust labels of the correct predictions, and baselines.
 
-    Returns ``{"examples": [...], "trustworthy_rate", "n_correct", "baselines": {...}, "evaluation": {...}}``;
-    each example has ``label`` (True / False / None when the prediction is wrong), ``predicted``,
-    ``confidence``, ``is_rel``, ``is_unr``, ``top_words`` ([(word, score, related)]), ``naive`` and ``no_ki``
-    (the TOKI(-K.I) label).
+    No verdict on noise: when the top-k importance of a correct prediction sums to less than ``resolution``
+    (``IS_rel + IS_unr``; e.g. a saturated probability that no removal moves), its label is None and its
+    ``reason`` says "undetermined: attributions below ...". Such predictions are counted in
+    ``n_undetermined`` and left out of every rate.
+
+    Returns ``{"examples": [...], "trustworthy_rate", "n_correct", "n_undetermined", "reasons",
+    "baselines": {...}, "evaluation": {...}}``; each example has ``label`` (True / False / None),
+    ``reason`` (None, "wrong prediction" or "undetermined: ..."), ``predicted``, ``confidence``, ``is_rel``,
+    ``is_unr``, ``top_words`` ([(word, score, related)]), ``naive`` and ``no_ki`` (the TOKI(-K.I) label).
     """
     from textxai.classifier import as_classifier
-    from textxai.embeddings import get_embedders
+    from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
     clf = as_classifier(classifier)
@@ -97,7 +129,8 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     explainer = explainer or index.explainer or "lime"
     top_k = _check_top_k(top_k if top_k is not None else index.top_k)
     theta_conf = check_unit(theta_conf, "theta_conf")
-    embs = get_embedders(embedders if embedders is not None else index.embedders, clf)
+    resolution = check_unit(resolution, "resolution", 0.0, float("inf"))
+    embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
     missing = [e.name for e in embs if e.name not in index.theta_relate]
     if missing:
         raise ValueError(f"embedders={[e.name for e in embs]}: {missing} not in the keyword index (built with "
@@ -108,20 +141,24 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
                            batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
                            text_pairs=_pick(pairs, correct)) if len(correct) else []
-    examples = [{"label": None, "predicted": int(predicted[i]), "confidence": float(proba[i].max()), "is_rel": None,
-                 "is_unr": None, "top_words": [], "naive": None, "no_ki": None} for i in range(len(texts))]
+    examples = [{"label": None, "reason": "wrong prediction", "predicted": int(predicted[i]),
+                 "confidence": float(proba[i].max()), "is_rel": None, "is_unr": None, "top_words": [], "naive": None,
+                 "no_ki": None} for i in range(len(texts))]
     for i, explanation in zip(correct, explanations):
         c = int(labels[i])
         words = [w for w, _ in explanation]
         r = relate_words(index, words, c, embs)
         res = trust_of_explanation(explanation, r)
-        no_ki = trust_of_explanation(explanation, relate_to_class_name(words, index.class_names[c], embs, index.theta_relate))
-        examples[i].update(label=res["trustworthy"], is_rel=res["is_rel"], is_unr=res["is_unr"],
-                           top_words=[(w, s, bool(x)) for (w, s), x in zip(explanation, r)],
+        others = [index.anchors(k) for k in sorted(index.class_names) if k != c]
+        no_ki = trust_of_explanation(explanation, relate_to_class_name(words, index.anchors(c), embs, index.theta_relate, others))
+        reason = undetermined_reason(res["is_rel"] + res["is_unr"], float(proba[i, c]), resolution)
+        examples[i].update(label=None if reason else res["trustworthy"], reason=reason, is_rel=res["is_rel"],
+                           is_unr=res["is_unr"], top_words=[(w, s, bool(x)) for (w, s), x in zip(explanation, r)],
                            naive=bool(proba[i, c] >= theta_conf), no_ki=no_ki["trustworthy"])
     assessed = [e for e in examples if e["label"] is not None]
     rate = lambda key: float(np.mean([e[key] for e in assessed])) if assessed else float("nan")  # noqa: E731
-    out = {"examples": examples, "n_correct": len(assessed), "trustworthy_rate": rate("label"),
+    out = {"examples": examples, "n_correct": len(correct), "n_undetermined": len(correct) - len(assessed),
+           "reasons": [e["reason"] for e in examples], "trustworthy_rate": rate("label"),
            "baselines": {"naive_trustworthy_rate": rate("naive"), "no_ki_trustworthy_rate": rate("no_ki")}}
     if human_trust is not None:
         out["evaluation"] = evaluate_against_human(examples, human_trust)

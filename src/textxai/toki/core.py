@@ -76,8 +76,28 @@ def cluster_words(vectors, theta_dist: float = 0.3, linkage: str = "average") ->
     return np.array([ids.setdefault(int(r), len(ids)) for r in raw], dtype=int)
 
 
-def keyword_margins(vectors, class_vector, theta_dist: float, theta_relate: float, linkage: str = "average") -> tuple[np.ndarray, np.ndarray]:
-    """Eq. 3-4 for one embedder: per word, ``sim(mean of its cluster, class) - theta_relate`` and its cluster id.
+def class_margins(vectors, class_vector, theta_relate: float, other_class_vectors=None) -> np.ndarray:
+    """Per row, how related it is to the class: ``sim(v, class) - theta_relate``, and, when other classes are
+    given, at most ``sim(v, class) - max sim(v, other class)`` (related = margin >= 0).
+
+    The second term keeps a word that is as close to another class from counting for this one: in
+    distributional embeddings antonyms are close ("good" and "bad" have GloVe cosine 0.80), so a threshold
+    alone makes "awful" related to "positive" too.
+
+    >>> class_margins([[1.0, 0.2], [0.6, 0.8]], [1.0, 0.0], 0.5, [[0.0, 1.0]]).round(3).tolist()
+    [0.481, -0.2]
+    """
+    sims = cosine_matrix(vectors, np.asarray(class_vector, dtype=np.float64)[None, :])[:, 0]
+    margins = sims - theta_relate
+    others = np.asarray(other_class_vectors if other_class_vectors is not None else [], dtype=np.float64)
+    if others.size:
+        margins = np.minimum(margins, sims - cosine_matrix(vectors, others.reshape(len(others), -1)).max(axis=1))
+    return margins
+
+
+def keyword_margins(vectors, class_vector, theta_dist: float, theta_relate: float, linkage: str = "average",
+                    other_class_vectors=None) -> tuple[np.ndarray, np.ndarray]:
+    """Eq. 3-4 for one embedder: per word, :func:`class_margins` of the mean of its cluster, and its cluster id.
 
     A word is a keyword of the class when its margin is >= 0.
     """
@@ -86,8 +106,7 @@ def keyword_margins(vectors, class_vector, theta_dist: float, theta_relate: floa
     margins = np.zeros(len(x))
     for k in np.unique(clusters):
         members = clusters == k
-        mean = x[members].mean(axis=0)
-        margins[members] = cosine_matrix(mean[None, :], np.asarray(class_vector, dtype=np.float64)[None, :])[0, 0] - theta_relate
+        margins[members] = class_margins(x[members].mean(axis=0)[None, :], class_vector, theta_relate, other_class_vectors)[0]
     return margins, clusters
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margins, plurality
+from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margins, normalize_rows, plurality
 from textxai.toki.theta import resolve_theta_relate
 from textxai.validation import short_repr
 
@@ -62,6 +62,7 @@ class KeywordIndex:
     class_names: dict[int, str]
     pools: dict[int, dict[str, float]]
     keywords: dict[int, set]
+    class_anchors: dict[int, list[str]] = field(default_factory=dict)
     theta_dist: float = 0.3
     theta_relate: dict[str, float] = field(default_factory=dict)
     embedders: list[str] = field(default_factory=list)
@@ -75,6 +76,10 @@ class KeywordIndex:
     def non_keywords(self, c: int) -> list[str]:
         return [w for w in self.pools.get(c, {}) if w not in self.keywords.get(c, set())]
 
+    def anchors(self, c: int) -> list[str]:
+        """The words that describe class ``c`` (default: its name)."""
+        return list(self.class_anchors.get(c) or [self.class_names[c]])
+
     def keyword_list(self, c: int) -> list[str]:
         """Keywords of class ``c``, most important first."""
         pool = self.pools.get(c, {})
@@ -83,6 +88,7 @@ class KeywordIndex:
     def to_dict(self) -> dict:
         return {
             "format": INDEX_FORMAT, "class_names": {str(k): v for k, v in self.class_names.items()},
+            "class_anchors": {str(k): v for k, v in self.class_anchors.items()},
             "pools": {str(c): pool for c, pool in self.pools.items()},
             "keywords": {str(c): sorted(k) for c, k in self.keywords.items()},
             "theta_dist": self.theta_dist, "theta_relate": self.theta_relate, "embedders": self.embedders,
@@ -97,6 +103,7 @@ class KeywordIndex:
             raise ValueError(f"keyword_index format={data.get('format')!r}: expected {INDEX_FORMAT}")
         return cls(
             class_names={int(k): v for k, v in data["class_names"].items()},
+            class_anchors={int(k): list(v) for k, v in data.get("class_anchors", {}).items()},
             pools={int(c): {w: float(s) for w, s in pool.items()} for c, pool in data["pools"].items()},
             keywords={int(c): set(k) for c, k in data["keywords"].items()},
             theta_dist=data["theta_dist"], theta_relate=dict(data["theta_relate"]), embedders=list(data["embedders"]),
@@ -128,14 +135,28 @@ def model_fingerprint(classifier) -> str:
     return classifier.fingerprint
 
 
-def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int, str], embedders: Sequence,
+def class_vectors(embedder, anchors: dict[int, Sequence[str] | str]) -> dict[int, np.ndarray]:
+    """One vector per class for one embedder: the mean of its anchor words' unit vectors.
+
+    >>> from textxai.embeddings import ArrayEmbedder
+    >>> class_vectors(ArrayEmbedder({"good": [2.0, 0.0], "great": [0.0, 1.0]}), {1: ["good", "great"]})[1].tolist()
+    [0.5, 0.5]
+    """
+    return {c: normalize_rows(embedder.embed([words] if isinstance(words, str) else list(words))).mean(axis=0)
+            for c, words in anchors.items()}
+
+
+def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int, str | Sequence[str]], embedders: Sequence,
                       theta_relate: dict[str, float], theta_dist: float = 0.3, linkage: str = "average") -> dict[int, set]:
     """Eq. 3-4 with embedder votes: the keyword set of every class.
 
-    Each embedder clusters the pool with its own vectors and marks the words of clusters related to the
-    class name (its own θ_relate); the words then get the plurality vote (tie rule in the module doc).
+    ``class_names`` maps each class to its name or its anchor words (:func:`class_vectors`). Each embedder
+    clusters the pool with its own vectors and marks the words of clusters related to the class
+    (:func:`textxai.toki.core.class_margins`: its own θ_relate, and closer to this class than to any other);
+    the words then get the plurality vote (tie rule in the module doc).
     """
     keywords = {}
+    per_embedder = {emb.name: class_vectors(emb, class_names) for emb in embedders}
     for c, pool in pools.items():
         words = list(pool)
         if not words:
@@ -143,9 +164,9 @@ def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int,
             continue
         margins = []
         for emb in embedders:
-            vectors = emb.embed(words)
-            class_vec = emb.embed([class_names[c]])[0]
-            m, _ = keyword_margins(vectors, class_vec, theta_dist, theta_relate[emb.name], linkage)
+            vecs = per_embedder[emb.name]
+            others = [v for k, v in vecs.items() if k != c]
+            m, _ = keyword_margins(emb.embed(words), vecs[c], theta_dist, theta_relate[emb.name], linkage, others)
             margins.append(m)
         decided = plurality(np.array(margins))
         keywords[c] = {w for w, k in zip(words, decided) if k}
@@ -166,24 +187,60 @@ def _check_labels(labels, n: int, num_labels: int, name: str) -> np.ndarray:
     return np.array(out, dtype=int)
 
 
-def resolve_class_names(classifier, class_names=None) -> dict[int, str]:
-    """Class names from ``class_names`` (list or dict) or the model's ``id2label``; generic LABEL_i refused."""
-    n = classifier.num_labels
+def _generic(label) -> bool:
+    return str(label).upper().startswith("LABEL_")
+
+
+def shipped_class_anchors(classifier) -> dict[int, list[str]] | None:
+    """The anchor words shipped for a demo model (``data/class_anchors.json``), else None."""
+    table = json.loads((Path(__file__).resolve().parents[1] / "data" / "class_anchors.json").read_text(encoding="utf8"))
+    entry = table.get(str(getattr(classifier, "name", "")))
+    if entry is None or sorted(entry) != sorted(classifier.labels.values()):
+        return None
+    return {c: list(entry[label]) for c, label in classifier.labels.items()}
+
+
+def resolve_class_anchors(classifier, class_names=None) -> tuple[dict[int, str], dict[int, list[str]]]:
+    """``(names, anchors)``: each class's display name and the words that describe it.
+
+    ``class_names`` is None (the model's ``id2label``; a demo model's shipped anchors; generic LABEL_i
+    refused), a list with one entry per class, or a dict keyed by class index or label name; an entry is
+    a name or a list of anchor words (``{"positive": ["positive", "good", "great"], ...}``).
+
+    >>> from types import SimpleNamespace
+    >>> clf = SimpleNamespace(num_labels=2, labels={0: "neg", 1: "pos"}, name="mine")
+    >>> resolve_class_anchors(clf, {"pos": ["good", "great"], "neg": "bad"})
+    ({0: 'neg', 1: 'pos'}, {0: ['bad'], 1: ['good', 'great']})
+    """
+    n, labels = classifier.num_labels, classifier.labels
+    shown = class_names if class_names is not None else list(labels.values())
     if class_names is None:
-        names = classifier.labels
-        if any(str(v).upper().startswith("LABEL_") for v in names.values()):
-            raise ValueError(f"class_names=None and the model's labels are {list(names.values())}: expected "
+        if any(_generic(v) for v in labels.values()):
+            raise ValueError(f"class_names=None and the model's labels are {list(labels.values())}: expected "
                              f"class_names, a list of {n} words naming the classes (e.g. ['negative', 'positive'])")
+        spec = shipped_class_anchors(classifier) or dict(labels)
     elif isinstance(class_names, dict):
-        names = {int(k): v for k, v in class_names.items()}
+        by_label = {str(v).lower(): k for k, v in labels.items()}
+        spec = {(by_label.get(str(k).lower(), k) if not isinstance(k, (int, np.integer)) else int(k)): v
+                for k, v in class_names.items()}
     elif isinstance(class_names, str) or not isinstance(class_names, Sequence):
-        raise TypeError(f"class_names={short_repr(class_names)}: expected a list of {n} class names")
+        raise TypeError(f"class_names={short_repr(class_names)}: expected a list of {n} class names (or lists of anchor words)")
     else:
-        names = dict(enumerate(class_names))
-    if sorted(names) != list(range(n)) or not all(isinstance(v, str) and v.strip() for v in names.values()):
-        raise ValueError(f"class_names={short_repr(class_names if class_names is not None else names)}: expected {n} "
-                         f"non-empty names, one per class of the model")
-    return {k: str(v).replace("_", " ").strip() for k, v in names.items()}
+        spec = dict(enumerate(class_names))
+    anchors = {k: [v] if isinstance(v, str) else list(v) if isinstance(v, Sequence) else None for k, v in spec.items()}
+    if set(anchors) != set(range(n)) or not all(
+            a and all(isinstance(w, str) and w.strip() for w in a) for a in anchors.values()):
+        raise ValueError(f"class_names={short_repr(shown)}: expected {n} entries, one per class of the model "
+                         f"(index or label name), each a non-empty name or list of words")
+    anchors = {k: [str(w).replace("_", " ").strip() for w in anchors[k]] for k in range(n)}
+    names = {k: (str(labels[k]) if not _generic(labels[k]) and (isinstance(class_names, dict) or len(a) > 1)
+                 else a[0]) for k, a in anchors.items()}
+    return names, anchors
+
+
+def resolve_class_names(classifier, class_names=None) -> dict[int, str]:
+    """Each class's display name (see :func:`resolve_class_anchors`)."""
+    return resolve_class_anchors(classifier, class_names)[0]
 
 
 def explain(classifier, texts, explainer: str = "lime", top_k: int = 10, targets=None, batch_size: int = 32,
@@ -228,24 +285,25 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
         theta_relate: None (estimated per embedder on synonym vs random pairs), a number in [-1, 1] for all
             embedders, or ``{embedder name: number}``.
         embedders: names (``"classifier"``, ``"minilm"``) or embedder objects; default both.
-        class_names: list of names (default: the model's ``id2label``).
+        class_names: list of names or of lists of anchor words, or a dict keyed by index or label name
+            (default: the model's ``id2label``, or a demo model's shipped anchors); see :func:`resolve_class_anchors`.
         linkage: ``"average"`` (default), ``"complete"``, ``"single"``, ``"weighted"``.
 
     Raises ``ValueError`` naming the class when a class has no correctly predicted training text.
     """
     from textxai.classifier import as_classifier
-    from textxai.embeddings import get_embedders
+    from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
     clf = as_classifier(classifier)
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = _check_labels(train_labels, len(texts), clf.num_labels, "train_labels")
-    names = resolve_class_names(clf, class_names)
+    names, anchors = resolve_class_anchors(clf, class_names)
     theta_dist = check_unit(theta_dist, "theta_dist")
     if linkage not in LINKAGES:
         raise ValueError(f"linkage={linkage!r}: expected one of {list(LINKAGES)}")
-    embs = get_embedders(embedders, clf)
+    embs = distinct_voters(get_embedders(embedders, clf))
     thetas = resolve_theta_relate(theta_relate, embs, synonyms, seed)
     predicted = clf.predict(texts, pairs, batch_size=batch_size)
     correct = np.flatnonzero(predicted == labels)
@@ -259,8 +317,9 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
     pools = word_pools(explanations, labels[correct])
     for c in range(clf.num_labels):
         pools.setdefault(c, {})
-    keywords = identify_keywords(pools, names, embs, thetas, theta_dist, linkage)
-    return KeywordIndex(class_names=names, pools=pools, keywords=keywords, theta_dist=theta_dist, theta_relate=thetas,
+    keywords = identify_keywords(pools, anchors, embs, thetas, theta_dist, linkage)
+    return KeywordIndex(class_names=names, class_anchors=anchors, pools=pools, keywords=keywords, theta_dist=theta_dist,
+                        theta_relate=thetas,
                         embedders=[e.name for e in embs], linkage=linkage, explainer=explainer, top_k=top_k,
                         fingerprint=model_fingerprint(clf), model_name=str(getattr(clf, "name", "")),
                         n_explained={c: int((labels[correct] == c).sum()) for c in range(clf.num_labels)})

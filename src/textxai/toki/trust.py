@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from textxai.toki.assess import assess, check_human_trust
+from textxai.toki.assess import RESOLUTION, assess, check_human_trust
 from textxai.toki.core import LINKAGES, _check_top_k, check_unit
-from textxai.toki.index import EXPLAINERS, KeywordIndex, _check_labels, cached_keyword_index, check_index, resolve_class_names
+from textxai.toki.index import EXPLAINERS, KeywordIndex, _check_labels, cached_keyword_index, check_index, resolve_class_anchors
 from textxai.validation import check_choice, check_positive_int, short_repr
 
 
@@ -85,6 +85,7 @@ class TrustRequest:
     text_pairs: list | None
     human_trust: list | None
     theta_conf: float
+    resolution: float
     explain: ExplainOptions
     index: IndexOptions
     keyword_index: KeywordIndex | None = None
@@ -93,7 +94,7 @@ class TrustRequest:
 
 
 def validate(texts, references, text_pairs=None, model=None, tokenizer=None, device=None, keyword_index=None,
-             train=None, save_index=None, theta_conf: float = 0.9, human_trust=None,
+             train=None, save_index=None, theta_conf: float = 0.9, human_trust=None, resolution: float = RESOLUTION,
              explain: ExplainOptions = ExplainOptions(), index: IndexOptions = IndexOptions()) -> TrustRequest:
     """Stage 1: check every argument (loading the classifier, but calling no model)."""
     from textxai.classifier import as_classifier
@@ -104,17 +105,19 @@ def validate(texts, references, text_pairs=None, model=None, tokenizer=None, dev
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     explain, index = explain.checked(), index.checked()
     theta_conf = check_unit(theta_conf, "theta_conf")
+    resolution = check_unit(resolution, "resolution", 0.0, float("inf"))
     clf = as_classifier(model, tokenizer=tokenizer, device=device) if tokenizer is not None or device is not None else as_classifier(model)
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
     labels = [int(y) for y in _check_labels(references, len(texts), clf.num_labels, "references")]
     human = check_human_trust(human_trust, len(texts))
     get_embedders(index.embedders, clf)   # names and objects only: nothing is loaded yet
-    names = resolve_class_names(clf, index.class_names) if index.class_names is not None or keyword_index is None else None
-    request = TrustRequest(clf, texts, labels, pairs, human, theta_conf, explain, index, save_index=save_index)
+    anchors = resolve_class_anchors(clf, index.class_names)[1] if index.class_names is not None or keyword_index is None else None
+    request = TrustRequest(clf, texts, labels, pairs, human, theta_conf, resolution, explain, index, save_index=save_index)
     if keyword_index is not None:
         request.keyword_index = check_index(keyword_index, clf)
-        if names is not None and names != request.keyword_index.class_names:
+        built = {c: request.keyword_index.anchors(c) for c in request.keyword_index.class_names}
+        if anchors is not None and anchors != built:
             raise ValueError(f"class_names={short_repr(index.class_names)} but the keyword index was built with "
                              f"{list(request.keyword_index.class_names.values())}: expected the same names (or leave class_names out)")
         return request
@@ -143,7 +146,7 @@ def keyword_index_of(request: TrustRequest) -> KeywordIndex:
 def assessment(request: TrustRequest, index: KeywordIndex) -> dict:
     """Stage 3: pipeline 2 on the texts (:func:`textxai.toki.assess`)."""
     return assess(request.classifier, request.texts, request.references, index, embedders=request.index.embedders,
-                  theta_conf=request.theta_conf, human_trust=request.human_trust, text_pairs=request.text_pairs,
+                  theta_conf=request.theta_conf, resolution=request.resolution, human_trust=request.human_trust, text_pairs=request.text_pairs,
                   **request.explain.kwargs())
 
 
@@ -178,12 +181,13 @@ def module_output(result: dict, index: KeywordIndex) -> dict:
 
 def toki_trust(texts, references, text_pairs=None, model=None, tokenizer=None, keyword_index=None, train_texts=None,
                train_labels=None, train_text_pairs=None, save_index=None, theta_conf: float = 0.9, human_trust=None,
-               device=None, **options) -> dict:
+               device=None, resolution: float = RESOLUTION, **options) -> dict:
     """Everything the ``toki_trust`` module returns (see its card), as plain lists, floats and dicts.
 
     ``options`` are the fields of :class:`ExplainOptions` (explainer, explainer_options, top_k, batch_size,
     seed, progress) and :class:`IndexOptions` (theta_dist, theta_relate, embedders, class_names, linkage),
-    or the two objects themselves as ``explain=`` / ``index=``.
+    or the two objects themselves as ``explain=`` / ``index=``. ``resolution``: the smallest top-k importance
+    sum given a verdict (below: label None, reason "undetermined: ...").
     """
     explain = options.pop("explain", None) or ExplainOptions()
     index = options.pop("index", None) or IndexOptions()
@@ -193,6 +197,7 @@ def toki_trust(texts, references, text_pairs=None, model=None, tokenizer=None, k
     explain = dataclasses.replace(explain, **{k: v for k, v in options.items() if k in _EXPLAIN_FIELDS})
     index = dataclasses.replace(index, **{k: v for k, v in options.items() if k in _INDEX_FIELDS})
     request = validate(texts, references, text_pairs, model, tokenizer, device, keyword_index,
-                       (train_texts, train_labels, train_text_pairs), save_index, theta_conf, human_trust, explain, index)
+                       (train_texts, train_labels, train_text_pairs), save_index, theta_conf, human_trust, resolution,
+                       explain, index)
     built = keyword_index_of(request)
     return module_output(assessment(request, built), built)
