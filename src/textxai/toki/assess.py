@@ -154,7 +154,8 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
         reason = undetermined_reason(res["is_rel"] + res["is_unr"], float(proba[i, c]), resolution)
         examples[i].update(label=None if reason else res["trustworthy"], reason=reason, is_rel=res["is_rel"],
                            is_unr=res["is_unr"], top_words=[(w, s, bool(x)) for (w, s), x in zip(explanation, r)],
-                           naive=bool(proba[i, c] >= theta_conf), no_ki=no_ki["trustworthy"])
+                           naive=None if reason else bool(proba[i, c] >= theta_conf),
+                           no_ki=None if reason else no_ki["trustworthy"])
     assessed = [e for e in examples if e["label"] is not None]
     rate = lambda key: float(np.mean([e[key] for e in assessed])) if assessed else float("nan")  # noqa: E731
     out = {"examples": examples, "n_correct": len(correct), "n_undetermined": len(correct) - len(assessed),

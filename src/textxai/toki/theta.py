@@ -122,7 +122,9 @@ def balance_threshold(related_sims, unrelated_sims, tol: float = 1e-10) -> float
     low = search(lambda t: called(t) <= n)            # just above the (n+1)-th largest similarity
     high = search(lambda t: called(t) < n)            # just above the n-th largest similarity
     theta = (low + high) / 2 if high > low + tol else low
-    return float(min(max(theta, -1.0), 1.0))
+    clamped = min(max(theta, -1.0), 1.0)
+    # similarities tied at 1.0 may need a threshold just above 1 (clamping would call too many pairs related)
+    return float(clamped if called(clamped) <= max(n, called(theta)) else theta)
 
 
 def related_pair_scores(theta: float, related_sims, unrelated_sims) -> dict[str, float]:
