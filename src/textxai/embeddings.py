@@ -282,7 +282,7 @@ class GloVeEmbedder(WordEmbedder):
     @functools.cache
     def vocabulary(self):
         words = self._table()[0]
-        return [w for w in words[: 2 * self.n_vocabulary] if _WORD_RE.match(w)][: self.n_vocabulary]
+        return [w for w in words[: 2 * self.n_vocabulary] if len(w) >= 3 and w.isalpha() and w.isascii()][: self.n_vocabulary]
 
     @functools.cached_property
     def _search(self):
