@@ -28,6 +28,7 @@ import torch
 from textxai.batching import length_sorted_batches
 from textxai.classifier import TextClassifier, as_classifier
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
+from textxai.progress import progress_bar
 
 METHODS = ("gradient", "input_x_gradient", "integrated_gradients", "omission", "lime", "kernel_shap")
 GRADIENT_METHODS = ("gradient", "input_x_gradient", "integrated_gradients")
@@ -123,11 +124,7 @@ def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, method, b
     from captum.attr._core.lime import get_exp_kernel_similarity_function
 
     out = []
-    items = range(len(texts))
-    if progress:
-        from tqdm.auto import tqdm
-
-        items = tqdm(items, desc=method, unit="text")
+    items = progress_bar(range(len(texts)), progress, method, unit="text")
     for i in items:
         text, pair, target = texts[i], (pairs[i] if pairs else None), int(targets[i])
         n_words = clf.word_encoding(text, pair).n_words

@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from textxai import words as _words
+from textxai.progress import progress_bar
 from textxai.validation import check_same_length, short_repr
 
 CONTRASTS = ("target", "argmin", "counterfactual_argmax")
@@ -368,7 +369,6 @@ class _GenerativeJudge:
 
     def __call__(self, prompts: list[str], batch_size: int = 8, progress: bool = False) -> list[str]:
         import torch
-        from tqdm.auto import tqdm
 
         from textxai.classifier import frozen_eval
 
@@ -380,7 +380,7 @@ class _GenerativeJudge:
         # one prompt at a time: no padding, so a reply never depends on the other prompts or on batch_size
         if self.generate_kwargs.get("do_sample"):
             torch.manual_seed(self.seed)        # sampling (CEval: do_sample=True, top_k=50, temperature=0.7) repeats
-        for prompt in tqdm(prompts, disable=not progress, desc="judge"):
+        for prompt in progress_bar(prompts, progress, "judge", unit="prompt"):
             enc = tok(prompt, return_tensors="pt")
             ids = enc["input_ids"].to(self.device)
             max_pos = getattr(self.model.config, "max_position_embeddings", None) or getattr(self.model.config, "n_positions", None)
@@ -786,8 +786,6 @@ def deletion_candidates(texts, classifier, max_words: int = 3, batch_size: int =
     predicted class, until the prediction flips or ``max_words`` words are gone. Candidates: every single
     deletion of the first step (best first), then the texts along the greedy path. Deterministic.
     """
-    from tqdm.auto import tqdm
-
     from textxai.classifier import as_classifier
     from textxai.validation import check_positive_int, check_texts
 
@@ -795,7 +793,7 @@ def deletion_candidates(texts, classifier, max_words: int = 3, batch_size: int =
     check_positive_int(max_words, "max_words")
     clf = as_classifier(classifier)
     out = []
-    for text in tqdm(texts, disable=not progress, desc="deletion baseline"):
+    for text in progress_bar(texts, progress, "deletion baseline", unit="text"):
         spans = [(s, e) for _, s, e in _words.word_spans(text)]
         if len(spans) < 2:
             out.append([])

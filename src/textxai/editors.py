@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from textxai.progress import progress_bar
 from textxai.validation import short_repr, check_positive_int, check_texts
 from textxai.words import word_spans
 
@@ -201,12 +202,7 @@ class GradientSubstitutionEditor:
 
     def __call__(self, texts) -> list[list[str]]:
         texts = check_texts(texts)
-        iterator = texts
-        if self.progress:
-            from tqdm.auto import tqdm
-
-            iterator = tqdm(texts, desc="editor", unit="text")
-        return [self.candidates(t) for t in iterator]
+        return [self.candidates(t) for t in progress_bar(texts, self.progress, "editor", unit="text")]
 
 
 EDITORS = {"gradient_substitution": GradientSubstitutionEditor}

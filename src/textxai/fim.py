@@ -33,6 +33,8 @@ from typing import Callable
 import numpy as np
 import torch
 
+from textxai.progress import progress_bar
+
 __all__ = [
     "FisherEigen",
     "difficulty",
@@ -173,13 +175,11 @@ def tensor_difficulty(
     >>> tensor_difficulty(lambda x: torch.cat([x, -x], 1), x)["difficulty"].round(6).tolist()
     [0.5, 0.5, 0.5]
     """
-    from tqdm.auto import tqdm
-
     _check_batch_size(batch_size)
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"x={type(x).__name__}: expected a torch.Tensor")
     lam, allv, probs, vecs = [], [], [], []
-    for start in tqdm(range(0, x.shape[0], batch_size), disable=not progress, desc="fim"):
+    for start in progress_bar(range(0, x.shape[0], batch_size), progress, "fim", unit="batch"):
         r = fisher_eigen(fn, x[start : start + batch_size], return_eigenvector=return_eigenvector)
         lam.append(r.eigenvalues.cpu().numpy())
         allv.append(r.all_eigenvalues.cpu().numpy())
@@ -280,8 +280,6 @@ def difficulty(
     >>> r["difficulty"].shape                                                                # doctest: +SKIP
     (2,)
     """
-    from tqdm.auto import tqdm
-
     texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size, tokenizer, device)
     n, C = len(texts), clf.num_labels
     lam = np.empty(n)
@@ -291,7 +289,7 @@ def difficulty(
     words: list = [None] * n
     sens: list = [None] * n
     order = _order_by_length(clf, texts, pairs)
-    for start in tqdm(range(0, n, batch_size), disable=not progress, desc="fim difficulty", unit="batch"):
+    for start in progress_bar(range(0, n, batch_size), progress, "fim difficulty", unit="batch"):
         idx = order[start : start + batch_size]
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
@@ -383,15 +381,13 @@ def min_flip_strength(
     >>> min_flip_strength(["a wonderful film"], "textxai/demo-sentiment")  # doctest: +SKIP
     array([...])
     """
-    from tqdm.auto import tqdm
-
     max_strength = _check_strength(max_strength, "max_strength")
     tol = _check_strength(tol, "tol")
     texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size)
     steps = max(1, math.ceil(math.log2(max_strength / tol)))
     out = np.empty(len(texts))
     order = _order_by_length(clf, texts, pairs)
-    for start in tqdm(range(0, len(texts), batch_size), disable=not progress, desc="min flip strength", unit="batch"):
+    for start in progress_bar(range(0, len(texts), batch_size), progress, "min flip strength", unit="batch"):
         idx = order[start : start + batch_size]
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from textxai.progress import progress_bar
 from textxai.validation import short_repr, check_choice, check_positive_int, check_texts
 from textxai.words import WORD_TOKENIZERS, tokenize, word_distance, tokenize_many
 
@@ -186,12 +187,7 @@ def _all_distances(texts_per_chain: list[list[str]], word_tokenizer: str, progre
     flat = [t for texts in texts_per_chain for t in texts]
     words = tokenize_many(flat, word_tokenizer)
     out, pos = [], 0
-    iterator = texts_per_chain
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(texts_per_chain, desc="inconsistency: distances", unit="chain")
-    for texts in iterator:
+    for texts in progress_bar(texts_per_chain, progress, "inconsistency: distances", unit="chain"):
         w = words[pos : pos + len(texts)]
         pos += len(texts)
         out.append(np.array([word_distance(w[i - 1], w[i]) for i in range(1, len(w))], dtype=np.int64))
@@ -523,11 +519,7 @@ def feedback_chains(
     chains = [[t] for t in texts]
     labels = [[int(v)] for v in _predict(clf, texts, batch_size=batch_size)]
     active = list(range(len(texts)))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=steps, desc="feedback steps", unit="step")
+    bar = progress_bar(total=steps, enabled=progress, desc="feedback steps", unit="step")
     for step in range(1, steps + 1):
         if not active:
             break
@@ -574,10 +566,8 @@ def feedback_chains(
             labels[c].append(int(labs[k]))
             still.append(c)
         active = still
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+        bar.update(1)
+    bar.close()
     return FeedbackChains(chains, labels)
 
 

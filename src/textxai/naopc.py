@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from textxai.progress import progress_bar
 from textxai.validation import check_choice, check_positive_int, short_repr
 
 __all__ = [
@@ -372,11 +373,7 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
     uppers = [_Beam(+1.0) for _ in memos]
     lowers = [_Beam(-1.0) for _ in memos]
     max_n = max(m.n for m in memos)
-    steps = range(1, max_n + 1)
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps = tqdm(steps, desc="NAOPC beam", unit="step")
+    steps = progress_bar(range(1, max_n + 1), progress, "NAOPC beam", unit="step")
     for step in steps:
         active = [i for i, m in enumerate(memos) if m.n >= step]
         requests = [[] for _ in memos]

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import torch
 
+from textxai.progress import progress_bar
+
 TRAINABLE_PREFIXES = ("attention.self.value.", "attention.output.", "intermediate.", "output.")
 
 
@@ -79,11 +81,7 @@ def lower_features(model, tokenizer, texts: list[str], batch_size: int = 32, pro
     d = model.config.hidden_size
     means, cls = torch.empty(n, d), torch.empty(n, d)
     order = sorted(range(n), key=lambda i: len(texts[i]))
-    starts = range(0, n, batch_size)
-    if progress:
-        from tqdm.auto import tqdm
-
-        starts = tqdm(starts, desc="demo model: encoding", unit="batch")
+    starts = progress_bar(range(0, n, batch_size), progress, "demo model: encoding", unit="batch")
     model.eval()
     encoder.layer = torch.nn.ModuleList(list(layers)[:-1])
     try:
@@ -176,11 +174,7 @@ def _build(corpus, label_names, out_dir, *, seed, steps, head_lr, body_lr, weigh
         )
         schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / steps))
         target = torch.tensor(labels)
-        iterator = range(steps)
-        if progress:
-            from tqdm.auto import tqdm
-
-            iterator = tqdm(iterator, desc="demo model: fitting", unit="step")
+        iterator = progress_bar(range(steps), progress, "demo model: fitting", unit="step")
         model.train()
         loss = None
         for _ in iterator:

@@ -12,6 +12,7 @@ from textxai.toki.assess import relate_words
 from textxai.toki.core import check_unit, cosine_matrix
 from textxai.toki.index import KeywordIndex, _check_labels, check_index
 from textxai.validation import short_repr
+from textxai.progress import progress_bar
 
 # ----------------------------------------------------------------------------- the TOKI-guided attack (§4)
 def _is_word(w: str) -> bool:
@@ -122,11 +123,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, m
         scores = word_attributions([texts[i] for i in todo], clf, "gradient", target=[int(predicted[i]) for i in todo],
                                    batch_size=batch_size)
         grads = dict(zip(todo, scores))
-    iterator = range(len(texts))
-    if progress:
-        from tqdm.auto import tqdm
-
-        iterator = tqdm(iterator, desc="toki attack")
+    iterator = progress_bar(range(len(texts)), progress, "toki attack", unit="text")
     for i in iterator:
         text, c = texts[i], int(predicted[i])
         if i not in set(todo):
