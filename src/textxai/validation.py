@@ -27,11 +27,51 @@ def one_line(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def check_list(values, name: str, allow_empty: bool = False) -> list:
+    """A list, tuple or array (never a string: a string is not a list of texts), as a list.
+
+    >>> check_list("great", "texts")
+    Traceback (most recent call last):
+    ...
+    TypeError: texts='great' (str): expected a list
+    """
+    if isinstance(values, (str, bytes)) or not (isinstance(values, Sequence) or hasattr(values, "__array__")):
+        raise TypeError(f"{name}={short_repr(values)} ({type(values).__name__}): expected a list")
+    if hasattr(values, "ndim") and getattr(values, "ndim") == 0:
+        raise TypeError(f"{name}={short_repr(values)}: expected a list, got a scalar array")
+    values = list(values)
+    if not values and not allow_empty:
+        raise ValueError(f"{name}=[]: expected at least one item")
+    return values
+
+
+def check_labels(labels, name: str, n: int | None = None, num_classes: int | None = None) -> np.ndarray:
+    """Integer class indices (one per example when ``n`` is given), each in ``[0, num_classes - 1]``.
+
+    >>> check_labels([0, 2], "targets", num_classes=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: targets[1]=2: expected a class index in [0, 1]
+    """
+    labels = check_list(labels, name)
+    if n is not None and len(labels) != n:
+        raise ValueError(f"{name} has {len(labels)} items but there are {n} examples: expected one label per example")
+    out = np.empty(len(labels), dtype=np.int64)
+    hi = f"{num_classes - 1}" if num_classes else "n_classes - 1"
+    for i, label in enumerate(labels):
+        if isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer)):
+            raise TypeError(f"{name}[{i}]={short_repr(label)} ({type(label).__name__}): expected an integer class index")
+        if label < 0 or (num_classes is not None and label >= num_classes):
+            raise ValueError(f"{name}[{i}]={label}: expected a class index in [0, {hi}]")
+        out[i] = int(label)
+    return out
+
+
 def check_texts(texts, name: str = "texts", allow_empty_list: bool = False) -> list[str]:
     """A non-empty list (or tuple) of strings; an empty string is a valid text."""
-    if isinstance(texts, str) or not isinstance(texts, Sequence) and not hasattr(texts, "__array__"):
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__array__"):
         raise TypeError(f"{name}={short_repr(texts)}: expected a list of strings")
-    texts = list(texts)
+    texts = list(texts) if not hasattr(texts, "ndim") or texts.ndim else [texts]
     if not texts and not allow_empty_list:
         raise ValueError(f"{name}=[]: expected at least one text")
     for i, text in enumerate(texts):
@@ -55,6 +95,7 @@ def check_same_length(a, b, name_a: str, name_b: str) -> None:
 
 
 def check_positive_int(value, name: str) -> int:
+    """``value`` as an int when it is a positive integer (not a bool, not a float), else a ``ValueError``."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value <= 0:
         raise ValueError(f"{name}={short_repr(value)}: expected a positive integer")
     return int(value)
@@ -122,3 +163,33 @@ def number_in(low: float, high: float):
 positive_int_arg = _argparse_type(_positive_int_text, "a positive integer")
 nonnegative_int_arg = _argparse_type(_nonnegative_int_text, "an integer >= 0")
 unit_interval_arg = number_in(0.0, 1.0)
+
+
+# ------------------------------------------------------------------ user callables
+class CallbackError(RuntimeError):
+    """An error raised inside a callable the user passed (editor, judge, score function, embedder).
+
+    The message says which callable and which step or text; the original error is its ``__cause__``.
+    """
+
+
+def callable_name(fn) -> str:
+    """A short name of a user callable for messages (``my_editor``, ``MyJudge``, ``<lambda>``)."""
+    name = getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", None) or type(fn).__name__
+    return str(name)
+
+
+def call_user(fn, argument: str, context: str, *args, **kwargs):
+    """``fn(*args, **kwargs)``; any exception becomes a :class:`CallbackError` naming ``argument``, the
+    callable and ``context`` (the step / text), chained to the original.
+
+    >>> call_user(lambda x: 1 / x, "score_fn", "text 3", 0)
+    Traceback (most recent call last):
+    ...
+    textxai.validation.CallbackError: score_fn=<lambda> raised ZeroDivisionError on text 3: division by zero
+    """
+    try:
+        return fn(*args, **kwargs)
+    except Exception as error:  # noqa: BLE001 - re-raised with context, chained
+        raise CallbackError(f"{argument}={callable_name(fn)} raised {type(error).__name__} on {context}: "
+                            f"{one_line(str(error), 200)}") from error

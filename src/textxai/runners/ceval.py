@@ -13,20 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from textxai.validation import one_line
+from textxai.validation import one_line, positive_int_arg
 from textxai.demo import demo_texts
 from textxai import ceval
 
 NAME = "ceval"
 HELP = "CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality"
 GENERATORS = ("gradient_substitution", "deletion")
-
-
-def _positive_int(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a positive integer")
-    return number
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="NLI: column(s) with the counterfactual hypotheses (--pair-column holds the originals)")
     parser.add_argument("--editor", default="gradient_substitution", choices=GENERATORS,
                         help="generator used when no --counterfactual-column is given")
-    parser.add_argument("--n-counterfactuals", type=_positive_int, default=2,
+    parser.add_argument("--n-counterfactuals", type=positive_int_arg, default=2,
                         help="counterfactuals kept per text from the editor (2 gives the diversity)")
     parser.add_argument("--target-column", default=None, help="column with the target class of each counterfactual")
     parser.add_argument("--contrast", default=None, choices=ceval.CONTRASTS,

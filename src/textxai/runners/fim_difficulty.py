@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textxai.validation import one_line
+from textxai.validation import one_line, positive_int_arg
 from textxai import fim
 
 NAME = "fim_difficulty"
@@ -16,8 +16,8 @@ HELP = "example difficulty: largest eigenvalue of the Fisher information metric 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--batch-size", type=int, default=16, help="texts per forward/backward batch (default 16)")
-    parser.add_argument("--top", type=int, default=5, help="hardest / easiest texts listed in the report (default 5)")
+    parser.add_argument("--batch-size", type=positive_int_arg, default=16, help="texts per forward/backward batch (default 16)")
+    parser.add_argument("--top", type=positive_int_arg, default=5, help="hardest / easiest texts listed in the report (default 5)")
     parser.add_argument("--min-flip", action="store_true",
                         help="also search the smallest L2 move along the top eigenvector that flips the prediction")
     parser.add_argument("--max-strength", type=float, default=6.0, help="upper end of that search (default 6, as the paper)")
@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--random-flips", action="store_true",
                         help="also replace --fraction of the words with random vocabulary words, --trials times")
     parser.add_argument("--fraction", type=float, default=0.1, help="share of words replaced (default 0.1)")
-    parser.add_argument("--trials", type=int, default=20, help="random substitutions per text (default 20)")
+    parser.add_argument("--trials", type=positive_int_arg, default=20, help="random substitutions per text (default 20)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random substitutions (default 0)")
     parser.add_argument("--shift-against", metavar="PATH", default=None,
                         help="perturbed texts row-aligned with --data (.jsonl with 'text', or .csv/.tsv with a text "

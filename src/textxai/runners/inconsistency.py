@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from textxai.validation import positive_int_arg
 from textxai.validation import one_line
 from textxai.demo import demo_texts
 from textxai import inconsistency as inc
@@ -19,18 +20,11 @@ NAME = "inconsistency"
 HELP = "inc@n of a counterfactual editor: feed it its own edits and count how much larger they get"
 
 
-def _positive_ints(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a positive integer")
-    return number
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--editor", default="gradient_substitution", choices=sorted(EDITORS),
                         help="built-in editor run on the texts (default gradient_substitution)")
-    parser.add_argument("--steps", type=_positive_ints, default=10, help="feedback steps (default 10, as the paper)")
-    parser.add_argument("--n", type=_positive_ints, nargs="+", default=list(inc.DEFAULT_N), help="report inc@n etc. for these n")
+    parser.add_argument("--steps", type=positive_int_arg, default=10, help="feedback steps (default 10, as the paper)")
+    parser.add_argument("--n", type=positive_int_arg, nargs="+", default=list(inc.DEFAULT_N), help="report inc@n etc. for these n")
     parser.add_argument("--pooling", default="pooled", choices=inc.POOLINGS)
     parser.add_argument("--word-tokenizer", default="spacy", choices=("spacy", "whitespace"))
     parser.add_argument("--selection", default="flip_then_min_distance", choices=inc.SELECTIONS,
@@ -38,10 +32,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chains", default=None, metavar="PATH",
                         help="score these chains instead of running the editor (.jsonl: {'edits': [...], 'labels': [...]})")
     parser.add_argument("--lm", default=None, help="causal LM (Hub id or folder) for perplexity@n")
-    parser.add_argument("--n-words", type=_positive_ints, default=3, help="built-in editor: words replaced at most (default 3)")
-    parser.add_argument("--n-neighbours", type=_positive_ints, default=40,
+    parser.add_argument("--n-words", type=positive_int_arg, default=3, help="built-in editor: words replaced at most (default 3)")
+    parser.add_argument("--n-neighbours", type=positive_int_arg, default=40,
                         help="built-in editor: embedding neighbours considered per word (default 40)")
-    parser.add_argument("--n-substitutes", type=_positive_ints, default=3,
+    parser.add_argument("--n-substitutes", type=positive_int_arg, default=3,
                         help="built-in editor: replacements kept per word (default 3)")
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textxai.validation import positive_int_arg
 from textxai import naopc
 
 NAME = "naopc"
@@ -22,8 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="column of --data holding one list of word scores per row (instead of computing them)")
     parser.add_argument("--normalization", default="auto", choices=list(naopc.NORMALIZATIONS),
                         help="limits: exact (DP over word subsets), beam, auto (exact when N <= --max-exact-words), none")
-    parser.add_argument("--beam-size", type=int, default=5, help="beam width of the beam limits (default 5)")
-    parser.add_argument("--max-exact-words", type=int, default=naopc.DEFAULT_MAX_EXACT_WORDS,
+    parser.add_argument("--beam-size", type=positive_int_arg, default=5, help="beam width of the beam limits (default 5)")
+    parser.add_argument("--max-exact-words", type=positive_int_arg, default=naopc.DEFAULT_MAX_EXACT_WORDS,
                         help="largest N for exact limits: 2^N model calls per text (default 16)")
     parser.add_argument("--perturbation", default="mask", choices=list(naopc.PERTURBATIONS))
     parser.add_argument("--target", default="predicted", help="'predicted' (default) or a class index")

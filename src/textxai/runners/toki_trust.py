@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textxai.validation import number_in, positive_int_arg, unit_interval_arg
 from textxai import toki
 from textxai.embeddings import EMBEDDER_NAMES
 
@@ -19,40 +20,19 @@ NAME = "toki_trust"
 HELP = "TOKI: is each correct prediction made for the right reasons (words related to its class)?"
 
 
-def _unit(value: str) -> float:
-    number = float(value)
-    if not 0.0 <= number <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a number in [0, 1]")
-    return number
-
-
-def _relate(value: str) -> float:
-    number = float(value)
-    if not -1.0 <= number <= 1.0:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a number in [-1, 1]")
-    return number
-
-
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value!r}: expected a positive integer")
-    return number
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-data", default=None, help="training texts (same columns as --data) for the keyword index")
-    parser.add_argument("--train-limit", type=_positive, default=2000, help="training rows used (default 2000, as the paper)")
+    parser.add_argument("--train-limit", type=positive_int_arg, default=2000, help="training rows used (default 2000, as the paper)")
     parser.add_argument("--keyword-index", default=None, metavar="FOLDER", help="a saved keyword index instead of --train-data")
     parser.add_argument("--save-index", default=None, metavar="FOLDER", help="save the keyword index built here")
     parser.add_argument("--explainer", default="lime", choices=toki.EXPLAINERS)
-    parser.add_argument("--lime-samples", type=_positive, default=5000, help="LIME samples (default 5000, as the paper)")
+    parser.add_argument("--lime-samples", type=positive_int_arg, default=5000, help="LIME samples (default 5000, as the paper)")
     parser.add_argument("--perturbation", default="mask", choices=["mask", "delete"],
                         help="how omission / LIME remove words (default mask)")
-    parser.add_argument("--top-k", type=_positive, default=10)
-    parser.add_argument("--theta-dist", type=_unit, default=0.3)
-    parser.add_argument("--theta-relate", type=_relate, default=None, help="default: estimated per embedder")
-    parser.add_argument("--theta-conf", type=_unit, default=0.9, help="Naive baseline threshold")
+    parser.add_argument("--top-k", type=positive_int_arg, default=10)
+    parser.add_argument("--theta-dist", type=unit_interval_arg, default=0.3)
+    parser.add_argument("--theta-relate", type=number_in(-1.0, 1.0), default=None, help="default: estimated per embedder")
+    parser.add_argument("--theta-conf", type=unit_interval_arg, default=0.9, help="Naive baseline threshold")
     parser.add_argument("--embedders", nargs="+", default=None, choices=list(EMBEDDER_NAMES),
                         help="word embedders that vote (default: all; the classifier's own embeddings count once "
                              "when they are MiniLM's)")
@@ -61,8 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'positive,good,great' (default: id2label, or the demo models' shipped anchors)")
     parser.add_argument("--human-trust-column", default=None, help="column of human trust labels (1 / 0 / empty)")
     parser.add_argument("--attack", type=int, default=0, metavar="N", help="also attack the first N correct predictions")
-    parser.add_argument("--max-rate", type=_unit, default=0.1, help="attack: maximum share of words changed (A2T: 0.1)")
-    parser.add_argument("--min-similarity", type=_relate, default=0.8, help="attack: minimum MiniLM sentence cosine")
+    parser.add_argument("--max-rate", type=unit_interval_arg, default=0.1, help="attack: maximum share of words changed (A2T: 0.1)")
+    parser.add_argument("--min-similarity", type=number_in(-1.0, 1.0), default=0.8, help="attack: minimum MiniLM sentence cosine")
 
 
 def _label_ids(labels, classifier, flag: str) -> list[int]:
