@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textxai import naopc as N
+from textxai.naopc import limits as L
+from textxai.naopc.core import _evaluate, _Memo, _single
 
 
 # ------------------------------------------------------------------------------------ helpers
@@ -82,14 +84,14 @@ def test_table1_ground_truth_attributions(w, comp, suff):
     assert N.aopc(f, N.comprehensiveness_order(w)) == pytest.approx(comp, abs=1e-12)
     assert N.aopc(f, N.sufficiency_order(w)) == pytest.approx(suff, abs=1e-12)
     # for a linear model the ground-truth attributions reach both limits (the paper's 0.5-0.75, 0.35-0.9)
-    for method in ("exact", "beam"):
+    for method in N.LIMIT_METHODS:
         lim = N.aopc_limits(f, 4, method=method)
         assert (lim.lower, lim.upper) == pytest.approx((suff, comp), abs=1e-12)
         assert lim.normalize(comp) == pytest.approx(1.0) and lim.normalize(suff) == pytest.approx(0.0)
 
 
 @pytest.mark.parametrize("f, best_comp, best_suff", [(f3, 0.6, 0.325), (f4, 0.925, 0.65)])
-@pytest.mark.parametrize("method", ["exact", "beam"])
+@pytest.mark.parametrize("method", N.LIMIT_METHODS)
 def test_table2_best_scores(f, best_comp, best_suff, method):
     lim = N.aopc_limits(f, 4, method=method)
     assert lim.upper == pytest.approx(best_comp, abs=1e-12)
@@ -150,11 +152,12 @@ def test_exact_equals_brute_force(n, seed, kind):
     seed=st.integers(0, 2**32 - 1),
     kind=st.sampled_from(["uniform", "all_negative", "ties"]),
     beam_size=st.integers(1, 6),
+    method=st.sampled_from(["beam", "beam-paper"]),
 )
-def test_beam_inside_exact_and_counts(n, seed, kind, beam_size):
+def test_beam_inside_exact_and_counts(n, seed, kind, beam_size, method):
     table = random_table(n, seed, kind)
     log: list[int] = []
-    beam = N.aopc_limits(table_fn(table, log), n, method="beam", beam_size=beam_size)
+    beam = N.aopc_limits(table_fn(table, log), n, method=method, beam_size=beam_size)
     exact = N.aopc_limits(table_fn(table), n, method="exact")
     assert beam.lower >= exact.lower - 1e-12
     assert beam.upper <= exact.upper + 1e-12
@@ -172,7 +175,7 @@ def test_beam_inside_exact_and_counts(n, seed, kind, beam_size):
 def test_wide_beam_equals_exact(n, seed, kind):
     # deduplicated by set, a beam as wide as the largest layer C(N, N/2) keeps every set: it is the DP
     table = random_table(n, seed, kind)
-    beam = N.aopc_limits(table_fn(table), n, method="beam", beam_size=math.comb(n, n // 2))
+    beam = N.aopc_limits(table_fn(table), n, method="beam-paper", beam_size=math.comb(n, n // 2))
     exact = N.aopc_limits(table_fn(table), n, method="exact")
     assert beam.lower == pytest.approx(exact.lower, abs=1e-12)
     assert beam.upper == pytest.approx(exact.upper, abs=1e-12)
@@ -186,13 +189,13 @@ def test_one_limit_within_paper_bound(n, seed, beam_size, side):
     # and finds the same limit as the joint search
     table = random_table(n, seed, "uniform")
     log: list[int] = []
-    memo = N._Memo(n)
-    many = N._single(table_fn(table, log))
-    N._evaluate([memo], [[0]], many)
-    lo, up, lo_order, up_order = N._beam_many([memo], many, beam_size, sides=(side,))[0]
+    memo = _Memo(n)
+    many = _single(table_fn(table, log))
+    _evaluate([memo], [[0]], many)
+    lo, up, lo_order, up_order = L._beam_many([memo], many, beam_size, sides=(side,))[0]
     assert len(log) == len(set(log)) == len(memo.values)
     assert len(memo.values) - 1 <= beam_size * n * (n + 1) // 2
-    joint = N.aopc_limits(table_fn(table), n, method="beam", beam_size=beam_size)
+    joint = N.aopc_limits(table_fn(table), n, method="beam-paper", beam_size=beam_size)
     assert (up if side == "upper" else lo) == pytest.approx(joint.upper if side == "upper" else joint.lower, abs=1e-12)
 
 
@@ -201,7 +204,7 @@ def test_single_limit_candidate_count_matches_paper_bound():
     n = 9
     table = random_table(n, 3, "uniform")
     log: list[int] = []
-    beam = N.aopc_limits(table_fn(table, log), n, method="beam", beam_size=1)
+    beam = N.aopc_limits(table_fn(table, log), n, method="beam-paper", beam_size=1)
     assert beam.n_evaluations <= 1 + 2 * (n * (n + 1) // 2) - n  # step 1 is shared by both searches
     assert len(log) == len(set(log))
 
@@ -215,25 +218,29 @@ def test_many_equals_single_and_batches_across_inputs():
         calls.append([len(m) for m in masks_list])
         return [f(m) if len(m) else np.zeros(0) for f, m in zip(fns, masks_list)]
 
-    for method in ("exact", "beam"):
+    for method in N.LIMIT_METHODS:
         calls.clear()
         got = N.aopc_limits_many(many, [3, 6, 1, 5], method=method, beam_size=2)
         for lim, f, t in zip(got, fns, tables):
             one = N.aopc_limits(f, len(lim.upper_order), method=method, beam_size=2)
             assert (lim.lower, lim.upper, lim.lower_order, lim.upper_order) == (
                 one.lower, one.upper, one.lower_order, one.upper_order)
-        # exact: one call for p(x), one call for every subset of every input; beam: one per step
-        assert len(calls) == (2 if method == "exact" else 1 + 6)
+        # exact: one call for p(x), one call for every subset of every input; beam-paper: one per level;
+        # beam: at most two per level (best children by estimate, then the unsaturated states' children)
+        if method == "beam":
+            assert 1 + 6 <= len(calls) <= 1 + 2 * 6
+        else:
+            assert len(calls) == (2 if method == "exact" else 1 + 6)
     # exact rounds are capped: with room for 64 sets per round, the 6-word input goes alone
-    old_cap = N.EXACT_SETS_PER_CALL
+    old_cap = L.EXACT_SETS_PER_CALL
     try:
-        N.EXACT_SETS_PER_CALL = 64
+        L.EXACT_SETS_PER_CALL = 64
         calls.clear()
         got = N.aopc_limits_many(many, [3, 6, 1, 5], method="exact")
         assert calls[1:] == [[7, 0, 0, 0], [0, 63, 0, 0], [0, 0, 1, 31]]  # p(x) is already known
         assert [g.upper for g in got] == [N.aopc_limits(f, n).upper for f, n in zip(fns, [3, 6, 1, 5])]
     finally:
-        N.EXACT_SETS_PER_CALL = old_cap
+        L.EXACT_SETS_PER_CALL = old_cap
 
 
 def test_long_input_beam_uses_big_bitmasks():
@@ -241,7 +248,7 @@ def test_long_input_beam_uses_big_bitmasks():
     n = 70
     w = np.random.default_rng(0).uniform(-1, 1, n)
     f = linear(w)
-    lim = N.aopc_limits(f, n, method="beam", beam_size=2)
+    lim = N.aopc_limits(f, n, method="beam-paper", beam_size=2)
     assert lim.upper == pytest.approx(N.aopc(f, N.comprehensiveness_order(w)), abs=1e-9)
     assert lim.lower == pytest.approx(N.aopc(f, N.sufficiency_order(w)), abs=1e-9)
 
@@ -259,7 +266,7 @@ def test_rank_agreement():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        (dict(method="greedy"), r"method='greedy': expected one of \['exact', 'beam'\]"),
+        (dict(method="greedy"), r"method='greedy': expected one of \['exact', 'beam', 'beam-paper'\]"),
         (dict(method="beam", beam_size=0), r"beam_size=0: expected a positive integer"),
         (dict(n=20), r"N=20 words > max_exact_words=16.*'beam'"),
         (dict(n=0), r"n=0: expected a positive integer"),

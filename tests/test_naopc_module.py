@@ -195,13 +195,25 @@ def test_attribution_method(module, sharp_clf):
         (dict(target=5), ValueError, r"target=5 is out of range: the model has 2 classes"),
         (dict(attributions=None), ValueError, r"attributions=None: expected"),
         (dict(attributions=[[0.1, 0.2, 0.3, 0.4]] * 2), ValueError, r"attributions has 2 items but texts has 1"),
+        (dict(target=[0, 1]), ValueError, r"target=\[0, 1\]: expected 'predicted', a class index, or one"),
+        (dict(target="best"), ValueError, r"target='best': expected one of \['predicted'\]"),
+        (dict(attributions=None, attribution_method="shapley"), ValueError, r"attribution_method='shapley'"),
+        (dict(beam_width=3), TypeError, r"unknown option\(s\) \['beam_width'\]"),
+        (dict(batch_size=0), ValueError, r"batch_size=0: expected a positive integer"),
     ],
 )
-def test_errors(sharp_clf, kwargs, error, match):
+def test_errors(sharp_clf, kwargs, error, match, monkeypatch):
+    # every argument is checked before the first model call: a spy on the model's forward counts them
+    calls = []
+    forward = sharp_clf.model.forward
+    monkeypatch.setattr(sharp_clf.model, "forward", lambda *a, **k: calls.append(1) or forward(*a, **k))
     args = dict(texts=["the movie was wonderful"], attributions=[[0.1, 0.2, 0.3, 0.4]])
     args.update(kwargs)
     with pytest.raises(error, match=match):
         N.compute_naopc(args.pop("texts"), args.pop("attributions"), sharp_clf, **args)
+    assert calls == []
+    N.compute_naopc(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], sharp_clf)
+    assert calls  # the spy sees the model calls of a valid run
 
 
 def test_error_mask_without_mask_token(bert_parts, tmp_path):

@@ -107,8 +107,8 @@ def test_beam_on_oracle(reference_dir, name):
     for eid, table in examples.items():
         n = int(round(math.log2(len(table))))
         exact = N.aopc_limits(score_fn(table), n, method="exact")
-        beam = N.aopc_limits(score_fn(table), n, method="beam", beam_size=5)
-        wide = N.aopc_limits(score_fn(table), n, method="beam", beam_size=math.comb(n, n // 2))
+        beam = N.aopc_limits(score_fn(table), n, method="beam-paper", beam_size=5)
+        wide = N.aopc_limits(score_fn(table), n, method="beam-paper", beam_size=math.comb(n, n // 2))
         assert beam.lower >= exact.lower - 1e-12 and beam.upper <= exact.upper + 1e-12
         assert (wide.lower, wide.upper) == pytest.approx((exact.lower, exact.upper), abs=1e-12)
         assert beam.n_evaluations <= min(1 << n, 1 + 5 * n * (n + 1))

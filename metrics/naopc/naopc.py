@@ -45,10 +45,11 @@ Args:
     tokenizer: the tokenizer when `model` is a loaded model.
     target (default `"predicted"`): the class whose probability is tracked: the class predicted on the
         intact input, one class index for all texts, or one per text.
-    normalization (`str`, default `"auto"`): `"exact"`, `"beam"`, `"auto"` (exact when N <=
+    normalization (`str`, default `"auto"`): `"exact"`, `"beam"`, `"beam-paper"`, `"auto"` (exact when N <=
         max_exact_words, else beam) or `"none"` (plain AOPC, no limits).
-    beam_size (`int`, default 5): beam width of the beam limits.
-    max_exact_words (`int`, default 16): the largest N for exact limits (2^N model calls per text).
+    beam_size (`int`, optional): beam width (default 1 for "beam", 5 for "beam-paper").
+    max_exact_words (`int`, optional): the largest N for exact limits (2^N model calls per text); default 12 on
+        CPU, 16 on CUDA.
     perturbation (`str`, default `"mask"`): `"mask"` or `"delete"`.
     attribution_method (`str`, optional): compute the attributions with `textxai.attribution`
         (gradient, input_x_gradient, integrated_gradients, omission, lime, kernel_shap).
@@ -129,7 +130,7 @@ class Naopc(evaluate.Metric):
         return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(self, texts, attributions=None, text_pairs=None, model=None, tokenizer=None, target="predicted",
-                 normalization="auto", beam_size=5, max_exact_words=16, perturbation="mask",
+                 normalization="auto", beam_size=None, max_exact_words=None, perturbation="mask",
                  attribution_method=None, batch_size=32, device=None, return_per_example=False, seed=0,
                  progress=False):
         texts = check_texts(texts)

@@ -22,10 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attributions-column", default=None,
                         help="column of --data holding one list of word scores per row (instead of computing them)")
     parser.add_argument("--normalization", default="auto", choices=list(naopc.NORMALIZATIONS),
-                        help="limits: exact (DP over word subsets), beam, auto (exact when N <= --max-exact-words), none")
-    parser.add_argument("--beam-size", type=positive_int_arg, default=5, help="beam width of the beam limits (default 5)")
-    parser.add_argument("--max-exact-words", type=positive_int_arg, default=naopc.DEFAULT_MAX_EXACT_WORDS,
-                        help="largest N for exact limits: 2^N model calls per text (default 16)")
+                        help="limits: exact (DP over word subsets), beam (lazy beam), beam-paper (the paper's Algorithm 1), "
+                             "auto (exact when N <= --max-exact-words), none")
+    parser.add_argument("--beam-size", type=positive_int_arg, default=None,
+                        help="beam width of the beam limits (default 1 for beam, 5 for beam-paper)")
+    parser.add_argument("--max-exact-words", type=positive_int_arg, default=None,
+                        help="largest N for exact limits: 2^N model calls per text (default 12 on CPU, 16 on CUDA)")
     parser.add_argument("--perturbation", default="mask", choices=list(naopc.PERTURBATIONS))
     parser.add_argument("--target", default="predicted", help="'predicted' (default) or a class index")
     parser.add_argument("--seed", type=int, default=0, help="seed of lime / kernel_shap (default 0)")
@@ -55,8 +57,16 @@ def _read_attributions(path: str, column: str) -> list[list[float]]:
     return [json.loads(v) if isinstance(v, str) else list(v) for v in values]
 
 
-def analyse(texts, text_pairs, classifier, attributions: dict, normalization="auto", beam_size=5,
-            max_exact_words=naopc.DEFAULT_MAX_EXACT_WORDS, perturbation="mask", target="predicted", batch_size=32,
+def _choice(rows, classifier, normalization, max_exact_words) -> str:
+    from textxai.classifier import as_classifier
+
+    device = as_classifier(classifier).device
+    max_exact = max_exact_words or naopc.default_max_exact_words(device)
+    return naopc.explain_choice([r["n_words"] for r in rows], normalization, max_exact, device.type)
+
+
+def analyse(texts, text_pairs, classifier, attributions: dict, normalization="auto", beam_size=None,
+            max_exact_words=None, perturbation="mask", target="predicted", batch_size=32,
             seed=0, progress=False):
     """Results per attribution set, a ranking by AOPC and by NAOPC, and the figures."""
     res = naopc.compare_attributions(texts, classifier, attributions, text_pairs=text_pairs, target=target,
@@ -72,6 +82,7 @@ def analyse(texts, text_pairs, classifier, attributions: dict, normalization="au
         "n_texts": len(texts),
         "mean_words": float(np.mean([row["n_words"] for row in first])),
         "normalization_used": sorted({row["normalization"] for row in first}),
+        "limits_choice": _choice(first, classifier, normalization, max_exact_words),
         "mean_lower": None if first[0]["lower"] is None else float(np.mean([row["lower"] for row in first])),
         "mean_upper": None if first[0]["upper"] is None else float(np.mean([row["upper"] for row in first])),
         "model_evaluations": int(sum(row["n_evaluations"] for row in first)),
@@ -138,6 +149,8 @@ def report(results: dict, title: str = "NAOPC") -> str:
     lines = [f"## {title}", "",
              f"{results['n_texts']} texts, {results['mean_words']:.1f} words on average; limits: "
              f"{', '.join(results['normalization_used'])}; {results['model_evaluations']} model evaluations."]
+    if results.get("limits_choice"):
+        lines.append(results["limits_choice"].capitalize() + ".")
     if results["mean_lower"] is not None:
         lines.append(f"Mean AOPC limits of this model: lower {results['mean_lower']:.3f}, upper {results['mean_upper']:.3f}.")
     lines += ["", f"{'method':<22} {'comp ↑':>8} {'suff ↓':>8} {'NAOPC comp ↑':>13} {'NAOPC suff ↓':>13}"]

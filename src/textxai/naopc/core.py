@@ -1,0 +1,205 @@
+"""NAOPC core: orderings, AOPC of one ordering, the per-input memo of removed sets, limits' result type.
+
+Model-agnostic: a ``score_fn`` maps bool removal masks ``[k, n]`` (True = feature removed) to target
+probabilities ``[k]``; removed sets are handled as integer bitmasks (bit j = feature j removed).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from textxai.validation import short_repr
+
+ScoreFn = Callable[[np.ndarray], np.ndarray]
+ScoreManyFn = Callable[[list], list]
+
+# ----------------------------------------------------------------------------------------------- checks
+def _check_order(order, n: int | None = None, name: str = "order") -> list[int]:
+    try:
+        arr = np.asarray(order)
+    except Exception as exc:  # pragma: no cover - exotic inputs
+        raise TypeError(f"{name}={short_repr(order)}: expected a sequence of feature indices") from exc
+    if arr.ndim != 1 or (arr.size and not np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name}={short_repr(order)}: expected a 1-d sequence of integer feature indices")
+    n = len(arr) if n is None else n
+    if len(arr) != n or sorted(arr.tolist()) != list(range(n)):
+        raise ValueError(f"{name}={short_repr(order)}: expected a permutation of 0..{n - 1}")
+    if n == 0:
+        raise ValueError(f"{name}=[]: expected at least one feature")
+    return [int(i) for i in arr]
+
+
+# ---------------------------------------------------------------------------------------------- orders
+def comprehensiveness_order(attributions) -> list[int]:
+    """Feature indices by decreasing attribution; ties: the earlier feature first.
+
+    >>> comprehensiveness_order([0.1, 0.5, 0.1, -2.0])
+    [1, 0, 2, 3]
+    """
+    a = np.asarray(attributions, dtype=float)
+    return [int(i) for i in np.argsort(-a, kind="stable")]
+
+
+def sufficiency_order(attributions) -> list[int]:
+    """Feature indices by increasing attribution (least important removed first); ties: the earlier first.
+
+    >>> sufficiency_order([0.1, 0.5, 0.1, -2.0])
+    [3, 0, 2, 1]
+    """
+    a = np.asarray(attributions, dtype=float)
+    return [int(i) for i in np.argsort(a, kind="stable")]
+
+
+def normalize(score: float, lower: float, upper: float) -> float:
+    """NAOPC = (score - lower) / (upper - lower); 0 when upper == lower; not clipped.
+
+    >>> normalize(0.5, 0.25, 0.75), normalize(0.3, 0.3, 0.3), normalize(0.8, 0.25, 0.75)
+    (0.5, 0.0, 1.1)
+    """
+    if upper == lower:
+        return 0.0
+    return float((score - lower) / (upper - lower))
+
+
+# ------------------------------------------------------------------------------------------ set memo
+def _keys_to_masks(keys: Sequence[int], n: int) -> np.ndarray:
+    """Integer bitmasks (bit j = feature j removed) -> bool masks [k, n]."""
+    if not keys:
+        return np.zeros((0, n), dtype=bool)
+    if n <= 62:
+        arr = np.asarray(keys, dtype=np.int64)
+        return ((arr[:, None] >> np.arange(n, dtype=np.int64)) & 1).astype(bool)
+    nbytes = (n + 7) // 8
+    buf = np.frombuffer(b"".join(int(k).to_bytes(nbytes, "little") for k in keys), dtype=np.uint8)
+    bits = np.unpackbits(buf.reshape(len(keys), nbytes), axis=1, bitorder="little")
+    return bits[:, :n].astype(bool)
+
+
+def _order_to_keys(order: Sequence[int]) -> list[int]:
+    """Prefix sets of an ordering as bitmasks: [{r1}, {r1, r2}, ..., all]."""
+    keys, key = [], 0
+    for j in order:
+        key |= 1 << int(j)
+        keys.append(key)
+    return keys
+
+
+class _Memo:
+    """Target probability per removed set of one input; counts distinct sets evaluated."""
+
+    __slots__ = ("n", "values")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.values: dict[int, float] = {}
+
+    @property
+    def p0(self) -> float:
+        return self.values[0]
+
+    def drops(self, order: Sequence[int]) -> np.ndarray:
+        p0 = self.values[0]
+        return np.array([p0 - self.values[k] for k in _order_to_keys(order)], dtype=float)
+
+
+def _evaluate(memos: list[_Memo], requests: list[Sequence[int]], score_many: ScoreManyFn) -> int:
+    """Evaluate every requested set not yet in its memo, in ONE call of ``score_many`` across inputs."""
+    missing = []
+    for memo, req in zip(memos, requests):
+        seen = memo.values
+        todo = list(dict.fromkeys(k for k in req if k not in seen))
+        missing.append(todo)
+    total = sum(len(m) for m in missing)
+    if total == 0:
+        return 0
+    masks = [_keys_to_masks(todo, memo.n) for memo, todo in zip(memos, missing)]
+    outs = score_many(masks)
+    if len(outs) != len(masks):
+        raise ValueError(f"score_fn returned {len(outs)} arrays for {len(masks)} inputs: expected one per input")
+    for i, (memo, todo, out) in enumerate(zip(memos, missing, outs)):
+        out = np.asarray(out, dtype=float).reshape(-1) if len(todo) else np.zeros(0)
+        if out.shape != (len(todo),):
+            raise ValueError(
+                f"score_fn returned shape {np.shape(out)} for input {i} with {len(todo)} masks: "
+                f"expected ({len(todo)},), one probability per mask"
+            )
+        if not np.all(np.isfinite(out)):
+            raise ValueError(f"score_fn returned non-finite values for input {i}: expected finite probabilities")
+        memo.values.update(zip(todo, out.tolist()))
+    return total
+
+
+def _single(score_fn: ScoreFn) -> ScoreManyFn:
+    def score_many(masks_list):
+        return [score_fn(m) if len(m) else np.zeros(0) for m in masks_list]
+
+    return score_many
+
+
+# ------------------------------------------------------------------------------------------------ AOPC
+def aopc_curve(score_fn: ScoreFn, order: Sequence[int]) -> np.ndarray:
+    """The N perturbation-curve terms ``p(x) - p(x without r_1..r_k)``, k = 1..N (one model call).
+
+    >>> f = lambda masks: 1.0 - masks.mean(axis=1)
+    >>> aopc_curve(f, [2, 0, 1]).round(3).tolist()
+    [0.333, 0.667, 1.0]
+    """
+    order = _check_order(order)
+    keys = [0] + _order_to_keys(order)
+    probs = np.asarray(score_fn(_keys_to_masks(keys, len(order))), dtype=float).reshape(-1)
+    if probs.shape != (len(keys),):
+        raise ValueError(f"score_fn returned shape {probs.shape} for {len(keys)} masks: expected ({len(keys)},)")
+    return probs[0] - probs[1:]
+
+
+def aopc(score_fn: ScoreFn, order: Sequence[int]) -> float:
+    """AOPC of removing features in ``order``: the mean of :func:`aopc_curve`.
+
+    >>> f = lambda masks: 1.0 - masks.mean(axis=1)
+    >>> round(aopc(f, [2, 0, 1]), 6)
+    0.666667
+    """
+    return float(np.mean(aopc_curve(score_fn, order)))
+
+
+@dataclass
+class AOPCLimits:
+    """Lower and upper AOPC limits of one input, the orderings reaching them and their curves."""
+
+    lower: float
+    upper: float
+    lower_order: list[int]
+    upper_order: list[int]
+    lower_curve: np.ndarray = field(repr=False)
+    upper_curve: np.ndarray = field(repr=False)
+    method: str = "exact"
+    n_evaluations: int = 0
+
+    def normalize(self, score: float) -> float:
+        return normalize(score, self.lower, self.upper)
+
+
+
+# --------------------------------------------------------------------------------------- agreement
+def rank_agreement(a, b) -> float:
+    """Kendall tau (tau-b, scipy) between two rankings or two score vectors over the same items.
+
+    >>> rank_agreement([1, 2, 3, 4], [1, 2, 4, 3])
+    0.6666666666666669
+    """
+    from scipy.stats import kendalltau
+
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.ndim != 1 or b.ndim != 1 or len(a) != len(b):
+        raise ValueError(f"a has shape {a.shape} and b has shape {b.shape}: expected two 1-d sequences of equal length")
+    if len(a) < 2:
+        raise ValueError(f"a has {len(a)} items: expected at least 2 to rank")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("a and b: expected finite numbers")
+    return float(kendalltau(a, b).statistic)
+
+

@@ -1,0 +1,360 @@
+"""NAOPC on texts: word attributions of a TextClassifier scored against their AOPC limits.
+
+:func:`compare_attributions` runs in named stages, as torchmetrics' metrics do:
+``_validate`` (every argument, before any model call) -> ``_model_outputs`` (p(x), targets, computed
+attributions, the sets of every attribution ordering, one batched call) -> ``_limits_per_text``
+(exact or beam per text) -> ``_reduce`` (per-text rows and means).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from textxai.classifier import PERTURBATIONS
+from textxai.naopc.core import AOPCLimits, ScoreManyFn, _evaluate, _Memo, _order_to_keys, comprehensiveness_order, sufficiency_order
+from textxai.naopc.limits import (_beam_limits, _check_limit_args, _exact_many, _limits,
+                                  _too_many_words)
+from textxai.validation import check_choice, check_positive_int, short_repr
+
+NORMALIZATIONS = ("auto", "exact", "beam", "beam-paper", "none")
+# "auto": exact limits when 2^N model inputs fit this per-text budget (N words); CPU: 2^12 = 4,096 inputs
+# (about 30 s per text for the demo MiniLM on 2 shared cores, measured in bench/bench_naopc.py)
+EXACT_WORDS_BY_DEVICE = {"cpu": 12, "cuda": 16}
+
+
+@dataclass
+class NAOPCOptions:
+    """Options of :func:`compute_naopc` / :func:`compare_attributions` (each also accepted as a keyword).
+
+    normalization: ``"auto"`` (exact when N <= max_exact_words, else ``"beam"``), ``"exact"``, ``"beam"``,
+        ``"beam-paper"`` (the paper's Algorithm 1), ``"none"`` (plain AOPC, no limits).
+    beam_size: beam width (default: 1 for ``"beam"``, 5 for ``"beam-paper"``).
+    max_exact_words: the largest N for exact limits (2^N model inputs per text); default ``None`` picks it
+        from the device: 12 on CPU (4,096 inputs, about 30 s per text for a MiniLM on 2 cores), 16 on CUDA.
+    perturbation: ``"mask"`` (every subword of a removed word -> mask token) or ``"delete"``.
+    batch_size: model batch size (results do not depend on it beyond float32 noise).
+    seed: seed of sampling attribution methods computed here (lime, kernel_shap).
+    progress: tqdm progress bars.
+    """
+
+    normalization: str = "auto"
+    beam_size: int | None = None
+    max_exact_words: int | None = None
+    perturbation: str = "mask"
+    batch_size: int = 32
+    seed: int = 0
+    progress: bool = False
+
+    def checked(self) -> "NAOPCOptions":
+        check_choice(self.normalization, "normalization", NORMALIZATIONS)
+        check_choice(self.perturbation, "perturbation", PERTURBATIONS)
+        if self.beam_size is not None:
+            check_positive_int(self.beam_size, "beam_size")
+        if self.max_exact_words is not None:
+            check_positive_int(self.max_exact_words, "max_exact_words")
+        check_positive_int(self.batch_size, "batch_size")
+        return self
+
+
+def _options(options: NAOPCOptions | None, kwargs: dict) -> NAOPCOptions:
+    names = {f.name for f in fields(NAOPCOptions)}
+    unknown = sorted(set(kwargs) - names)
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown}: expected some of {sorted(names)}")
+    base = options if options is not None else NAOPCOptions()
+    if not isinstance(base, NAOPCOptions):
+        raise TypeError(f"options={short_repr(options)}: expected a NAOPCOptions or None")
+    return NAOPCOptions(**{**base.__dict__, **kwargs}).checked()
+
+
+def default_max_exact_words(device) -> int:
+    """The largest N whose 2^N exact model inputs fit the per-text budget on ``device`` (12 CPU, 16 CUDA)."""
+    return EXACT_WORDS_BY_DEVICE["cuda" if str(device).startswith("cuda") else "cpu"]
+
+
+def explain_choice(n_words: list[int], normalization: str, max_exact_words: int, device) -> str:
+    """One sentence: which limits the texts get and why (printed by ``textxai run naopc``).
+
+    >>> explain_choice([8, 14, 30], "auto", 12, "cpu")
+    "limits: exact for 1 text (N <= 12: 2^N <= 4,096 model inputs per text, the 'auto' budget on cpu), beam for 2 (N = 14-30)"
+    """
+    if normalization != "auto":
+        return f"limits: {normalization} for every text (normalization={normalization!r})"
+    exact = [n for n in n_words if n <= max_exact_words]
+    beam = [n for n in n_words if n > max_exact_words]
+    parts = []
+    if exact:
+        parts.append(f"exact for {len(exact)} text{'s' * (len(exact) > 1)} (N <= {max_exact_words}: 2^N <= "
+                     f"{2 ** max_exact_words:,} model inputs per text, the 'auto' budget on {device})")
+    if beam:
+        parts.append(f"beam for {len(beam)} (N = {min(beam)}-{max(beam)})" if len(set(beam)) > 1 else f"beam for {len(beam)} (N = {beam[0]})")
+    return "limits: " + ", ".join(parts)
+
+
+def limit_method(n_words: int, normalization: str, max_exact_words: int) -> str:
+    """The limits a text of ``n_words`` words gets: ``"auto"`` -> exact when 2^N inputs fit, else ``"beam"``.
+
+    >>> limit_method(10, "auto", 12), limit_method(13, "auto", 12), limit_method(13, "beam-paper", 12)
+    ('exact', 'beam', 'beam-paper')
+    """
+    if normalization == "auto":
+        return "exact" if n_words <= max_exact_words else "beam"
+    return normalization
+
+
+def _check_attributions(attributions, words: list[list[str]], texts: list[str]) -> list[np.ndarray]:
+    if isinstance(attributions, (str, bytes)) or not hasattr(attributions, "__len__"):
+        raise TypeError(f"attributions={short_repr(attributions)}: expected one sequence of scores per text")
+    if len(attributions) != len(texts):
+        raise ValueError(
+            f"attributions has {len(attributions)} items but texts has {len(texts)}: expected one score list per text"
+        )
+    out = []
+    for i, (scores, w) in enumerate(zip(attributions, words)):
+        if isinstance(scores, (str, bytes)):
+            raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers")
+        try:
+            arr = np.asarray(scores, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers") from exc
+        if arr.ndim != 1:
+            raise ValueError(f"attributions[{i}] has shape {arr.shape}: expected a flat list of {len(w)} scores")
+        if len(arr) != len(w):
+            raise ValueError(
+                f"attributions[{i}] has {len(arr)} scores but texts[{i}] has {len(w)} words "
+                f"{short_repr(w, 120)}: expected one score per word of classifier.words(text)"
+            )
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            j = int(bad[0])
+            raise ValueError(f"attributions[{i}][{j}]={float(arr[j])!r}: expected finite numbers (no NaN or inf)")
+        out.append(arr)
+    return out
+
+
+
+@dataclass
+class _Job:
+    """Everything :func:`compare_attributions` checked before its first model call."""
+
+    texts: list
+    pairs: list | None
+    clf: object
+    words: list
+    sets: dict  # name -> checked attributions, or None (a method to compute)
+    targets: object  # "predicted" or an int array
+    opts: NAOPCOptions
+    max_exact_words: int
+
+
+def _validate(texts, classifier, attributions, text_pairs, target, opts: NAOPCOptions) -> _Job:
+    from textxai.attribution import METHODS, resolve_targets
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_text_pairs, check_texts
+
+    texts = check_texts(texts)
+    pairs = check_text_pairs(text_pairs, texts)
+    if not isinstance(attributions, dict) or not attributions:
+        raise TypeError(f"attributions={short_repr(attributions)}: expected a non-empty dict name -> attributions (or None)")
+    clf = as_classifier(classifier)
+    words = [clf.words(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
+    for i, w in enumerate(words):
+        if not w:
+            where = f"texts[{i}]={short_repr(texts[i])}" + ("" if pairs is None else f" with text_pairs[{i}]={short_repr(pairs[i])}")
+            raise ValueError(f"{where} has no words: expected at least one word to remove")
+    sets = {}
+    for name, attrs in attributions.items():
+        if attrs is None:
+            check_choice(name, "attribution_method", METHODS)
+            sets[name] = None
+        else:
+            sets[name] = _check_attributions(attrs, words, texts)
+    if not isinstance(target, str):
+        target = resolve_targets(target, None, n=len(texts), num_labels=clf.num_labels)
+    else:
+        check_choice(target, "target", ["predicted"])
+    max_exact = opts.max_exact_words or default_max_exact_words(clf.device)
+    if opts.normalization == "exact":
+        for i, w in enumerate(words):
+            if len(w) > max_exact:
+                raise _too_many_words(len(w), max_exact, f"texts[{i}]: normalization='exact': ")
+    return _Job(texts, pairs, clf, words, sets, target, opts, max_exact)
+
+
+def _score_many(job: _Job, targets) -> ScoreManyFn:
+    """Target probabilities of masked texts: one batched model pass over every input asked for."""
+    opts = job.opts
+
+    def score_many(masks_list, show=False):
+        idx = [i for i, m in enumerate(masks_list) if m is not None and len(m)]
+        outs = [np.zeros(0) for _ in masks_list]
+        if idx:
+            probs = job.clf.masked_proba_many([job.texts[i] for i in idx], [masks_list[i] for i in idx],
+                                              None if job.pairs is None else [job.pairs[i] for i in idx],
+                                              batch_size=opts.batch_size, perturbation=opts.perturbation, progress=show)
+            for i, p in zip(idx, probs):
+                outs[i] = p[:, targets[i]]
+        return outs
+
+    return score_many
+
+
+def _model_outputs(job: _Job):
+    """p(x) and targets, attributions still to compute, and the sets of every attribution ordering."""
+    from textxai.attribution import resolve_targets, word_attributions
+
+    opts = job.opts
+    full = job.clf.masked_proba_many(job.texts, [np.zeros((1, len(w)), dtype=bool) for w in job.words], job.pairs,
+                                     batch_size=opts.batch_size, perturbation=opts.perturbation)
+    full = np.stack([f[0] for f in full])
+    targets = resolve_targets(job.targets, full) if isinstance(job.targets, str) else job.targets
+    for name, attrs in job.sets.items():
+        if attrs is None:
+            computed = word_attributions(job.texts, job.clf, name, target=targets, text_pairs=job.pairs, seed=opts.seed,
+                                         batch_size=opts.batch_size, progress=opts.progress)
+            job.sets[name] = _check_attributions(computed, job.words, job.texts)
+    memos = [_Memo(len(w)) for w in job.words]
+    for memo, t, f in zip(memos, targets, full):
+        memo.values[0] = float(f[t])
+    orders = {name: ([comprehensiveness_order(a) for a in attrs], [sufficiency_order(a) for a in attrs])
+              for name, attrs in job.sets.items()}
+    requests = [[] for _ in job.texts]
+    for comp_orders, suff_orders in orders.values():
+        for i in range(len(job.texts)):
+            requests[i] += _order_to_keys(comp_orders[i]) + _order_to_keys(suff_orders[i])
+    score_many = _score_many(job, targets)
+    _evaluate(memos, requests, score_many)
+    return targets, memos, orders, score_many
+
+
+def _limits_per_text(job: _Job, memos, score_many) -> tuple[list[str], list[AOPCLimits | None]]:
+    """The method per text (see :func:`limit_method`) and its limits, inputs of a method batched together."""
+    methods = ["none" if job.opts.normalization == "none" else limit_method(len(w), job.opts.normalization, job.max_exact_words)
+               for w in job.words]
+    limits: list[AOPCLimits | None] = [None] * len(memos)
+    for method in ("exact", "beam", "beam-paper"):
+        idx = [i for i, m in enumerate(methods) if m == method]
+        if not idx:
+            continue
+        sub_memos = [memos[i] for i in idx]
+        if method == "exact":
+            sub = _subset_score_many(lambda ml: score_many(ml, show=job.opts.progress), idx, len(memos))
+            results = _exact_many(sub_memos, sub)
+        else:
+            width = _check_limit_args(method, job.opts.beam_size, job.max_exact_words)
+            results = _beam_limits(sub_memos, _subset_score_many(score_many, idx, len(memos)), method, width,
+                                   job.opts.progress)
+        for i, lim in zip(idx, _limits(sub_memos, results, method)):
+            limits[i] = lim
+    return methods, limits
+
+
+def _row(job: _Job, i: int, attrs, memo: _Memo, comp_order, suff_order, method: str, lim) -> dict:
+    comp_curve, suff_curve = memo.drops(comp_order), memo.drops(suff_order)
+    comp, suff = float(comp_curve.mean()), float(suff_curve.mean())
+    row = {
+        "words": job.words[i],
+        "attributions": [float(a) for a in attrs],
+        "p_full": float(memo.p0),
+        "n_words": memo.n,
+        "normalization": method,
+        "comprehensiveness": comp,
+        "sufficiency": suff,
+        "naopc_comprehensiveness": None if lim is None else lim.normalize(comp),
+        "naopc_sufficiency": None if lim is None else lim.normalize(suff),
+        "lower": None if lim is None else lim.lower,
+        "upper": None if lim is None else lim.upper,
+        "comprehensiveness_order": comp_order,
+        "sufficiency_order": suff_order,
+        "comprehensiveness_curve": comp_curve.tolist(),
+        "sufficiency_curve": suff_curve.tolist(),
+        "lower_order": None if lim is None else lim.lower_order,
+        "upper_order": None if lim is None else lim.upper_order,
+        "lower_curve": None if lim is None else lim.lower_curve.tolist(),
+        "upper_curve": None if lim is None else lim.upper_curve.tolist(),
+        # distinct perturbed inputs the model saw for this text (shared by all attribution sets)
+        "n_evaluations": len(memo.values),
+    }
+    return row
+
+
+def _reduce(job: _Job, targets, memos, orders, methods, limits) -> dict:
+    out = {}
+    for name, attrs in job.sets.items():
+        comp_orders, suff_orders = orders[name]
+        rows = []
+        for i, memo in enumerate(memos):
+            row = _row(job, i, attrs[i], memo, comp_orders[i], suff_orders[i], methods[i], limits[i])
+            rows.append({"target": int(targets[i]), **row})
+        means = {}
+        for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
+            values = [r[key] for r in rows]
+            means[key] = None if any(v is None for v in values) else float(np.mean(values))
+        out[name] = {**means, "per_example": rows}
+    return out
+
+
+def _subset_score_many(score_many: ScoreManyFn, idx: list[int], total: int) -> ScoreManyFn:
+    """``score_many`` over a sub-list of the inputs (positions ``idx`` of ``total``)."""
+
+    def sub(masks_list):
+        full = [None] * total
+        for i, m in zip(idx, masks_list):
+            full[i] = m
+        outs = score_many(full)
+        return [outs[i] for i in idx]
+
+    return sub
+
+
+def compute_naopc(texts, attributions, classifier, text_pairs=None, target="predicted",
+                  attribution_method: str | None = None, options: NAOPCOptions | None = None, **kwargs) -> dict:
+    """Comprehensiveness, sufficiency and their NAOPC for word attributions on a text classifier.
+
+    Args:
+        texts: the texts; features are the words ``classifier.words(text, text_pair)``.
+        attributions: one score per word per text, or ``None`` with ``attribution_method`` set
+            (computed by :func:`textxai.attribution.word_attributions` with ``seed``).
+        classifier: a ``TextClassifier`` or anything ``as_classifier`` accepts.
+        text_pairs: second texts for sentence-pair models (their words follow the first text's).
+        target: ``"predicted"`` (the class predicted on the intact input), a class index, or one per text.
+        options / keywords: :class:`NAOPCOptions` (normalization, beam_size, max_exact_words, perturbation,
+            batch_size, seed, progress).
+
+    Returns a dict with the means ``comprehensiveness``, ``sufficiency``, ``naopc_comprehensiveness``,
+    ``naopc_sufficiency`` (``None`` with ``normalization="none"``) and ``per_example``: one dict per text
+    with words, attributions, target, p_full, n_words, the scores, limits (lower, upper, their orders and
+    curves), the comprehensiveness / sufficiency curves, the method used and n_evaluations (distinct
+    perturbed inputs the model saw for that text).
+    """
+    if attributions is None:
+        if attribution_method is None:
+            raise ValueError(
+                "attributions=None: expected one score per word per text, or attribution_method= one of "
+                "textxai.attribution.available_methods() to compute them"
+            )
+        sets = {attribution_method: None}
+    elif attribution_method is not None:
+        raise ValueError(
+            f"attribution_method={attribution_method!r} with attributions given: expected one of the two"
+        )
+    else:
+        sets = {"attributions": attributions}
+    out = compare_attributions(texts, classifier, sets, text_pairs=text_pairs, target=target, options=options, **kwargs)
+    return next(iter(out.values()))
+
+
+def compare_attributions(texts, classifier, attributions: dict, text_pairs=None, target="predicted",
+                         options: NAOPCOptions | None = None, **kwargs) -> dict:
+    """:func:`compute_naopc` for several attribution sets at once, sharing p(x), the limits and every model call.
+
+    ``attributions`` maps a name to one score list per text, or an attribution method name (see
+    :func:`textxai.attribution.available_methods`) to ``None`` to compute it. Options as in
+    :func:`compute_naopc`. Every argument is checked before the first model call. Returns name -> the
+    :func:`compute_naopc` result for that set.
+    """
+    job = _validate(texts, classifier, attributions, text_pairs, target, _options(options, kwargs))
+    targets, memos, orders, score_many = _model_outputs(job)
+    methods, limits = _limits_per_text(job, memos, score_many)
+    return _reduce(job, targets, memos, orders, methods, limits)
