@@ -111,3 +111,58 @@ def test_explicit_targets_skip_the_extra_forward_pass(bert_clf, monkeypatch):
     assert calls == []  # the gradient pass alone; p(x) is only needed for "predicted" or omission
     word_attributions(TEXTS, bert_clf, "gradient")
     assert calls == [1]
+
+
+# --------------------------------------------------------------------------------------- LIME / Kernel SHAP
+def test_lime_equals_a_direct_weighted_ridge_on_the_same_samples(bert_clf):
+    # the same samples (seeded per text), every one through the model (no dedup), scikit-learn's Ridge
+    from sklearn.linear_model import Ridge
+
+    from textxai.attribution import lime_samples, lime_weights
+
+    text, n_samples = TEXTS[1], 300
+    ours = word_attributions([text], bert_clf, "lime", target=1, seed=5, n_samples=n_samples)[0]
+    present = lime_samples(np.random.default_rng(5), len(bert_clf.words(text)), n_samples)
+    assert len(np.unique(present, axis=0)) < n_samples  # there are repeated masks (evaluated once by ours)
+    y = bert_clf.masked_proba(text, ~present, batch_size=13)[:, 1]
+    ridge = Ridge(alpha=1.0).fit(present.astype(float), y, sample_weight=lime_weights(present))
+    np.testing.assert_allclose(ours, ridge.coef_, atol=1e-8)
+
+
+def test_kernel_shap_equals_least_squares_on_the_same_samples(bert_clf):
+    from textxai.attribution import kernel_shap_samples
+
+    text = TEXTS[3]
+    ours = word_attributions([text], bert_clf, "kernel_shap", target=0, seed=2, n_samples=200)[0]
+    present = kernel_shap_samples(np.random.default_rng(2), len(bert_clf.words(text)), 200)
+    y = bert_clf.masked_proba(text, ~present)[:, 0]
+    design = np.hstack([np.ones((len(present), 1)), present])
+    np.testing.assert_allclose(ours, np.linalg.lstsq(design, y, rcond=None)[0][1:], atol=1e-8)
+
+
+def test_lime_samples_follow_the_lime_package():
+    # the lime package: first row intact, then U{1..n} words removed per row, distinct words
+    from textxai.attribution import lime_samples
+
+    present = lime_samples(np.random.default_rng(0), 6, 6001)
+    assert present[0].all()
+    removed = (~present[1:]).sum(axis=1)
+    assert removed.min() == 1 and removed.max() == 6
+    np.testing.assert_allclose(np.bincount(removed, minlength=7)[1:] / 6000, 1 / 6, atol=0.02)
+
+
+@pytest.mark.parametrize("method", ["lime", "kernel_shap"])
+def test_sampling_deterministic_under_seed(bert_clf, method):
+    a = word_attributions(TEXTS, bert_clf, method, seed=1, n_samples=80)
+    b = word_attributions(TEXTS, bert_clf, method, seed=1, n_samples=80)
+    c = word_attributions(TEXTS, bert_clf, method, seed=2, n_samples=80)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    assert any(not np.array_equal(x, z) for x, z in zip(a, c) if len(x) > 1)  # another seed, other samples
+
+
+def test_registry_is_the_one_list():
+    from textxai import attribution, toki
+
+    assert toki.EXPLAINERS == attribution.METHODS == tuple(attribution.REGISTRY)
+    assert set(attribution.GRADIENT_METHODS) == {"gradient", "input_x_gradient", "integrated_gradients"}

@@ -1,17 +1,11 @@
-"""Word-level feature attributions on any ``TextClassifier``, built on captum.
+"""Word-level feature attributions on any ``TextClassifier`` (gradients through captum; LIME / Kernel SHAP here).
 
 One score per word of ``classifier.words(text, text_pair)``; the attributed quantity is the target class
 probability. Subword (token) scores add up to their word's score.
 
-- ``"gradient"``: the L2 norm of the gradient w.r.t. each token's input embedding, summed over the word's
-  tokens (captum ``Saliency``, unsigned).
-- ``"input_x_gradient"``: embedding x gradient summed over the embedding dimension (captum ``InputXGradient``).
-- ``"integrated_gradients"``: captum ``IntegratedGradients`` from a baseline where every word token is the
-  mask token (special tokens kept), summed over the embedding dimension; ``n_steps=50``.
-- ``"omission"``: the drop in target probability when the word alone is masked.
-- ``"lime"``: captum ``Lime`` over word-presence vectors (absent = masked), ridge regression and an
-  exponential cosine kernel of width 0.25 (the lime package's text default); ``n_samples=5000`` as TOKI.
-- ``"kernel_shap"``: captum ``KernelShap`` over word-presence vectors; ``n_samples=1000``.
+The methods are ONE registry, :data:`REGISTRY` (name -> :class:`AttributionMethod`); ``METHODS`` (names),
+TOKI's explainers, the CLI help, the naopc card / Space read it. A new method: one entry here and its
+branch in :func:`word_attributions`.
 
 Sampling methods are deterministic under ``seed``.
 
@@ -22,6 +16,8 @@ Sampling methods are deterministic under ``seed``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -30,13 +26,47 @@ from textxai.classifier import TextClassifier, as_classifier
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
 from textxai.progress import progress_bar
 
-METHODS = ("gradient", "input_x_gradient", "integrated_gradients", "omission", "lime", "kernel_shap")
-GRADIENT_METHODS = ("gradient", "input_x_gradient", "integrated_gradients")
+@dataclass(frozen=True)
+class AttributionMethod:
+    """One attribution method of the registry: its family, a one-line description and its options."""
+
+    name: str
+    family: str  # "gradient" (one forward+backward), "perturbation" (N masked inputs), "sampling" (n_samples)
+    summary: str
+    options: tuple[str, ...] = ()
+
+
+REGISTRY: dict[str, AttributionMethod] = {m.name: m for m in (
+    AttributionMethod("gradient", "gradient", "L2 norm of the gradient w.r.t. each token's input embedding, summed "
+                      "over the word's tokens (captum Saliency, unsigned)"),
+    AttributionMethod("input_x_gradient", "gradient", "embedding x gradient summed over the embedding dimension "
+                      "(captum InputXGradient)"),
+    AttributionMethod("integrated_gradients", "gradient", "captum IntegratedGradients from an all-mask-token "
+                      "baseline (special tokens kept), summed over the embedding dimension", ("n_steps",)),
+    AttributionMethod("omission", "perturbation", "drop of the target probability when the word alone is removed",
+                      ("perturbation",)),
+    AttributionMethod("lime", "sampling", "LIME as the lime package's text explainer: word-presence samples, cosine "
+                      "kernel of width 0.25, weighted ridge (alpha 1); n_samples=5000 as TOKI",
+                      ("n_samples", "perturbation", "kernel_width")),
+    AttributionMethod("kernel_shap", "sampling", "Kernel SHAP: Shapley-kernel coalition sampling, least squares "
+                      "(as captum KernelShap); n_samples=1000", ("n_samples", "perturbation")),
+)}
+METHODS = tuple(REGISTRY)
+GRADIENT_METHODS = tuple(name for name, m in REGISTRY.items() if m.family == "gradient")
 
 
 def available_methods() -> list[str]:
-    """Names accepted by ``word_attributions(method=...)``."""
+    """Names accepted by ``word_attributions(method=...)``, in registry order.
+
+    >>> available_methods()
+    ['gradient', 'input_x_gradient', 'integrated_gradients', 'omission', 'lime', 'kernel_shap']
+    """
     return list(METHODS)
+
+
+def describe_methods(width: int = 0) -> str:
+    """The registry as text lines ``name: summary`` (CLI help, cards)."""
+    return "\n".join(f"{name:<{width}}{': ' if not width else ''}{m.summary}" for name, m in REGISTRY.items())
 
 
 def resolve_targets(target, probs=None, n: int | None = None, num_labels: int | None = None) -> np.ndarray:
@@ -117,36 +147,113 @@ def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, per
     return [probs[i, targets[i]] - m[:, targets[i]] for i, m in enumerate(masked)]
 
 
+# ------------------------------------------------------------------------------------ sampling methods
+# LIME and Kernel SHAP are written here rather than through captum: captum's Lime / KernelShap call the model
+# once per batch of perturbations of ONE input, re-evaluate identical masks, and fit the surrogate with
+# scikit-learn per input; here every text's masks are drawn first, identical masks are evaluated once, the
+# masks of many texts go to the classifier together (length-sorted batches), and the weighted ridge /
+# least squares surrogate is solved in closed form. bench/bench_attribution.py measures it against the
+# `lime` package.
+def lime_samples(rng: np.random.Generator, n_words: int, n_samples: int) -> np.ndarray:
+    """LIME's text sampling (the ``lime`` package's ``LimeTextExplainer``): presence masks ``[n_samples, n]``.
+
+    The first row is the intact text; each other row removes ``k ~ U{1..n}`` distinct random words.
+
+    >>> m = lime_samples(np.random.default_rng(0), 5, 4)
+    >>> m.shape, bool(m[0].all()), bool((~m[1:]).any(axis=1).all())
+    ((4, 5), True, True)
+    """
+    present = np.ones((n_samples, n_words), dtype=bool)
+    sizes = rng.integers(1, n_words + 1, n_samples - 1)
+    for row, k in enumerate(sizes, start=1):
+        present[row, rng.choice(n_words, k, replace=False)] = False
+    return present
+
+
+def lime_weights(present: np.ndarray, kernel_width: float = 0.25) -> np.ndarray:
+    """The ``lime`` package's text kernel: ``sqrt(exp(-d^2 / w^2))``, d = cosine distance to the intact text.
+
+    (lime writes it as distance x 100 and width 25.) A row with no word left is at distance 1.
+
+    >>> lime_weights(np.array([[True, True], [True, False], [False, False]])).round(4).tolist()
+    [1.0, 0.5034, 0.0003]
+    """
+    kept = present.sum(axis=1)
+    distance = 1.0 - np.sqrt(kept / present.shape[1])
+    return np.sqrt(np.exp(-(distance ** 2) / kernel_width ** 2))
+
+
+def kernel_shap_samples(rng: np.random.Generator, n_words: int, n_samples: int) -> np.ndarray:
+    """Kernel SHAP coalitions as captum's ``KernelShap`` draws them: k present words with probability
+    proportional to the Shapley kernel ``(n - 1) / (k (n - k))``, k = 1..n-1 (uniform weights afterwards).
+
+    >>> kernel_shap_samples(np.random.default_rng(0), 4, 3).sum(axis=1).tolist()
+    [3, 1, 1]
+    """
+    if n_words == 1:
+        return rng.integers(0, 2, (n_samples, 1)).astype(bool)
+    k = np.arange(1, n_words)
+    p = (n_words - 1) / (k * (n_words - k))
+    sizes = rng.choice(k, n_samples, p=p / p.sum())
+    present = np.zeros((n_samples, n_words), dtype=bool)
+    for row, size in enumerate(sizes):
+        present[row, rng.choice(n_words, size, replace=False)] = True
+    return present
+
+
+def weighted_ridge(x: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """Coefficients of ``min sum_i w_i (y_i - b - x_i . beta)^2 + alpha |beta|^2`` (intercept b free), in
+    closed form: the weighted centring of scikit-learn's ``Ridge(alpha).fit(x, y, sample_weight=w)``.
+
+    >>> x = np.array([[0., 0.], [1., 0.], [0., 1.], [1., 1.]]); y = x @ [2., -1.] + 0.5
+    >>> weighted_ridge(x, y, np.ones(4), alpha=0.0).round(6).tolist()
+    [2.0, -1.0]
+    """
+    w = weights / weights.sum()
+    xc = x - w @ x
+    yc = y - w @ y
+    gram = xc.T @ (xc * weights[:, None]) + alpha * np.eye(x.shape[1])
+    return np.linalg.solve(gram, xc.T @ (weights * yc)) if alpha > 0 else np.linalg.lstsq(
+        xc * np.sqrt(weights)[:, None], np.sqrt(weights) * yc, rcond=None)[0]
+
+
+def _sample_plan(method, n_words, n_samples, seed, kernel_width):
+    """Presence masks, their surrogate weights and ridge alpha for one text (seeded per text: order-free)."""
+    rng = np.random.default_rng(seed)
+    if method == "lime":
+        present = lime_samples(rng, n_words, n_samples)
+        return present, lime_weights(present, kernel_width), 1.0
+    present = kernel_shap_samples(rng, n_words, n_samples)
+    return present, np.ones(len(present)), 0.0
+
+
+SAMPLES_PER_CALL = 1 << 15  # perturbed inputs per classifier call (several texts together; bounds memory)
+
+
 def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, method, batch_size, progress, seed,
                            n_samples, perturbation="mask", kernel_width=0.25):
-    from captum._utils.models.linear_model import SkLearnRidge
-    from captum.attr import KernelShap, Lime
-    from captum.attr._core.lime import get_exp_kernel_similarity_function
-
-    out = []
-    items = progress_bar(range(len(texts)), progress, method, unit="text")
-    for i in items:
-        text, pair, target = texts[i], (pairs[i] if pairs else None), int(targets[i])
-        n_words = clf.word_encoding(text, pair).n_words
-        if n_words == 0:
-            out.append(np.zeros(0))
-            continue
-
-        def forward(present: torch.Tensor) -> torch.Tensor:
-            masks = present.detach().cpu().numpy() < 0.5
-            probs = clf.masked_proba(text, masks, pair, batch_size=batch_size, perturbation=perturbation)
-            return torch.as_tensor(probs[:, target])
-
-        torch.manual_seed(seed)
-        inputs = torch.ones((1, n_words), dtype=torch.float64)
-        if method == "lime":
-            explainer = Lime(forward, interpretable_model=SkLearnRidge(alpha=1.0),
-                             similarity_func=get_exp_kernel_similarity_function("cosine", kernel_width))
-        else:
-            explainer = KernelShap(forward)
-        scores = explainer.attribute(inputs, baselines=torch.zeros_like(inputs), n_samples=n_samples,
-                                     perturbations_per_eval=batch_size)
-        out.append(scores.detach().double().cpu().numpy()[0])
+    n_words = [e.n_words for e in clf._word_encodings(texts, pairs)]
+    out: list[np.ndarray] = [np.zeros(0)] * len(texts)
+    todo = [i for i, n in enumerate(n_words) if n > 0]
+    chunks, chunk, size = [], [], 0
+    for i in todo:  # whole texts per classifier call, at most SAMPLES_PER_CALL masks (or one text)
+        if chunk and size + n_samples > SAMPLES_PER_CALL:
+            chunks.append(chunk)
+            chunk, size = [], 0
+        chunk.append(i)
+        size += n_samples
+    if chunk:
+        chunks.append(chunk)
+    for chunk in progress_bar(chunks, progress, method, unit="chunk"):
+        plans = [_sample_plan(method, n_words[i], n_samples, seed, kernel_width) for i in chunk]
+        # identical masks of a text are evaluated once
+        uniques = [np.unique(present, axis=0, return_inverse=True) for present, _, _ in plans]
+        probs = clf.masked_proba_many([texts[i] for i in chunk], [~u for u, _ in uniques],
+                                      None if pairs is None else [pairs[i] for i in chunk],
+                                      batch_size=batch_size, perturbation=perturbation)
+        for i, (present, weights, alpha), (_, inverse), p in zip(chunk, plans, uniques, probs):
+            y = p[:, int(targets[i])][inverse.reshape(-1)]
+            out[i] = weighted_ridge(present.astype(float), y, weights, alpha)
     return out
 
 
@@ -168,7 +275,7 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     pairs = check_text_pairs(text_pairs, texts)
     check_choice(method, "method", METHODS)
     check_positive_int(batch_size, "batch_size")
-    allowed = {"n_samples", "n_steps", "perturbation", "kernel_width"}
+    allowed = {o for m in REGISTRY.values() for o in m.options}  # each method reads its own, ignores the rest
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise TypeError(f"unknown option(s) {unknown} for word_attributions; expected some of {sorted(allowed)}")

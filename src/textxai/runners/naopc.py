@@ -9,6 +9,7 @@ import numpy as np
 
 from textxai.validation import positive_int_arg
 from textxai import naopc
+from textxai.attribution import available_methods
 
 NAME = "naopc"
 HELP = "faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC"
@@ -17,8 +18,9 @@ DEMO_METHODS = ("omission", "input_x_gradient", "integrated_gradients")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attribution-methods", nargs="+", default=["integrated_gradients"],
-                        help="attribution methods to compare (gradient, input_x_gradient, integrated_gradients, "
-                             "omission, lime, kernel_shap); default integrated_gradients")
+                        choices=list(available_methods()), metavar="METHOD",
+                        help="attribution methods to compare: " + ", ".join(available_methods())
+                             + "; default integrated_gradients")
     parser.add_argument("--attributions-column", default=None,
                         help="column of --data holding one list of word scores per row (instead of computing them)")
     parser.add_argument("--normalization", default="auto", choices=list(naopc.NORMALIZATIONS),

@@ -13,7 +13,7 @@ from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margin
 from textxai.toki.theta import resolve_theta_relate
 from textxai.validation import short_repr
 
-EXPLAINERS = ("lime", "omission", "gradient", "input_x_gradient", "integrated_gradients", "kernel_shap")
+from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 INDEX_FORMAT = 1
 
 
