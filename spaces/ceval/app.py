@@ -3,10 +3,7 @@ diversity, perplexity), one original at a time or a whole CSV."""
 from __future__ import annotations
 
 import csv
-import io
 import math
-import os
-import tempfile
 
 import gradio as gr
 import Levenshtein
@@ -28,22 +25,8 @@ def _fmt(value, digits: int = 3) -> str:
 
 
 def resolve_lm(choice):
-    """None for "none"; else a causal LM: a Hub id (any Space) or, run locally, a folder."""
-    if choice is None or not str(choice).strip() or str(choice).strip() == "none":
-        return None
-    choice = str(choice).strip()
-    local = os.path.exists(os.path.expanduser(choice))
-    if spaces.is_hosted() and (local or not spaces.is_hub_id(choice)):
-        raise spaces.SpaceError(f"lm={choice!r}: this hosted Space loads only Hub ids owner/name or {list(LM_CHOICES)[1:]}")
-    if not local and not spaces.is_hub_id(choice) and choice not in LM_CHOICES:
-        raise spaces.SpaceError(f"lm={choice!r}: expected 'none', a Hub id of a causal LM (e.g. gpt2) or a local folder")
-    from textxai import lm as _lm
-
-    try:
-        return _lm.as_lm(choice)
-    except Exception as error:  # noqa: BLE001 - any load failure becomes a message for the visitor
-        raise spaces.SpaceError(f"lm={choice!r} could not be loaded (the Hub may be unreachable from here): "
-                                f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from error
+    """None for "none"; else a causal LM under the Space's model rules (its listed choices work when hosted)."""
+    return spaces.resolve_lm(choice, listed=LM_CHOICES[1:])
 
 
 def diff_html(before: str, after: str) -> str:
@@ -158,6 +141,7 @@ def score_csv(model_choice: str, path, lm_choice: str):
     for i, text in enumerate(originals):
         if not text.strip():
             raise spaces.SpaceError(f"orig_text of row {i + 1} is empty: expected the original text")
+    spaces.check_budget(len(originals) + sum(len(row) for row in cfs), "csv", f"score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
     results = ceval.score_counterfactuals(originals, cfs, model=classifier, lm=lm, return_per_example=True)
@@ -165,21 +149,15 @@ def score_csv(model_choice: str, path, lm_choice: str):
     keys = [k for k in ("original_label", "counterfactual_label", "flipped", "contrast_class", "original_contrast_prob",
                         "counterfactual_contrast_prob", "probability_change", "token_distance",
                         "token_distance_normalized", "diversity", "perplexity") if k in per]
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["orig_text", "gen_text"] + keys)
-    for i in range(len(originals)):
-        writer.writerow([originals[i], cfs[i][0]] + ["" if _nan(per[k][i]) else per[k][i] for k in keys])
-    out = tempfile.NamedTemporaryFile("w", suffix="_ceval.csv", delete=False, encoding="utf-8")
-    out.write(buffer.getvalue())
-    out.close()
+    rows = [[originals[i], cfs[i][0]] + ["" if _nan(per[k][i]) else per[k][i] for k in keys] for i in range(len(originals))]
+    path = spaces.write_csv(rows, ["orig_text", "gen_text"] + keys, "ceval")  # formula cells escaped, old files pruned
     diversity = results.get("diversity")
     fig = None
     if "counterfactual_contrast_prob" in per:
         fig = ceval.plot_probability_histogram({"original": per["original_contrast_prob"],
                                                 "counterfactual": per["counterfactual_contrast_prob"]}, bins=10)
     summary = summary_html(results, diversity) + f"<p id='rows-scored'>{len(originals)} rows scored.</p>"
-    return summary, out.name, fig
+    return summary, path, fig
 
 
 def _nan(value) -> bool:

@@ -5,9 +5,53 @@
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from textxai.progress import progress_bar
+
+
+class WorkBudgetExceeded(RuntimeError):
+    """A request went over its budget of model evaluations or wall time (see :func:`work_budget`)."""
+
+
+class _Budget:
+    def __init__(self, max_evaluations: int | None, seconds: float | None, what: str):
+        self.max_evaluations, self.what, self.used = max_evaluations, what, 0
+        self.seconds = seconds
+        self.deadline = None if seconds is None else time.monotonic() + seconds
+
+    def charge(self, n: int) -> None:
+        self.used += n
+        if self.max_evaluations is not None and self.used > self.max_evaluations:
+            raise WorkBudgetExceeded(f"{self.what}: stopped after {self.used - n:,} model evaluations; the budget is "
+                                     f"{self.max_evaluations:,} (--max-evaluations); ask for less work or raise it")
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise WorkBudgetExceeded(f"{self.what}: stopped after {self.seconds:g} s (its time budget) and "
+                                     f"{self.used - n:,} model evaluations; ask for less work or run textxai locally")
+
+
+_BUDGET: ContextVar[_Budget | None] = ContextVar("textxai_work_budget", default=None)
+
+
+@contextmanager
+def work_budget(max_evaluations: int | None = None, seconds: float | None = None, what: str = "this request"):
+    """Inside the block, every model evaluation batched here counts; past ``max_evaluations`` inputs or
+    ``seconds`` of wall time the next batch raises :class:`WorkBudgetExceeded` (checked between batches).
+
+    >>> with work_budget(max_evaluations=3):
+    ...     [len(b) for b in length_sorted_batches([1, 2, 3, 4], 2)]
+    Traceback (most recent call last):
+    ...
+    textxai.batching.WorkBudgetExceeded: this request: stopped after 2 model evaluations; the budget is 3 (--max-evaluations); ask for less work or raise it
+    """
+    token = _BUDGET.set(_Budget(max_evaluations, seconds, what))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: bool = False,
@@ -17,5 +61,9 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: boo
     The sort is stable, so the batches depend only on the lengths; ``progress`` shows a bar (:func:`textxai.progress.progress_bar`).
     """
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    budget = _BUDGET.get()
     for start in progress_bar(range(0, len(order), batch_size), progress, desc, unit="batch"):
-        yield order[start: start + batch_size]
+        chunk = order[start: start + batch_size]
+        if budget is not None:
+            budget.charge(len(chunk))
+        yield chunk

@@ -285,7 +285,10 @@ def cmd_run(args) -> int:
     check_output_folder(args.output)
     texts, pairs, labels = load_table(args.data, args.text_column, args.pair_column, args.label_column, args.split, args.limit)
     classifier = as_classifier(args.model, device=args.device)
-    results, figures = glue.run(args, texts, pairs, labels, classifier)
+    from textxai.batching import work_budget
+
+    with work_budget(max_evaluations=args.max_evaluations, what=f"textxai run {args.module}"):
+        results, figures = glue.run(args, texts, pairs, labels, classifier)
     written = write_outputs(Path(args.output), args.module, results, figures)
     scalars = {k: v for k, v in to_jsonable(results).items() if isinstance(v, (int, float)) or v is None}
     for key, value in scalars.items():
@@ -337,6 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--device", default=None)
         sub.add_argument("--batch-size", type=positive_int_arg, default=32)
         sub.add_argument("--no-progress", action="store_true")
+        sub.add_argument("--max-evaluations", type=positive_int_arg, default=None, metavar="N",
+                         help="stop (exit 1) once the run has made N model evaluations (default: no limit)")
         sub.add_argument("--output", default="textxai-output")
         glue.add_arguments(sub)
         sub.set_defaults(func=cmd_run)

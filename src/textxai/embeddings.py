@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from textxai.loading import LRUCache, cache_size
 from textxai.batching import length_sorted_batches
 
 def _check_words(words, name: str = "words") -> list[str]:
@@ -326,7 +327,7 @@ def same_underlying_model(classifier_embedder: "ClassifierEmbedder", minilm: "Mi
 
 
 EMBEDDER_NAMES = ("classifier", "minilm", "glove")
-_SHARED_MINILM: dict = {}
+_SHARED_MINILM = LRUCache(cache_size("TEXTXAI_EMBEDDER_CACHE", 4))  # bounded: one per named model at most
 
 
 def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
@@ -348,13 +349,13 @@ def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
                 if classifier is None:
                     raise ValueError("embedders contains 'classifier' but no classifier was given")
                 key = ("classifier", id(classifier))
-                if key not in _SHARED_MINILM:
-                    _SHARED_MINILM[key] = ClassifierEmbedder(classifier)
-                out.append(_SHARED_MINILM[key])
+                cached = _SHARED_MINILM.get(key)
+                if cached is None or cached.classifier is not classifier:  # an id is reused once its object is gone
+                    cached = ClassifierEmbedder(classifier)
+                    _SHARED_MINILM.put(key, cached)
+                out.append(cached)
             elif item in ("minilm", "glove"):
-                if item not in _SHARED_MINILM:
-                    _SHARED_MINILM[item] = MiniLMEmbedder() if item == "minilm" else GloVeEmbedder()
-                out.append(_SHARED_MINILM[item])
+                out.append(_SHARED_MINILM.get_or_create(item, MiniLMEmbedder if item == "minilm" else GloVeEmbedder))
             else:
                 raise ValueError(f"embedders[{i}]={item!r}: expected one of {list(EMBEDDER_NAMES)} or an embedder object")
         elif hasattr(item, "embed") and hasattr(item, "name"):

@@ -175,6 +175,17 @@ class LRUCache:
             self._data.clear()
 
 
+def cache_dir() -> "Path":
+    """textxai's folder for files it caches: ``$TEXTXAI_CACHE``, else ``$HF_HOME/textxai`` (huggingface_hub's home)."""
+    from pathlib import Path
+
+    if os.environ.get("TEXTXAI_CACHE"):
+        return Path(os.environ["TEXTXAI_CACHE"])
+    from huggingface_hub import constants
+
+    return Path(os.environ.get("HF_HOME") or constants.HF_HOME) / "textxai"
+
+
 def cache_size(env: str, default: int) -> int:
     """A cache bound from the environment variable ``env`` (a positive integer), else ``default``."""
     raw = os.environ.get(env)

@@ -53,6 +53,12 @@ MAX_CHARS = 2000
 CONCURRENCY_LIMIT = 1
 QUEUE_MAX_SIZE = 16
 MAX_PARAMETERS = 500_000_000  # a hosted CPU Space refuses bigger Hub models (checked before downloading)
+# Work per request. Measured here: the demo MiniLM classifier runs 25-34 masked-text evaluations per second on
+# 2 shared, busy CPU cores (12-80 words); an idle 2-vCPU Space does about 100. 60 s of work:
+EVALUATIONS_PER_SECOND = 100
+MAX_EVALUATIONS = int(os.environ.get("TEXTXAI_SPACE_MAX_EVALUATIONS", 60 * EVALUATIONS_PER_SECOND))
+MAX_SECONDS = float(os.environ.get("TEXTXAI_SPACE_MAX_SECONDS", 90))  # wall time of one request, then it stops
+MAX_OUTPUT_FILES = 32  # result files (CSV downloads) kept on disk; older ones are removed
 
 PAPER_DEFAULT_URL = "https://github.com/textxai"
 MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
@@ -194,7 +200,52 @@ def _load_for_space(choice: str, key: str, hosted: bool) -> TextClassifier:
         raise SpaceError(f"{error}{hint}") from error
 
 
-def _check_hub_model(choice: str, max_parameters: int | None = None) -> None:
+def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, argument: str = "lm"):
+    """A causal LM (perplexity, judge) under the same rules as a classifier; ``None`` for "none" / empty.
+
+    ``listed`` are the Space's own choices (e.g. ``"gpt2"``, ``"distilgpt2"``): they work in hosted mode too.
+    Hosted: Hub ids only, metadata checked first (safetensors, at most ``MAX_PARAMETERS``), loaded with
+    ``use_safetensors=True`` and no remote code, under the Hub deadline, into the library's bounded LM cache.
+    """
+    from textxai import lm as _lm
+
+    if hosted is None:
+        hosted = is_hosted()
+    if choice is None or not str(choice).strip() or str(choice).strip() == "none":
+        return None
+    if not isinstance(choice, str):
+        raise SpaceError(f"{argument}={choice!r:.60}: expected 'none', {list(listed)} or a Hub id owner/name")
+    choice = choice.strip()
+    local = os.path.exists(os.path.expanduser(choice))
+    if hosted and choice not in listed and (local or not is_hub_id(choice)):
+        raise SpaceError(f"{argument}={choice!r}: this hosted Space loads only {list(listed)} or Hub ids owner/name; "
+                         "local paths are refused")
+    if not local and not is_hub_id(choice) and choice not in listed:
+        raise SpaceError(f"{argument}={choice!r}: expected 'none', {list(listed)}, a Hub id of a causal LM or a local folder")
+    key = os.path.realpath(os.path.expanduser(choice)) if local and not hosted else choice
+
+    def load():
+        if hosted:
+            _check_hub_model(choice, argument=argument)
+        try:
+            return _lm.CausalLM(key, **LOAD_KWARGS)
+        except TimeoutError:
+            raise
+        except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
+            if not local and _unreachable(error):
+                raise SpaceError(f"{argument}={choice!r}: could not reach the Hub — this Space may be offline",
+                                 title="Hub unreachable") from error
+            if not local and _not_found(error):
+                raise SpaceError(f"{argument}={choice!r}: no such model on the Hub (or it is private/gated)") from error
+            raise SpaceError(str(error).replace("lm=", f"{argument}=", 1)) from error
+
+    try:
+        return _lm._NAMED.get_or_create((key, "space"), load)
+    except TimeoutError as error:
+        raise SpaceError(f"{argument}={choice!r}: {error}", title="Hub too slow") from error
+
+
+def _check_hub_model(choice: str, max_parameters: int | None = None, argument: str = "model") -> None:
     """Before a hosted Space downloads ``choice``: it must have safetensors weights and at most ``MAX_PARAMETERS``.
 
     Uses the Hub's metadata (no download). When the Hub cannot be asked (offline), the check is left to
@@ -209,15 +260,15 @@ def _check_hub_model(choice: str, max_parameters: int | None = None) -> None:
         if _unreachable(error):
             return
         if _not_found(error):
-            raise SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); check the id") from error
+            raise SpaceError(f"{argument}={choice!r}: no such model on the Hub (or it is private/gated); check the id") from error
         return  # other metadata problems: let the load report them
     safetensors = getattr(info, "safetensors", None)
     if safetensors is None:
-        raise SpaceError(f"model={choice!r} has no safetensors weights on the Hub; this Space loads only safetensors "
+        raise SpaceError(f"{argument}={choice!r} has no safetensors weights on the Hub; this Space loads only safetensors "
                          "(use_safetensors=True)")
     total = int(getattr(safetensors, "total", 0) or 0)
     if total > limit:
-        raise SpaceError(f"model={choice!r} has {total:,} parameters; this Space loads models of at most {limit:,} "
+        raise SpaceError(f"{argument}={choice!r} has {total:,} parameters; this Space loads models of at most {limit:,} "
                          "— run textxai locally for bigger ones")
 
 
@@ -272,19 +323,142 @@ def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, 
     return texts
 
 
-def user_errors(fn: Callable) -> Callable:
-    """Wrap a Gradio handler so ``ValueError``/``TypeError`` reach the visitor as an (escaped) error modal."""
+def user_errors(fn: Callable, max_seconds: float | None = None) -> Callable:
+    """Wrap a Gradio handler: it runs under the wall-time budget (``MAX_SECONDS``) and user mistakes, load
+    time-outs, budget overruns and errors of user callables reach the visitor as an (escaped) error modal."""
+    from textxai.batching import WorkBudgetExceeded, work_budget
+    from textxai.validation import CallbackError
 
     @wraps(fn)
     def wrapper(*args, **kwargs):
         try:
-            return fn(*args, **kwargs)
+            with work_budget(seconds=MAX_SECONDS if max_seconds is None else max_seconds, what="this request"):
+                return fn(*args, **kwargs)
         except SpaceError:
             raise
-        except (ValueError, TypeError) as error:
+        except WorkBudgetExceeded as error:
+            raise SpaceError(str(error), title="Too much work") from error
+        except TimeoutError as error:
+            raise SpaceError(str(error), title="Hub too slow") from error
+        except (ValueError, TypeError, CallbackError) as error:
             raise SpaceError(str(error)) from error
 
     return wrapper
+
+
+# --------------------------------------------------------------------------- work estimates
+def check_budget(evaluations: int, what: str, hint: str = "", max_evaluations: int | None = None) -> int:
+    """Refuse (before any model call) a request that implies more than ``MAX_EVALUATIONS`` model evaluations.
+
+    >>> check_budget(10, "texts")
+    10
+    >>> check_budget(10**6, "texts", "use fewer texts")
+    Traceback (most recent call last):
+    ...
+    textxai.spaces.SpaceError: texts: this request needs about 1,000,000 model evaluations (~2.8 h here); this Space runs at most 6,000 (~60 s) per request — use fewer texts, or run textxai locally (`textxai run`)
+    """
+    limit = MAX_EVALUATIONS if max_evaluations is None else max_evaluations
+    if evaluations > limit:
+        advice = f"{hint}, or run textxai locally (`textxai run`)" if hint else "run textxai locally (`textxai run`)"
+        raise SpaceError(f"{what}: this request needs about {evaluations:,} model evaluations "
+                         f"(~{_duration(evaluations / EVALUATIONS_PER_SECOND)} here); this Space runs at most "
+                         f"{limit:,} (~{_duration(limit / EVALUATIONS_PER_SECOND)}) per request — {advice}",
+                         title="Too much work")
+    return int(evaluations)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+ATTRIBUTION_EVALUATIONS = {  # model evaluations of one explanation of a text of n words (s = samples / steps)
+    "gradient": lambda n, s: 1, "saliency": lambda n, s: 1, "input_x_gradient": lambda n, s: 1,
+    "integrated_gradients": lambda n, s: s or 50, "occlusion": lambda n, s: n + 1, "omission": lambda n, s: n + 1,
+    "lime": lambda n, s: s or 5000, "kernel_shap": lambda n, s: s or 5000, "shapley_sampling": lambda n, s: (s or 25) * n,
+}
+
+
+def attribution_evaluations(method: str, n_words: int, samples: int | None = None) -> int:
+    """Model evaluations of one word attribution by ``method`` (unknown methods: counted as 50)."""
+    cost = ATTRIBUTION_EVALUATIONS.get(str(method).split(" ")[0].lower())
+    return int(cost(n_words, samples)) if cost else 50
+
+
+def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_size: int = 5,
+                      max_exact_words: int = 12, method: str = "integrated_gradients") -> int:
+    """Model evaluations of NAOPC for texts of ``n_words`` words: the explanation, both AOPC curves and the
+    limits — exact (every word subset: 2^n) up to ``max_exact_words`` words, else two beams (B states x the
+    remaining words at each of n steps, both directions: about B n (n + 1)).
+
+    >>> naopc_evaluations([10]), naopc_evaluations([80], beam_size=20)
+    (1094, 129810)
+    """
+    total = 0
+    for n in n_words:
+        total += attribution_evaluations(method, n) + 2 * n
+        if normalization == "none":
+            continue
+        exact = normalization == "auto" and n <= max_exact_words or normalization == "exact"
+        total += 2 ** n if exact else beam_size * n * (n + 1)
+    return int(total)
+
+
+def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], explainer: str, samples: int | None = None,
+                     index_cached: bool = False) -> int:
+    """Model evaluations of TOKI: explaining every training text (unless its keyword index is cached) and
+    every assessed text, plus one prediction per text."""
+    texts = list(text_words) + ([] if index_cached else list(train_words))
+    return int(sum(attribution_evaluations(explainer, n, samples) + 1 for n in texts))
+
+
+def feedback_evaluations(text_words: Sequence[int], steps: int, substitutes: int = 3, max_words: int = 3) -> int:
+    """Model evaluations of ``steps`` editor feedback steps: per step and text, one gradient pass and the
+    candidate edits (about ``substitutes`` per word for up to ``max_words`` words, over every word)."""
+    return int(sum(steps * (1 + substitutes * n * max_words) for n in text_words))
+
+
+# --------------------------------------------------------------------------- result files
+def output_dir() -> "os.PathLike":
+    """Where Spaces write downloadable results: ``$HF_HOME/textxai/space-outputs`` (created)."""
+    from textxai.loading import cache_dir
+
+    folder = cache_dir() / "space-outputs"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def csv_cell(value):
+    """A CSV cell that a spreadsheet will not run as a formula: text starting with = + - @ (or a tab / CR)
+    gets a leading apostrophe; numbers stay numbers.
+
+    >>> [csv_cell(v) for v in ["=cmd|' /C calc'!A0", "-1", "@SUM(A1)", "fine", -0.5]]
+    ["'=cmd|' /C calc'!A0", "'-1", "'@SUM(A1)", 'fine', -0.5]
+    """
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def write_csv(rows: Sequence[Sequence], header: Sequence[str], stem: str) -> str:
+    """Write an escaped CSV into :func:`output_dir` (keeping at most ``MAX_OUTPUT_FILES`` files) and return its path."""
+    import csv
+    import tempfile
+
+    folder = output_dir()
+    old = sorted(folder.glob("*.csv"), key=lambda p: p.stat().st_mtime)
+    for path in old[: max(0, len(old) - MAX_OUTPUT_FILES + 1)]:
+        path.unlink(missing_ok=True)
+    handle = tempfile.NamedTemporaryFile("w", suffix=f"_{stem}.csv", dir=folder, delete=False, encoding="utf-8", newline="")
+    with handle:
+        writer = csv.writer(handle)
+        writer.writerow([csv_cell(h) for h in header])
+        for row in rows:
+            writer.writerow([csv_cell(v) for v in row])
+    return handle.name
 
 
 # --------------------------------------------------------------------------- rendering

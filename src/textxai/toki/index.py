@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from textxai.loading import LRUCache, cache_size
 from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margins, normalize_rows, plurality
 from textxai.toki.theta import resolve_theta_relate
 from textxai.validation import short_repr
@@ -341,7 +342,7 @@ def check_index(index, classifier) -> KeywordIndex:
 
 
 # ----------------------------------------------------------------------------- one call (the evaluate module)
-_INDEX_CACHE: dict = {}
+_INDEX_CACHE = LRUCache(cache_size("TEXTXAI_INDEX_CACHE", 8))  # bounded: a Space builds indexes for visitors' data
 
 
 def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> KeywordIndex:
@@ -356,6 +357,4 @@ def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> Key
                                      [int(y) for y in train_labels], emb_key,
                                      {k: v for k, v in kwargs.items() if k not in ("embedders", "progress")}],
                                     default=str).encode()).hexdigest()
-    if key not in _INDEX_CACHE:
-        _INDEX_CACHE[key] = build_keyword_index(clf, train_texts, train_labels, **kwargs)
-    return _INDEX_CACHE[key]
+    return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels, **kwargs))

