@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textxai.validation import short_repr
+from textxai.validation import check_finite, short_repr
 
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 ScoreManyFn = Callable[[list], list]
@@ -39,6 +39,7 @@ def comprehensiveness_order(attributions) -> list[int]:
     >>> comprehensiveness_order([0.1, 0.5, 0.1, -2.0])
     [1, 0, 2, 3]
     """
+    check_finite(attributions, "attributions")
     a = np.asarray(attributions, dtype=float)
     return [int(i) for i in np.argsort(-a, kind="stable")]
 
@@ -49,6 +50,7 @@ def sufficiency_order(attributions) -> list[int]:
     >>> sufficiency_order([0.1, 0.5, 0.1, -2.0])
     [3, 0, 2, 1]
     """
+    check_finite(attributions, "attributions")
     a = np.asarray(attributions, dtype=float)
     return [int(i) for i in np.argsort(a, kind="stable")]
 

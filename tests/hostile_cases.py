@@ -1,0 +1,202 @@
+"""The table of bad inputs shared by tests/test_hostile_table.py and the re-measurement in the closing note.
+
+Each case: (case id, surface, call(ctx), the argument its message must name). ``ctx`` holds a tiny model
+folder, loaded modules and Space apps (see ``Context``). A case is *clear* when the call raises a
+ValueError / TypeError whose message names the argument.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class Context:
+    def __init__(self, folder: str, modules: dict, apps: dict, tmp):
+        self.folder, self.modules, self.apps, self.tmp = folder, modules, apps, tmp
+
+    def module(self, name):
+        return self.modules[name]
+
+
+def _lib_cases():
+    from textxai import ceval, fim, inconsistency, naopc, toki
+    from textxai.classifier import TextClassifier, as_classifier
+    from textxai.lm import CausalLM, perplexity
+
+    M = lambda c: c.folder  # noqa: E731
+    return [
+        ("as_classifier(None)", "library", lambda c: as_classifier(None), "model"),
+        ("as_classifier('')", "library", lambda c: as_classifier(""), "model"),
+        ("as_classifier(' ')", "library", lambda c: TextClassifier(" "), "model"),
+        ("as_classifier(42)", "library", lambda c: TextClassifier(42), "model"),
+        ("as_classifier('../x')", "library", lambda c: as_classifier("../no-such"), "model"),
+        ("device='tpu'", "library", lambda c: TextClassifier(M(c), device="tpu"), "device"),
+        ("device='cuda:7'", "library", lambda c: TextClassifier(M(c), device="cuda:7"), "device"),
+        ("max_length=0", "library", lambda c: TextClassifier(M(c), max_length=0), "max_length"),
+        ("max_length=-3", "library", lambda c: TextClassifier(M(c), max_length=-3), "max_length"),
+        ("word_tokenizer='x'", "library", lambda c: TextClassifier(M(c), word_tokenizer="x"), "word_tokenizer"),
+        ("predict_proba('text')", "library", lambda c: as_classifier(M(c)).predict_proba("great"), "texts"),
+        ("predict_proba([])", "library", lambda c: as_classifier(M(c)).predict_proba([]), "texts"),
+        ("predict_proba([None])", "library", lambda c: as_classifier(M(c)).predict_proba([None]), "texts[0]"),
+        ("predict_proba pairs len", "library", lambda c: as_classifier(M(c)).predict_proba(["a", "b"], ["c"]), "text_pairs"),
+        ("predict_proba batch 0", "library", lambda c: as_classifier(M(c)).predict_proba(["a"], batch_size=0), "batch_size"),
+        ("masked_proba bad mask", "library", lambda c: as_classifier(M(c)).masked_proba("a b", [[1, 0, 1]]), "masks"),
+        ("masked_proba perturbation", "library",
+         lambda c: as_classifier(M(c)).masked_proba("a b", [[1, 0]], perturbation="blur"), "perturbation"),
+        ("CausalLM(None)", "library", lambda c: CausalLM(None), "lm"),
+        ("CausalLM('')", "library", lambda c: CausalLM(""), "lm"),
+        ("perplexity('text')", "library", lambda c: perplexity("text", c.lm), "texts"),
+        ("perplexity batch 0", "library", lambda c: perplexity(["a"], c.lm, batch_size=0), "batch_size"),
+        ("ceval.flip_rate unequal", "library", lambda c: ceval.flip_rate([0, 1], [1]), "counterfactual_labels"),
+        ("ceval.flips broadcast", "library", lambda c: ceval.flips([0, 0, 0], [1]), "counterfactual_labels"),
+        ("ceval.token_distance None", "library", lambda c: ceval.token_distance(None, "x"), "original"),
+        ("ceval.diversity []", "library", lambda c: ceval.diversity([]), "counterfactual_sets"),
+        ("ceval.probability_change rows", "library",
+         lambda c: ceval.probability_change([[0.5, 0.5], [0.5, 0.5]], [[0.2, 0.8]]), "counterfactual_probs"),
+        ("ceval.judge 1 reply for 4", "library", lambda c: ceval.judge_quality(["a", "b", "c", "d"], lambda p: ["3"]), "judge"),
+        ("ceval max_new_tokens=0", "library",
+         lambda c: ceval.score_counterfactuals(["a"], ["b"], original_labels=[0], counterfactual_labels=[1],
+                                               judge=lambda p: ["3"] * len(p), max_new_tokens=0), "max_new_tokens"),
+        ("ceval targets=[7]", "library", lambda c: ceval.score_counterfactuals(["a"], ["b"], model=M(c), targets=[7]), "targets"),
+        ("ceval labels out of range", "library",
+         lambda c: ceval.score_counterfactuals(["a"], ["b"], model=M(c), original_labels=[9]), "original_labels"),
+        ("naopc.aopc_curve nan", "library",
+         lambda c: naopc.comprehensiveness_order([0.1, float("nan")]), "attributions"),
+        ("naopc texts str", "library", lambda c: naopc.compute_naopc("great", [[0.1]], M(c)), "texts"),
+        ("naopc beam 0", "library", lambda c: naopc.compute_naopc(["a b"], [[0.1, 0.2]], M(c), beam_size=0), "beam_size"),
+        ("naopc attributions len", "library", lambda c: naopc.compute_naopc(["a b"], [[0.1]], M(c)), "attributions"),
+        ("naopc normalization", "library", lambda c: naopc.compute_naopc(["a b"], [[0.1, 0.2]], M(c), normalization="x"),
+         "normalization"),
+        ("naopc target 7", "library", lambda c: naopc.compute_naopc(["a b"], [[0.1, 0.2]], M(c), target=7), "target"),
+        ("fim texts str", "library", lambda c: fim.difficulty("great", M(c)), "texts"),
+        ("fim texts []", "library", lambda c: fim.difficulty([], M(c)), "texts"),
+        ("fim batch 0", "library", lambda c: fim.difficulty(["a"], M(c), batch_size=0), "batch_size"),
+        ("fim pairs len", "library", lambda c: fim.difficulty(["a", "b"], M(c), text_pairs=["c"]), "text_pairs"),
+        ("inc chains str", "library", lambda c: inconsistency.inconsistency("a chain"), "chains"),
+        ("inc chain with int", "library", lambda c: inconsistency.inconsistency([["a b", 3]]), "chains"),
+        ("inc n=0", "library", lambda c: inconsistency.inconsistency([["a b", "a c"]], n=0), "n"),
+        ("inc labels len", "library", lambda c: inconsistency.inconsistency([["a b", "a c"]], labels=[[0]]), "labels"),
+        ("inc pooling", "library", lambda c: inconsistency.inconsistency([["a b", "a c"]], pooling="x"), "pooling"),
+        ("toki texts str", "library", lambda c: toki.toki_trust("great", [0], model=M(c)), "texts"),
+        ("toki references len", "library", lambda c: toki.toki_trust(["a", "b"], [0], model=M(c)), "references"),
+        ("toki top_k 0", "library", lambda c: toki.toki_trust(["a"], [0], model=M(c), top_k=0), "top_k"),
+        ("toki theta_dist 2", "library", lambda c: toki.toki_trust(["a"], [0], model=M(c), theta_dist=2.0), "theta_dist"),
+        ("toki human_trust", "library",
+         lambda c: toki.toki_trust(["a"], [0], model=M(c), train_texts=["a good film", "a bad film"], train_labels=[1, 0],
+                                   human_trust=[5]), "human_trust"),
+    ]
+
+
+def _module_cases():
+    M = lambda c: c.folder  # noqa: E731
+    cases = []
+    for name, kwargs in (
+        ("naopc", {"texts": ["a good film"], "attributions": [[0.1, 0.2, 0.3]]}),
+        ("fim_difficulty", {"texts": ["a good film"]}),
+        ("toki_trust", {"texts": ["a good film"], "references": [1], "train_texts": ["a good film", "a bad film"],
+                        "train_labels": [1, 0], "explainer": "omission", "embedders": "classifier"}),
+        ("inconsistency", {"edits": [["a good film", "a bad film"]]}),
+        ("ceval", {"predictions": ["a bad film"], "references": ["a good film"]}),
+    ):
+        first = next(iter(kwargs))
+        cases += [
+            (f"{name}: {first}=str", "module", lambda c, n=name, k=kwargs, f=first: c.module(n).compute(
+                **{**k, f: "great"}, model=M(c)), first),
+            (f"{name}: {first}=[]", "module", lambda c, n=name, k=kwargs, f=first: c.module(n).compute(
+                **{**k, f: []}, model=M(c)), first),
+            (f"{name}: {first}=None", "module", lambda c, n=name, k=kwargs, f=first: c.module(n).compute(
+                **{**k, f: None}, model=M(c)), first),
+            (f"{name}: {first}=[5]", "module", lambda c, n=name, k=kwargs, f=first: c.module(n).compute(
+                **{**k, f: [5]}, model=M(c)), first),
+            (f"{name}: model=None", "module", lambda c, n=name, k=kwargs: c.module(n).compute(**k, model=None)
+             if n != "inconsistency" else c.module(n).compute(**k, model=None, lm=""), "model" if name != "inconsistency" else "lm"),
+            (f"{name}: batch_size=0", "module", lambda c, n=name, k=kwargs: c.module(n).compute(**k, model=M(c), batch_size=0),
+             "batch_size"),
+            (f"{name}: device='tpu'", "module", lambda c, n=name, k=kwargs: c.module(n).compute(**k, model=M(c), device="tpu"),
+             "device"),
+        ]
+    cases += [
+        ("naopc: attributions len", "module",
+         lambda c: c.module("naopc").compute(texts=["a good film"], attributions=[[0.1]], model=M(c)), "attributions"),
+        ("naopc: beam_size=0", "module",
+         lambda c: c.module("naopc").compute(texts=["a good film"], attributions=[[0.1, 0.2, 0.3]], model=M(c),
+                                             beam_size=0), "beam_size"),
+        ("ceval: targets=[7]", "module",
+         lambda c: c.module("ceval").compute(predictions=["a"], references=["b"], model=M(c), targets=[7]), "targets"),
+        ("ceval: contrast", "module",
+         lambda c: c.module("ceval").compute(predictions=["a"], references=["b"], model=M(c), contrast="x"), "contrast"),
+        ("inconsistency: n=0", "module",
+         lambda c: c.module("inconsistency").compute(edits=[["a b", "a c"]], n=0), "n"),
+        ("toki: top_k=0", "module",
+         lambda c: c.module("toki_trust").compute(texts=["a"], references=[0], model=M(c), top_k=0), "top_k"),
+    ]
+    return cases
+
+
+def _space_cases():
+    from textxai import spaces
+
+    return [
+        ("space model None", "space", lambda c: spaces.resolve_model(None), "model"),
+        ("space model path hosted", "space", lambda c: spaces.resolve_model("/etc/passwd", hosted=True), "model"),
+        ("space model ../", "space", lambda c: spaces.resolve_model("../secret", hosted=True), "model"),
+        ("space lm hosted path", "space", lambda c: spaces.resolve_lm("/tmp", listed=("gpt2",), hosted=True), "lm"),
+        ("space texts none", "space", lambda c: spaces.check_inputs(["", " "]), "texts"),
+        ("space texts too many", "space", lambda c: spaces.check_inputs(["a"] * 500), "texts"),
+        ("space text too long", "space", lambda c: spaces.check_inputs(["a" * 10**5]), "texts[0]"),
+        ("space texts int", "space", lambda c: spaces.check_inputs([3]), "texts[0]"),
+        ("naopc space method", "space",
+         lambda c: spaces.user_errors(c.apps["naopc"].evaluate_texts)(c.folder, "a film", "x", "auto", 5), "method"),
+        ("naopc space beam", "space",
+         lambda c: spaces.user_errors(c.apps["naopc"].evaluate_texts)(c.folder, "a film", "gradient", "auto", 99),
+         "beam_size"),
+        ("naopc space budget", "space",
+         lambda c: spaces.user_errors(c.apps["naopc"].evaluate_texts)(c.folder, "\n".join(["a b c d e f g h i j k l"] * 5),
+                                                                     "lime", "auto", 5), "texts"),
+        ("ceval space no cfs", "space",
+         lambda c: spaces.user_errors(c.apps["ceval"].score_one)(c.folder, "a film", "", "none"), "counterfactuals"),
+        ("ceval space lm path", "space",
+         lambda c: spaces.user_errors(c.apps["ceval"].score_one)(c.folder, "a film", "b film", "../x"), "lm"),
+        ("ceval space csv none", "space",
+         lambda c: spaces.user_errors(c.apps["ceval"].score_csv)(c.folder, None, "none"), "csv"),
+        ("inc space steps", "space",
+         lambda c: spaces.user_errors(c.apps["inconsistency"].run_editor)(c.folder, "a film", 99, "1", "spacy", "pooled",
+                                                                          progress=lambda *a, **k: None), "steps"),
+        ("inc space n", "space",
+         lambda c: spaces.user_errors(c.apps["inconsistency"].score_chains)("a b\na c", "zero", "spacy", "pooled"), "n"),
+    ]
+
+
+def all_cases():
+    return _lib_cases() + _module_cases() + _space_cases()
+
+
+def outcome(call, ctx, argument: str, timeout: float = 120.0) -> tuple[str, str]:
+    """(clear | obscure | silent | hang, detail) of one case."""
+    import threading
+    import warnings
+
+    box = {}
+
+    def run():
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                box["value"] = call(ctx)
+        except BaseException as error:  # noqa: BLE001
+            box["error"] = error
+
+    worker = threading.Thread(target=run, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        return "hang", ""
+    if "error" not in box:
+        return "silent", repr(box.get("value"))[:120]
+    error = box["error"]
+    message = str(error)
+    if isinstance(error, (ValueError, TypeError)) and argument in message:
+        return "clear", f"{type(error).__name__}: {message[:160]}"
+    return "obscure", f"{type(error).__name__}: {message[:200]}"
+
+
+_ = np
