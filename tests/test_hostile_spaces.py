@@ -200,3 +200,16 @@ def test_demo_model_is_loaded_once_per_process():
     from textxai.classifier import as_classifier
 
     assert spaces.resolve_model(spaces.DEFAULT_MODEL) is as_classifier(spaces.DEFAULT_MODEL)
+
+
+def test_fim_space_strips_the_model_choice_for_its_corpus(monkeypatch):
+    app = load_space_app("fim_difficulty")
+    seen = []
+    monkeypatch.setattr(app.fim, "difficulty", lambda texts, clf, batch_size: seen.append(texts) or {"difficulty": [0.0]})
+    app.corpus_difficulty(" textxai/demo-topic ", object())
+    assert seen == [app.corpus_texts("topic")] and seen[0] != app.corpus_texts("sentiment")
+
+
+def test_space_error_keeps_quotes_but_escapes_tags():
+    error = SpaceError("model='<img src=x>': expected a Hub id")
+    assert error.message == "model='&lt;img src=x&gt;': expected a Hub id" and str(error) == "model='<img src=x>': expected a Hub id"

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from pathlib import Path
 
 import gradio as gr
 import numpy as np
 
+from textxai.loading import LRUCache
 from textxai import fim, spaces
 
 PAPER_URL = "https://arxiv.org/abs/2010.07212"
@@ -22,8 +22,7 @@ DESCRIPTION = (
     "of the top eigenvector lies on them; the slider moves the embeddings along it."
 )
 
-_CORPUS: dict[str, np.ndarray] = {}
-_CORPUS_LOCK = threading.Lock()
+_CORPUS = LRUCache(maxsize=4)  # bounded: one reference distribution per model named, the least recent dropped
 
 
 def corpus_texts(kind: str = "sentiment", split: str = "test") -> list[str]:
@@ -37,11 +36,9 @@ def corpus_texts(kind: str = "sentiment", split: str = "test") -> list[str]:
 
 def corpus_difficulty(model_choice: str, clf) -> np.ndarray:
     """Difficulties of the demo corpus under this model (computed once per model, then cached)."""
-    with _CORPUS_LOCK:
-        if model_choice not in _CORPUS:
-            kind = "topic" if model_choice == "textxai/demo-topic" else "sentiment"
-            _CORPUS[model_choice] = np.sort(fim.difficulty(corpus_texts(kind), clf, batch_size=16)["difficulty"])
-        return _CORPUS[model_choice]
+    key = str(model_choice).strip()  # " textxai/demo-topic" is the topic model, with the topic corpus
+    kind = "topic" if key == "textxai/demo-topic" else "sentiment"
+    return _CORPUS.get_or_create(key, lambda: np.sort(fim.difficulty(corpus_texts(kind), clf, batch_size=16)["difficulty"]))
 
 
 def percentile(value: float, reference: np.ndarray) -> float:

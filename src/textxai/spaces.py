@@ -76,7 +76,8 @@ class SpaceError(gr.Error, ValueError):
     """
 
     def __init__(self, message: str, title: str = "Error"):
-        super().__init__(escape(message), duration=None, title=title, print_exception=False)
+        # < > & escaped (the modal renders HTML); quotes kept, so "model='x'" does not reach visitors as &#x27;
+        super().__init__(html.escape(str(message), quote=False), duration=None, title=title, print_exception=False)
         self.plain = message
         self.args = (message,)
 
