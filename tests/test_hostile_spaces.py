@@ -44,7 +44,7 @@ def test_naopc_request_above_budget_is_refused_before_any_model_call(model_calls
         handler(spaces.DEFAULT_MODEL, "\n".join([LONG] * 5), "integrated_gradients", "beam", 20)
     assert model_calls == {"forward": 0, "load": 0}
     assert "beam size" in str(caught.value) and caught.value.title == "Too much work"
-    expected = spaces.naopc_evaluations([len(app.words.tokenize(LONG))] * 5, "beam", 20, app.MAX_EXACT_WORDS)
+    expected = spaces.naopc_evaluations([spaces.approx_words(LONG)] * 5, "beam", 20, app.MAX_EXACT_WORDS)
     assert f"{expected:,}" in str(caught.value) and expected > 50 * spaces.MAX_EVALUATIONS
 
 

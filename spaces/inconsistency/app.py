@@ -10,7 +10,7 @@ import Levenshtein
 from textxai import inconsistency as inc
 from textxai import spaces
 from textxai.editors import GradientSubstitutionEditor
-from textxai.words import tokenize, word_spans
+from textxai.words import word_spans
 
 MAX_CHAINS = 5
 MAX_CHAIN_TEXTS = 12
@@ -160,7 +160,7 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
     if not 1 <= steps <= MAX_STEPS:
         raise spaces.SpaceError(f"steps={steps}: expected 1 to {MAX_STEPS}")
     n = parse_n(n_text)
-    spaces.check_budget(spaces.feedback_evaluations([len(tokenize(t)) for t in texts], steps),
+    spaces.check_budget(spaces.feedback_evaluations([spaces.approx_words(t) for t in texts], steps),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
     editor = GradientSubstitutionEditor(classifier)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 import numpy as np
 
-from textxai import naopc, spaces, words
+from textxai import naopc, spaces
 from textxai.attribution import METHODS
 
 PAPER_URL = "https://arxiv.org/abs/2408.08137"
@@ -104,7 +104,7 @@ def evaluate_texts(model_choice: str, text: str, method: str, normalization: str
         raise spaces.SpaceError(f"beam_size={beam_size}: expected an integer from 1 to {MAX_BEAM} in this Space")
     if normalization == "exact":
         normalization = "auto"  # capped: texts longer than MAX_EXACT_WORDS fall back to beam
-    spaces.check_budget(spaces.naopc_evaluations([len(words.tokenize(t)) for t in texts], normalization, beam_size,
+    spaces.check_budget(spaces.naopc_evaluations([spaces.approx_words(t) for t in texts], normalization, beam_size,
                                                  MAX_EXACT_WORDS, method),
                         "texts", "use fewer or shorter texts, a smaller beam size or limits 'none'")
     clf = spaces.resolve_model(model_choice)

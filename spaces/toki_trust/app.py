@@ -62,7 +62,7 @@ def keyword_index(model_choice: str, train_text: str | None, explainer: str, emb
     method, options, embs = settings(explainer, embedders)
     if train_text and train_text.strip():
         rows = parse_train(train_text, classifier)
-        spaces.check_budget(spaces.toki_evaluations([len(tokenize(b)) for _, b in rows], [], method,
+        spaces.check_budget(spaces.toki_evaluations([spaces.approx_words(b) for _, b in rows], [], method,
                                                     options.get("n_samples")),
                             "training texts", "paste fewer training texts or choose the omission / gradient explainer")
     elif str(model_choice).startswith("textxai/demo-"):
