@@ -108,3 +108,19 @@ def test_a_failed_compute_does_not_poison_the_module_instance(tiny_bert_folder, 
         warnings.simplefilter("ignore")
         result = module.compute(**good, **extra)
     assert isinstance(result, dict) and result
+
+
+def test_an_editor_that_raises_is_named_with_its_step_and_texts(tiny_bert_folder):
+    from textxai import inconsistency
+    from textxai.validation import CallbackError
+
+    def my_editor(texts):
+        if "bad" in texts[0]:
+            raise KeyError("vocabulary")
+        return [[t.replace("good", "bad")] for t in texts]
+
+    with pytest.raises(CallbackError) as caught:
+        inconsistency.feedback_chains(my_editor, ["a good film"], tiny_bert_folder, steps=3)
+    message = str(caught.value)
+    assert "editor=" in message and "my_editor" in message and "step 2 of 3" in message and "a bad film" in message
+    assert isinstance(caught.value.__cause__, KeyError)

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from textxai.progress import progress_bar
-from textxai.validation import short_repr, check_choice, check_positive_int, check_texts
+from textxai.validation import call_user, short_repr, check_choice, check_positive_int, check_texts
 from textxai.words import WORD_TOKENIZERS, tokenize, word_distance, tokenize_many
 
 DEFAULT_N = (1, 2, 3, 5, 9)
@@ -524,7 +524,7 @@ def feedback_chains(
         if not active:
             break
         current = [chains[c][-1] for c in active]
-        outputs = editor(list(current))
+        outputs = call_user(editor, "editor", f"step {step} of {steps}, texts {short_repr(current, 120)}", list(current))
         if isinstance(outputs, str) or not isinstance(outputs, Sequence) or len(outputs) != len(current):
             raise ValueError(
                 f"editor returned {short_repr(outputs)} for {len(current)} texts at step {step}: expected a list of "
