@@ -64,6 +64,12 @@ __all__ = [
     "compare_table",
     "plot_intervals",
     "plot_sample_size_sweep",
+    "DEMO_OPTIONS",
+    "add_cli_arguments",
+    "cli_options",
+    "runner_intervals",
+    "fmt",
+    "interval_note",
 ]
 
 UNITS = {
@@ -575,17 +581,22 @@ def _fmt(x: float, decimals: int) -> str:
 
 def format_interval(entry: Mapping, digits: int = 3) -> str:
     """``"0.880 [0.71, 0.97]"``: the score with ``digits`` decimals, the bounds with one fewer (more when
-    that would hide the width).
+    that would hide the width); ``digits + 1`` significant digits for scores outside [0.01, 100).
 
     >>> format_interval({"score": 0.88, "ci_low": 0.712, "ci_high": 0.968, "n": 6})
     '0.880 [0.71, 0.97]'
     >>> format_interval({"score": 0.5, "ci_low": float("nan"), "ci_high": float("nan"), "n": 1})
     '0.500 [no interval: n=1]'
+    >>> format_interval({"score": 144.09, "ci_low": 78.7, "ci_high": 258.48, "n": 90})
+    '144.1 [78.7, 258.5]'
     """
     score, low, high = entry.get("score"), entry.get("ci_low"), entry.get("ci_high")
     text = _fmt(score, digits)
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return f"{text} [no interval: n={entry.get('n', 0)}]"
+    if score is not None and math.isfinite(score) and score != 0 and not 0.01 <= abs(score) < 100:
+        g = lambda x: f"{x:.{digits + 1}g}"  # noqa: E731 - very large / small values: significant digits
+        return f"{g(score)} [{g(low)}, {g(high)}]"
     decimals = max(digits - 1, 0)
     while decimals < digits + 3 and high > low and _fmt(low, decimals) == _fmt(high, decimals):
         decimals += 1
@@ -640,11 +651,12 @@ def compare_table(comparison: Mapping, name_a: str = "A", name_b: str = "B") -> 
     aw, bw = max(8, len(name_a) + 1), max(8, len(name_b) + 1)
     level = next(iter(comparison.values())).get("confidence_level", 0.95)
     head = f"{name_a} - {name_b} [{level * 100:.0f}% CI]"
-    lines = [f"{'summary':<{kw}} {name_a:<{aw}} {name_b:<{bw}} {head:<21} {'n':<3} Wilcoxon p"]
+    dw = max(21, len(head) + 1)
+    lines = [f"{'summary':<{kw}} {name_a:<{aw}} {name_b:<{bw}} {head:<{dw}} {'n':<3} Wilcoxon p"]
     for key, c in comparison.items():
         diff = format_interval({"score": c["difference"], "ci_low": c["ci_low"], "ci_high": c["ci_high"], "n": c["n"]})
         p = c.get("p_value")
-        lines.append(f"{key:<{kw}} {_fmt(c['a'], 3):<{aw}} {_fmt(c['b'], 3):<{bw}} {diff:<21} {c['n']:<3} "
+        lines.append(f"{key:<{kw}} {_fmt(c['a'], 3):<{aw}} {_fmt(c['b'], 3):<{bw}} {diff:<{dw}} {c['n']:<3} "
                      f"{'nan' if p is None or not math.isfinite(p) else f'{p:.3g}'}")
     return "\n".join(lines)
 
@@ -668,6 +680,8 @@ def plot_intervals(intervals: Mapping, keys: Sequence[str] | None = None, title:
     keys = all_keys if keys is None else [k for k in keys if k in all_keys]
     if not keys:
         raise ValueError(f"intervals={short_repr(intervals)}: expected at least one interval to draw")
+    if all(_at_n(k) for k in keys) and len(keys) > 1:
+        return _plot_at_n(groups, keys, title)
     cols = min(cols, len(keys))
     rows = math.ceil(len(keys) / cols)
     fig = Figure(figsize=(3.2 * cols, 0.5 + (0.35 * len(names) + 1.1) * rows), layout="constrained")
@@ -691,6 +705,41 @@ def plot_intervals(intervals: Mapping, keys: Sequence[str] | None = None, title:
             ax.set_yticks([])
     for ax in axes[len(keys):]:
         ax.set_visible(False)
+    level = next((e.get("confidence_level") for g in groups.values() for e in g.values()), 0.95) or 0.95
+    fig.suptitle(title or f"{level * 100:.0f}% bootstrap confidence intervals")
+    return fig
+
+
+def _at_n(key: str):
+    """("inc", 3) for "inc@3", else None."""
+    name, _, k = key.rpartition("@")
+    return (name, int(k)) if name and k.isdigit() else None
+
+
+def _plot_at_n(groups: Mapping, keys: Sequence[str], title: str | None):
+    """Summaries reported at several n (inconsistency's inc@n, ...): one panel per summary, error bars against n."""
+    from matplotlib.figure import Figure
+
+    metrics = list(dict.fromkeys(_at_n(k)[0] for k in keys))
+    fig = Figure(figsize=(3.6 * len(metrics), 3.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(metrics), squeeze=False)).ravel()
+    width = 0.25 / max(len(groups), 1)
+    for ax, metric in zip(axes, metrics):
+        for i, (name, ivs) in enumerate(groups.items()):
+            pts = sorted((_at_n(k)[1], e) for k, e in ivs.items() if k in keys and _at_n(k)[0] == metric)
+            if not pts:
+                continue
+            x = np.array([p[0] for p in pts], dtype=float) + (i - (len(groups) - 1) / 2) * width
+            y = np.array([p[1]["score"] for p in pts], dtype=float)
+            low = np.array([p[1]["ci_low"] for p in pts], dtype=float)
+            high = np.array([p[1]["ci_high"] for p in pts], dtype=float)
+            err = np.nan_to_num(np.vstack([y - low, high - y]), nan=0.0)
+            ax.errorbar(x, y, yerr=np.maximum(err, 0), fmt="o-", color=f"C{i}", capsize=4, label=name or None)
+        ax.set_xlabel("n (feedback step)")
+        ax.set_title(f"{metric}@n")
+        ax.grid(alpha=0.3)
+        if any(groups):
+            ax.legend(fontsize=8)
     level = next((e.get("confidence_level") for g in groups.values() for e in g.values()), 0.95) or 0.95
     fig.suptitle(title or f"{level * 100:.0f}% bootstrap confidence intervals")
     return fig
@@ -730,3 +779,92 @@ def plot_sample_size_sweep(sweep: Mapping, title: str | None = None):
     ax.legend(fontsize=8, title="dotted: 1/sqrt(n); hollow: projected", title_fontsize=7)
     ax.set_title(title or "How many examples? Interval width against sample size")
     return fig
+
+
+# ---------------------------------------------------------------------------------------------- runners (CLI, demo)
+
+#: intervals in ``textxai demo`` (on by default there and in ``textxai run``; off by default in ``compute``)
+DEMO_OPTIONS = {"confidence_level": 0.95, "n_resamples": 2000, "seed": 0, "sample_size_sweep": False,
+                "sweep_sizes": SWEEP_SIZES}
+
+
+def add_cli_arguments(parser) -> None:
+    """``--confidence-level``, ``--n-resamples``, ``--sample-size-sweep``, ``--sweep-sizes`` of ``textxai run``."""
+    group = parser.add_argument_group("confidence intervals (textxai.stats)")
+    group.add_argument("--confidence-level", type=float, default=0.95,
+                       help="level of the bootstrap intervals printed with every number (default 0.95; 0 = none)")
+    group.add_argument("--n-resamples", type=int, default=DEFAULT_N_RESAMPLES,
+                       help=f"bootstrap resamples (default {DEFAULT_N_RESAMPLES})")
+    group.add_argument("--sample-size-sweep", action="store_true",
+                       help="also plot the interval width against the number of examples (--sweep-sizes)")
+    group.add_argument("--sweep-sizes", type=int, nargs="+", default=list(SWEEP_SIZES),
+                       help="sample sizes of the sweep (default 10 50 100 200, as the inconsistency paper)")
+
+
+def cli_options(args) -> dict:
+    """The interval options of parsed ``textxai run`` arguments (defaults when the CLI did not add them)."""
+    level = getattr(args, "confidence_level", DEMO_OPTIONS["confidence_level"])
+    seed = getattr(args, "seed", 0)
+    return {"confidence_level": None if level in (None, 0) else _check_level(level),
+            "n_resamples": check_positive_int(getattr(args, "n_resamples", DEFAULT_N_RESAMPLES), "--n-resamples"),
+            "seed": seed if isinstance(seed, int) and seed >= 0 else 0,
+            "sample_size_sweep": bool(getattr(args, "sample_size_sweep", False)),
+            "sweep_sizes": list(getattr(args, "sweep_sizes", SWEEP_SIZES))}
+
+
+def runner_intervals(module_name: str, result: dict, options: Mapping | None, figures: dict | None = None,
+                     keys: Sequence[str] | None = None, title: str | None = None) -> dict:
+    """What a runner does with intervals, in one call: ``result["intervals"]`` (``options["confidence_level"]``
+    None = nothing), their error bars as ``figures["intervals"]`` (the summaries ``keys``, default all), and with
+    ``options["sample_size_sweep"]`` the sweep as ``result["sample_size_sweep"]`` / ``figures["sample_size_sweep"]``.
+    Returns ``result["intervals"]`` (``{}`` when off).
+
+    >>> r = {"trust_labels": [True, False, True, True, None, True], "trustworthy_rate": 0.8}
+    >>> runner_intervals("toki_trust", r, DEMO_OPTIONS)["trustworthy_rate"]["n"]
+    5
+    """
+    options = {**DEMO_OPTIONS, **(options or {})}
+    if options.get("confidence_level") is None:
+        return {}
+    add_intervals(module_name, result, options["confidence_level"], options["n_resamples"], options["seed"])
+    shown = [k for k in (keys or result["intervals"]) if k in result["intervals"]]
+    if figures is not None and shown:
+        figures["intervals"] = plot_intervals(result["intervals"], shown, title=title)
+    if options.get("sample_size_sweep") and shown:
+        sweep = sample_size_sweep(module_name, result, keys=shown, sizes=options["sweep_sizes"],
+                                  confidence_level=options["confidence_level"],
+                                  n_resamples=min(options["n_resamples"], 999), seed=options["seed"])
+        result["sample_size_sweep"] = sweep
+        if figures is not None:
+            figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)
+    return result["intervals"]
+
+
+def fmt(result: Mapping, key: str, digits: int = 3, value=None) -> str:
+    """``result[key]`` (or ``value``) for a report: with its interval from ``result["intervals"]`` when there is one.
+
+    >>> fmt({"flip_rate": 0.5, "intervals": {"flip_rate": {"score": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 9}}},
+    ...     "flip_rate")
+    '0.500 [0.20, 0.80]'
+    >>> fmt({"flip_rate": 0.5}, "flip_rate")
+    '0.500'
+    """
+    entry = (result.get("intervals") or {}).get(key)
+    return format_value(_get(result, key) if value is None else value, entry, digits)
+
+
+def interval_note(intervals: Mapping) -> str:
+    """One line under a report: what the brackets are.
+
+    >>> interval_note({"inc@1": {"score": 1, "ci_low": 0, "ci_high": 2, "n": 8, "unit": "chain", "method": "BCa",
+    ...                          "confidence_level": 0.95}})
+    '[brackets]: 95% bootstrap confidence intervals, chains resampled (BCa; scipy.stats.bootstrap, textxai.stats).'
+    """
+    entries = list(intervals.values())
+    if not entries:
+        return ""
+    level = entries[0].get("confidence_level", 0.95)
+    units = sorted({e.get("unit", "example") for e in entries})
+    methods = sorted({e.get("method", "") for e in entries if e.get("method")}, key=lambda m: (m != "BCa", m))
+    return (f"[brackets]: {level * 100:.0f}% bootstrap confidence intervals, {' / '.join(u + 's' for u in units)} "
+            f"resampled ({', '.join(methods)}; scipy.stats.bootstrap, textxai.stats).")

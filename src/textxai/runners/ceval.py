@@ -16,6 +16,7 @@ import numpy as np
 from textxai.validation import one_line, positive_int_arg
 from textxai.demo import demo_texts
 from textxai import ceval
+from textxai import stats
 
 NAME = "ceval"
 HELP = "CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality"
@@ -63,8 +64,9 @@ def generate(texts, classifier, editor: str = "gradient_substitution", k: int = 
     return ceval.pick_counterfactuals(texts, candidates, classifier, k=k, batch_size=batch_size)
 
 
-def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfactual_pairs=None, **options):
-    """Metrics (with per-example values) and the two figures for one generator's counterfactuals."""
+def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfactual_pairs=None,
+            intervals=stats.DEMO_OPTIONS, **options):
+    """Metrics (with per-example values and intervals over the originals) and the figures for one generator."""
     results = ceval.score_counterfactuals(texts, counterfactuals, text_pairs, counterfactual_pairs, model=classifier,
                                           return_per_example=True, **options)
     results["originals"] = list(texts)
@@ -83,6 +85,7 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
             by_method[f"counterfactual {j + 1}"] = [c[j] if j < len(c) else "-1" for c in results["counterfactuals"]]
         if len(by_method) >= 2:
             figures["method_distances"] = ceval.plot_method_distances(by_method)
+    stats.runner_intervals("ceval", results, intervals, figures, keys=[k for k, _, _ in METRIC_LINES])
     return results, figures
 
 
@@ -100,7 +103,10 @@ def report(results: dict, title: str = "CEval", max_examples: int = 3) -> str:
     for key, label, fmt in METRIC_LINES:
         value = results.get(key)
         if value is not None and not (isinstance(value, float) and np.isnan(value)):
-            lines.append(f"  {label:<22} {fmt.format(value)}")
+            shown = stats.fmt(results, key) if key in results.get("intervals", {}) else fmt.format(value)
+            lines.append(f"  {label:<22} {shown}")
+    if results.get("intervals"):
+        lines.append(stats.interval_note(results["intervals"]))
     lines.append("")
     per = results["per_example"]
     for i in range(min(max_examples, results["num_examples"])):
@@ -141,7 +147,7 @@ def run(args, texts, text_pairs, labels, classifier):
         targets = [int(t) if str(t).lstrip("-").isdigit() else t for t in targets]
     results, figures = analyse(texts, counterfactuals, classifier, text_pairs, counterfactual_pairs, targets=targets,
                                contrast=args.contrast, lm=args.lm, judge=args.judge, judge_topic=args.judge_topic,
-                               batch_size=args.batch_size, progress=progress)
+                               batch_size=args.batch_size, progress=progress, intervals=stats.cli_options(args))
     print(report(results, f"CEval on {Path(args.data).name}"))
     return results, figures
 
@@ -167,4 +173,12 @@ def demo(progress: bool = True):
     by_method = {"original": texts}
     by_method.update({name: [c[0] for c in cfs] for name, cfs in generated.items()})
     figures["method_distances"] = ceval.plot_method_distances(by_method)
+    a, b = GENERATORS
+    figures["intervals"] = stats.plot_intervals({name: results[name]["intervals"] for name in GENERATORS},
+                                                keys=["flip_rate", "probability_change", "token_distance", "diversity"],
+                                                title="CEval per generator, intervals over the originals")
+    comparison = stats.compare("ceval", results[a], results[b], n_resamples=stats.DEMO_OPTIONS["n_resamples"],
+                               keys=[k for k in ("flip_rate", "probability_change", "token_distance", "diversity")
+                                     if k in results[a]["intervals"] and k in results[b]["intervals"]])
+    sections.append(f"Paired comparison on the same originals:\n{stats.compare_table(comparison, a, b)}\n")
     return "\n".join(sections), results, figures

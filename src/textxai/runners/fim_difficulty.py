@@ -10,6 +10,7 @@ import numpy as np
 
 from textxai.validation import one_line, positive_int_arg
 from textxai import fim
+from textxai import stats
 
 NAME = "fim_difficulty"
 HELP = "example difficulty: largest eigenvalue of the Fisher information metric of the input embeddings"
@@ -119,7 +120,7 @@ def _scatter(x, y, xlabel: str, ylabel: str, title: str):
 
 def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_flip=False, max_strength=6.0, tol=1e-3,
              random_flips=False, fraction=0.1, trials=20, seed=0, shift_against=None, progress=False,
-             text_column="text", limit=None):
+             text_column="text", limit=None, intervals=stats.DEMO_OPTIONS):
     res = fim.difficulty(texts, classifier, text_pairs, batch_size=batch_size, return_eigenvector=True, progress=progress)
     d = res["difficulty"]
     order = np.argsort(-d, kind="stable")
@@ -138,6 +139,11 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
         "easiest": [entry(i) for i in order[::-1][:top]],
     }
     figures = {"difficulty_histogram": _histogram(d, f"FIM difficulty of {len(texts)} texts")}
+    ivs = stats.runner_intervals("fim_difficulty", results, intervals, figures,
+                                 keys=["summary.mean", "summary.median", "summary.q10", "summary.q90"])
+    for alias, key in (("mean_difficulty", "summary.mean"), ("median_difficulty", "summary.median")):
+        if key in ivs:  # the flat scalars the command line prints
+            ivs[alias] = ivs[key]
     labels = _label_ids(labels, classifier)
     if labels is not None:
         correct = res["predictions"] == labels
@@ -193,7 +199,8 @@ def run(args, texts, text_pairs, labels, classifier):
                     min_flip=args.min_flip, max_strength=args.max_strength, tol=args.tol,
                     random_flips=args.random_flips, fraction=args.fraction, trials=args.trials, seed=args.seed,
                     shift_against=args.shift_against, progress=not getattr(args, "no_progress", False),
-                    text_column=getattr(args, "text_column", "text") or "text", limit=getattr(args, "limit", None))
+                    text_column=getattr(args, "text_column", "text") or "text", limit=getattr(args, "limit", None),
+                    intervals=stats.cli_options(args))
 
 
 def _demo_corpus(name: str = "sentiment", split: str = "test"):
@@ -207,8 +214,12 @@ def _demo_corpus(name: str = "sentiment", split: str = "test"):
 def report(results: dict, title: str = "FIM difficulty") -> str:
     s = results["summary"]
     lines = [f"## {title}", "",
-             f"{s['n']} texts: median lambda_max {s['median']:.4g} (q10 {s['q10']:.4g}, q90 {s['q90']:.4g}, "
-             f"max {s['max']:.4g}). Higher = closer to the decision boundary.", ""]
+             f"{s['n']} texts: median lambda_max {stats.fmt(results, 'summary.median', 4)}, mean "
+             f"{stats.fmt(results, 'summary.mean', 4)} (q10 {s['q10']:.4g}, q90 {s['q90']:.4g}, max {s['max']:.4g}). "
+             "Higher = closer to the decision boundary."]
+    if results.get("intervals"):
+        lines.append(stats.interval_note({k: v for k, v in results["intervals"].items() if k.startswith("summary.")}))
+    lines.append("")
     for key, head in (("hardest", "Hardest"), ("easiest", "Easiest")):
         lines.append(f"{head}:")
         for e in results[key]:

@@ -14,6 +14,7 @@ from textxai.validation import positive_int_arg
 from textxai.validation import one_line
 from textxai.demo import demo_texts
 from textxai import inconsistency as inc
+from textxai import stats
 from textxai.editors import EDITORS, get_editor
 
 NAME = "inconsistency"
@@ -66,7 +67,7 @@ def _short(text, limit: int = 100) -> str:
 
 
 def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pooled", word_tokenizer="spacy",
-            lm=None, batch_size=32, progress=False):
+            lm=None, batch_size=32, progress=False, intervals=stats.DEMO_OPTIONS):
     results = inc.inconsistency(chains, n=n, labels=labels, model=None if labels is not None else classifier, lm=lm,
                                 word_tokenizer=word_tokenizer, pooling=pooling, return_per_example=True,
                                 batch_size=batch_size, progress=progress)
@@ -74,17 +75,21 @@ def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pool
     if labels is not None:
         results["labels"] = [list(lab) for lab in labels]
     figures = {"steps": inc.plot_steps(chains, word_tokenizer=word_tokenizer)}
+    stats.runner_intervals("inconsistency", results, intervals, figures)  # bootstrap over chains
     return results, figures
 
 
 def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_chains: int = 2) -> str:
     lines = [f"## {title}", "", f"{len(results['chains'])} chains. inc@n: lower is better (0 = the editor never answered "
              "its own edit with a larger one).", "",
-             f"{'n':>3}  {'inc@n':>7}  {'(chains, steps)':<16}  {'minimality@n':>12}  {'flip_rate@n (chains)':<20}"]
+             f"{'n':>3}  {'inc@n':<19}  {'(chains, steps)':<16}  {'minimality@n':<19}  {'flip_rate@n (chains)':<20}"]
     for k in n:
-        flip = f"{results[f'flip_rate@{k}']:.2f} ({results[f'flip_rate@{k}_chains']})" if f"flip_rate@{k}" in results else "-"
+        flip = f"{stats.fmt(results, f'flip_rate@{k}')} ({results[f'flip_rate@{k}_chains']})" if f"flip_rate@{k}" in results else "-"
         counts = f"({results[f'inc@{k}_chains']}, {results[f'inc@{k}_steps']})"
-        lines.append(f"{k:>3}  {results[f'inc@{k}']:>7.3f}  {counts:<16}  {results[f'minimality@{k}']:>12.2f}  {flip:<20}")
+        lines.append(f"{k:>3}  {stats.fmt(results, f'inc@{k}'):<19}  {counts:<16}  "
+                     f"{stats.fmt(results, f'minimality@{k}'):<19}  {flip:<20}")
+    if results.get("intervals"):
+        lines += ["", stats.interval_note(results["intervals"])]
     lines.append("")
     labels = results.get("labels") or results.get("per_example", {}).get("labels")
     names = getattr(classifier, "labels", None) or {}
@@ -117,7 +122,7 @@ def run(args, texts, text_pairs, labels, classifier):
                                                    progress=progress)
     results, figures = analyse(chains, chain_labels, classifier, n=args.n, pooling=args.pooling,
                                word_tokenizer=args.word_tokenizer, lm=args.lm, batch_size=args.batch_size,
-                               progress=progress)
+                               progress=progress, intervals=stats.cli_options(args))
     print(report(results, args.n, classifier=classifier))
     return results, figures
 

@@ -10,6 +10,7 @@ import numpy as np
 from textxai.validation import positive_int_arg
 from textxai import naopc
 from textxai.attribution import available_methods
+from textxai import stats
 
 NAME = "naopc"
 HELP = "faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC"
@@ -69,7 +70,7 @@ def _choice(rows, classifier, normalization, max_exact_words) -> str:
 
 def analyse(texts, text_pairs, classifier, attributions: dict, normalization="auto", beam_size=None,
             max_exact_words=None, perturbation="mask", target="predicted", batch_size=32,
-            seed=0, progress=False):
+            seed=0, progress=False, intervals=stats.DEMO_OPTIONS):
     """Results per attribution set, a ranking by AOPC and by NAOPC, and the figures."""
     res = naopc.compare_attributions(texts, classifier, attributions, text_pairs=text_pairs, target=target,
                                      normalization=normalization, beam_size=beam_size,
@@ -96,10 +97,53 @@ def analyse(texts, text_pairs, classifier, attributions: dict, normalization="au
             raw = [res[n][metric] for n in names]
             norm = [res[n][f"naopc_{metric}"] for n in names]
             results[f"rank_agreement_{metric}"] = naopc.rank_agreement(raw, norm)
-    return results, figures(res)
+    figs = {}
+    per_method = _intervals(res, results, intervals, figs)
+    figs = {**figures(res, per_method), **figs}
+    return results, figs
 
 
-def figures(res: dict) -> dict:
+def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
+    """Per method: intervals over the texts (flat keys "method/summary"); every pair of methods compared."""
+    keys = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")
+    per_method = {}
+    for name, r in res.items():
+        one = {k: r[k] for k in keys if r.get(k) is not None}
+        one["per_example"] = r["per_example"]
+        per_method[name] = stats.runner_intervals("naopc", one, {**(options or {}), "sample_size_sweep": False})
+        if "intervals" in one:
+            results["methods"][name]["intervals"] = one["intervals"]
+            results.setdefault("intervals", {}).update({f"{name}/{k}": e for k, e in one["intervals"].items()})
+    if not results.get("intervals"):
+        return {}
+    names = list(res)
+    opts = {**stats.DEMO_OPTIONS, **options}
+    results["comparisons"] = {
+        f"{a} vs {b}": stats.compare("naopc", {**res[a]}, {**res[b]}, opts["confidence_level"], opts["n_resamples"],
+                                     opts["seed"], keys=[k for k in keys if res[a].get(k) is not None])
+        for i, a in enumerate(names) for b in names[i + 1:]}
+    if opts.get("sample_size_sweep"):
+        one = {**res[names[0]]}
+        sweep = stats.sample_size_sweep("naopc", one, keys=[k for k in keys if one.get(k) is not None],
+                                        sizes=opts["sweep_sizes"], confidence_level=opts["confidence_level"],
+                                        n_resamples=min(opts["n_resamples"], 999), seed=opts["seed"])
+        results["sample_size_sweep"] = {names[0]: sweep}
+        figs["sample_size_sweep"] = stats.plot_sample_size_sweep(sweep, f"Interval width against n ({names[0]})")
+    return per_method
+
+
+def _yerr(intervals: dict, names, key):
+    """Error bar lengths [[below], [above]] from per-method intervals (None without intervals)."""
+    if not intervals:
+        return None
+    rows = [intervals.get(n, {}).get(key) for n in names]
+    if any(r is None for r in rows):
+        return None
+    return np.nan_to_num([[r["score"] - r["ci_low"] for r in rows], [r["ci_high"] - r["score"] for r in rows]])
+
+
+def figures(res: dict, intervals: dict | None = None) -> dict:
+    """Bar charts of the scores (error bars: the intervals of ``intervals[method][summary]``) and the curves."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -112,10 +156,12 @@ def figures(res: dict) -> dict:
     panels = [("AOPC", "")] + ([("NAOPC", "naopc_")] if normalized else [])
     for ax, (title, prefix) in zip(axes[0], panels):
         ax.bar(x - 0.2, [res[n][f"{prefix}comprehensiveness"] for n in names], 0.4, label="comprehensiveness ↑",
-               color="#4f46e5")
-        ax.bar(x + 0.2, [res[n][f"{prefix}sufficiency"] for n in names], 0.4, label="sufficiency ↓", color="#f59e0b")
+               color="#4f46e5", yerr=_yerr(intervals, names, f"{prefix}comprehensiveness"), capsize=4)
+        ax.bar(x + 0.2, [res[n][f"{prefix}sufficiency"] for n in names], 0.4, label="sufficiency ↓", color="#f59e0b",
+               yerr=_yerr(intervals, names, f"{prefix}sufficiency"), capsize=4)
         ax.set_xticks(x, names, rotation=15)
-        ax.set_title(title)
+        level = next(iter(next(iter(intervals.values())).values()))["confidence_level"] if intervals else None
+        ax.set_title(f"{title} (error bars: {level:.0%} CI over texts)" if level else title)
         ax.legend(fontsize=8)
     fig.tight_layout()
     out = {"scores": fig}
@@ -155,11 +201,17 @@ def report(results: dict, title: str = "NAOPC") -> str:
         lines.append(results["limits_choice"].capitalize() + ".")
     if results["mean_lower"] is not None:
         lines.append(f"Mean AOPC limits of this model: lower {results['mean_lower']:.3f}, upper {results['mean_upper']:.3f}.")
-    lines += ["", f"{'method':<22} {'comp ↑':>8} {'suff ↓':>8} {'NAOPC comp ↑':>13} {'NAOPC suff ↓':>13}"]
-    fmt = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    w = 20 if results.get("intervals") else 13
+    lines += ["", f"{'method':<22} {'comp ↑':<{w}} {'suff ↓':<{w}} {'NAOPC comp ↑':<{w}} {'NAOPC suff ↓':<{w}}"]
     for name, m in results["methods"].items():
-        lines.append(f"{name:<22} {fmt(m['comprehensiveness']):>8} {fmt(m['sufficiency']):>8} "
-                     f"{fmt(m['naopc_comprehensiveness']):>13} {fmt(m['naopc_sufficiency']):>13}")
+        cells = [stats.fmt(m, k) for k in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness",
+                                             "naopc_sufficiency")]
+        lines.append(f"{name:<22} " + " ".join(f"{c:<{w}}" for c in cells).rstrip())
+    if results.get("intervals"):
+        lines += ["", stats.interval_note(results["intervals"])]
+    for pair, comparison in results.get("comparisons", {}).items():
+        a, b = pair.split(" vs ")
+        lines += ["", f"Paired comparison on the same texts ({pair}):", stats.compare_table(comparison, a, b)]
     for metric in ("comprehensiveness", "sufficiency"):
         key = f"rank_agreement_{metric}"
         if key in results:
@@ -178,7 +230,8 @@ def run(args, texts, text_pairs, labels, classifier):
     results, figs = analyse(texts, text_pairs, classifier, attributions, normalization=args.normalization,
                             beam_size=args.beam_size, max_exact_words=args.max_exact_words,
                             perturbation=args.perturbation, target=_target(args.target), batch_size=args.batch_size,
-                            seed=args.seed, progress=not getattr(args, "no_progress", False))
+                            seed=args.seed, progress=not getattr(args, "no_progress", False),
+                            intervals=stats.cli_options(args))
     for name, m in results["methods"].items():  # flat scalars for the command line summary
         for key, value in m.items():
             results[f"{name}/{key}"] = value

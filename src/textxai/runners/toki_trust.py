@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from textxai.validation import number_in, positive_int_arg, unit_interval_arg
-from textxai import toki
+from textxai import stats, toki
 from textxai.embeddings import EMBEDDER_NAMES
 
 NAME = "toki_trust"
@@ -93,6 +93,20 @@ def rate_figure(results: dict, class_names: dict[int, str], labels) -> object:
     return fig
 
 
+def with_intervals(results: dict, options=stats.DEMO_OPTIONS, figures: dict | None = None) -> dict:
+    """``results["intervals"]`` of :func:`toki.assess`'s rates, resampling the correct predictions."""
+    ex = results["examples"]
+    shaped = {"trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
+              "no_ki_labels": [e["no_ki"] for e in ex], "trustworthy_rate": results["trustworthy_rate"],
+              **results["baselines"]}
+    ivs = stats.runner_intervals("toki_trust", shaped, options, figures)
+    if ivs:
+        results["intervals"] = ivs
+    if "sample_size_sweep" in shaped:
+        results["sample_size_sweep"] = shaped["sample_size_sweep"]
+    return results
+
+
 def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examples: int = 6, attack=None) -> str:
     lines = [f"## {title}", ""]
     lines.append("theta_relate: " + ", ".join(f"{k} {v:.3f}" for k, v in index.theta_relate.items())
@@ -103,11 +117,15 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
                      + ", ".join(kw[:15]) + (" …" if len(kw) > 15 else ""))
     lines.append("")
     undetermined = results.get("n_undetermined", 0)
+    ivs = results.get("intervals") or {}
+    rate = lambda key, value: stats.format_value(value, ivs.get(key))  # noqa: E731
     lines.append(f"{results['n_correct']} correct predictions"
                  + (f", {undetermined} undetermined (attributions below the resolution: no verdict)" if undetermined else "")
-                 + f". Trustworthy: TOKI {results['trustworthy_rate']:.2f}, "
-                 f"Naive {results['baselines']['naive_trustworthy_rate']:.2f}, "
-                 f"TOKI(-K.I) {results['baselines']['no_ki_trustworthy_rate']:.2f}")
+                 + f". Trustworthy: TOKI {rate('trustworthy_rate', results['trustworthy_rate'])}, Naive "
+                 f"{rate('naive_trustworthy_rate', results['baselines']['naive_trustworthy_rate'])}, TOKI(-K.I) "
+                 f"{rate('no_ki_trustworthy_rate', results['baselines']['no_ki_trustworthy_rate'])}")
+    if ivs:
+        lines.append(stats.interval_note(ivs))
     for name, m in results.get("evaluation", {}).items():
         lines.append(f"  vs human labels, {name:>10}: " + "  ".join(f"{k} {v:.3f}" for k, v in m.items() if k != "n")
                      + f"  (n={m['n']})")
@@ -165,6 +183,8 @@ def run(args, texts, text_pairs, labels, classifier):
                           embedders=args.embedders, theta_conf=args.theta_conf, human_trust=human,
                           batch_size=args.batch_size, progress=progress, explainer_options=_options(args),
                           text_pairs=text_pairs)
+    figures = {"trust_rates": rate_figure(results, index.class_names, labels)}
+    with_intervals(results, stats.cli_options(args), figures)
     attack = None
     if args.attack > 0 and text_pairs is None:
         chosen = [i for i, e in enumerate(results["examples"]) if e["label"] is not None][: args.attack]
@@ -177,10 +197,13 @@ def run(args, texts, text_pairs, labels, classifier):
            "theta_relate": index.theta_relate, "examples": results["examples"]}
     if "evaluation" in results:
         out["evaluation"] = results["evaluation"]
+    for key in ("intervals", "sample_size_sweep"):
+        if key in results:
+            out[key] = results[key]
     if attack is not None:
         out["attack"] = {k: v for k, v in attack.items() if k != "examples"}
         out["attack"]["examples"] = [r.__dict__ for r in attack["examples"]]
-    return out, {"trust_rates": rate_figure(results, index.class_names, labels)}
+    return out, figures
 
 
 def _demo_rows(kind: str):
@@ -211,7 +234,7 @@ def demo(progress: bool = True):
         _, test = _demo_rows(kind)
         test = test[:12]
         texts, labels = [r["text"] for r in test], [int(r["label"]) for r in test]
-        res = toki.assess(clf, texts, labels, index, progress=False)
+        res = with_intervals(toki.assess(clf, texts, labels, index, progress=False))
         attack = None
         if kind == "sentiment":
             chosen = [i for i, e in enumerate(res["examples"]) if e["label"] is not None][:4]
@@ -221,7 +244,7 @@ def demo(progress: bool = True):
                            max_examples=4, attack=attack))
         results[kind] = {"keywords": {index.class_names[c]: index.keyword_list(c) for c in index.class_names},
                          "theta_relate": index.theta_relate, "trustworthy_rate": res["trustworthy_rate"],
-                         **res["baselines"], "examples": res["examples"]}
+                         **res["baselines"], "examples": res["examples"], "intervals": res.get("intervals", {})}
         if attack is not None:
             results[kind]["attack"] = {k: v for k, v in attack.items() if k != "examples"}
             results[kind]["attack"]["examples"] = [r.__dict__ for r in attack["examples"]]
