@@ -37,7 +37,9 @@ def test_run_matches_library_and_orders(bert_clf, tmp_path):
     assert all(len(e["sensitive_words"]) <= 3 for e in results["hardest"])
     np.testing.assert_allclose(results["shift"]["values"], d[::-1] - d, rtol=1e-4, atol=1e-10)
     assert len(results["min_flip_strength"]) == 5 and len(results["random_flip_rate"]) == 5
-    assert set(figures) == {"difficulty_histogram", "min_flip_strength", "random_flip_rate", "difficulty_shift"}
+    assert set(figures) == {"difficulty_histogram", "min_flip_strength", "random_flip_rate", "difficulty_shift",
+                            "intervals"}
+    assert results["intervals"]["summary.mean"]["score"] == pytest.approx(float(np.mean(d)))
     assert 0 <= results["accuracy"]["all"] <= 1
     text = runner.report(results)
     assert "Hardest" in text and "Difficulty shift" in text

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from textxai import inconsistency as inc
+from textxai import stats
 from textxai.cli import main
 
 TEXTS = ["the movie was wonderful and the acting was great .", "a terrible boring film , i hated it !",
@@ -63,8 +64,11 @@ def test_demo_section():
     from textxai.runners.inconsistency import demo
 
     report, results, figures = demo(progress=False)
-    assert "inc@n" in report and set(figures) == {"steps"}
+    assert "inc@n" in report and set(figures) == {"steps", "intervals"}
     assert len(results["chains"]) == 8
+    e = results["intervals"]["inc@1"]  # intervals over the 8 chains, shown in the report
+    assert e["n"] == 8 and e["unit"] == "chain" and e["ci_low"] <= results["inc@1"] <= e["ci_high"]
+    assert stats.format_interval(e) in report
     ref = inc.inconsistency(results["chains"], n=[1, 2, 3, 4], labels=results["labels"])
     assert results["inc@1"] == ref["inc@1"] and results["flip_rate@1"] == ref["flip_rate@1"]
     assert results["flip_rate@1"] > 0  # the editor flips some demo predictions
