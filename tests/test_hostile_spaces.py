@@ -213,3 +213,19 @@ def test_fim_space_strips_the_model_choice_for_its_corpus(monkeypatch):
 def test_space_error_keeps_quotes_but_escapes_tags():
     error = SpaceError("model='<img src=x>': expected a Hub id")
     assert error.message == "model='&lt;img src=x&gt;': expected a Hub id" and str(error) == "model='<img src=x>': expected a Hub id"
+
+
+def test_a_silent_hub_frees_the_space_worker_within_one_deadline(monkeypatch):
+    import threading
+
+    release = threading.Event()
+    monkeypatch.setenv("TEXTXAI_HUB_TIMEOUT", "0.3")
+    monkeypatch.setattr(spaces, "_check_hub_model", lambda choice, **kw: release.wait())  # metadata call never answers
+    try:
+        with pytest.raises(SpaceError, match=r"model='someone/silent'.*within 0.3 s") as caught:
+            spaces.resolve_model("someone/silent", hosted=True)
+        assert caught.value.title == "Hub too slow" and ("someone/silent", "space") not in spaces._CACHE
+        with pytest.raises(SpaceError, match=r"lm='someone/silent-lm'.*within 0.3 s"):
+            spaces.resolve_lm("someone/silent-lm", hosted=True)
+    finally:
+        release.set()

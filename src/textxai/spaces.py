@@ -173,9 +173,19 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
             )
     cache_key = (key, None) if choice in DEMO_MODELS else (key, "space")  # demo models: one copy per process
     try:
-        return _CACHE.get_or_create(cache_key, lambda: _load_for_space(choice, key, hosted))
+        return _CACHE.get_or_create(cache_key, lambda: _within_deadline(lambda: _load_for_space(choice, key, hosted),
+                                                                        key, f"model={choice!r}"))
     except TimeoutError as error:
         raise SpaceError(f"model={choice!r}: {error}", title="Hub too slow") from error
+
+
+def _within_deadline(load: Callable, key: str, what: str):
+    """``load()``; when it may reach the Hub (metadata check and download), all of it within one deadline."""
+    from textxai.loading import is_local_source, with_deadline
+
+    if key in DEMO_MODELS or is_local_source(key):
+        return load()
+    return with_deadline(load, what)
 
 
 def _load_for_space(choice: str, key: str, hosted: bool) -> TextClassifier:
@@ -241,7 +251,7 @@ def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, a
             raise SpaceError(str(error).replace("lm=", f"{argument}=", 1)) from error
 
     try:
-        return _lm._NAMED.get_or_create((key, "space"), load)
+        return _lm._NAMED.get_or_create((key, "space"), lambda: _within_deadline(load, key, f"{argument}={choice!r}"))
     except TimeoutError as error:
         raise SpaceError(f"{argument}={choice!r}: {error}", title="Hub too slow") from error
 
