@@ -1,0 +1,322 @@
+"""`make bench`: ONE table of textxai against the real peers, every figure measured in this run.
+
+    .venv/bin/python bench/report.py [--quick] [--texts 20] [--markdown]
+
+Workloads (demo sentiment model, CPU):
+
+- NAOPC beam limits, word and token features: ours (``method="beam"``) vs the NAOPC authors' beam at B = 5
+  (bench/authors_beam.py, their procedure as their code runs it). Model inputs are counted per method; the
+  model itself sees each (text, set) once (a shared cache), so both sides are measured on the same values.
+  Limits: mean and worst difference to theirs (positive = ours looser).
+- NAOPC beam trade-off (N <= 14, word features): model inputs vs the gap to the exact limits, ours at
+  B = 1, 2, 3 and the paper's beam at B = 1, 5.
+- NAOPC exact path: model inputs per second of the exact limits vs a plain batched forward of the same
+  token rows (the floor).
+- LIME at equal samples vs the ``lime`` package (``LimeTextExplainer``, same features and mask token):
+  seconds, and the top-5 overlap with lime next to lime's own seed-to-seed overlap.
+- Kernel SHAP at equal samples vs captum's ``KernelShap`` on the same forward.
+- TOKI keyword identification with LIME 5,000 samples (bench_toki.py): seconds per instance, next to the
+  paper's 94-97 s per instance (GPU).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from authors_beam import authors_beam  # noqa: E402
+from baselines import demo_classifier  # noqa: E402
+
+
+@dataclass
+class Row:
+    workload: str
+    peer: str
+    peer_figure: str
+    ours: str
+    ratio: str
+
+
+def reviews() -> list[str]:
+    path = Path(__file__).resolve().parents[1] / "src" / "textxai" / "demo" / "data" / "sentiment.jsonl"
+    return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()]
+
+
+def texts_of_lengths(clf, lengths: list[int]) -> list[str]:
+    """One text per requested word count: demo reviews joined and cut at that many words."""
+    from textxai.words import word_spans
+
+    pool, out = reviews(), []
+    for i, n in enumerate(lengths):
+        text = " ".join(pool[(i * 7 + k) % len(pool)] for k in range(6))
+        out.append(text[: word_spans(text)[n - 1][2]])
+    return out
+
+
+# ------------------------------------------------------------------------------------------ NAOPC
+class CachedScores:
+    """Target probabilities of removed feature sets of one input (words or tokens), each set through the model once."""
+
+    def __init__(self, clf, text: str, features: str):
+        self.clf, self.text = clf, text
+        enc = clf.word_encoding(text)
+        self.target = int(clf.predict([text])[0])
+        if features == "words":
+            self.n = enc.n_words
+            self.groups = [np.flatnonzero(enc.word_ids == j) for j in range(self.n)]
+        else:  # every non-special token is a feature
+            tokens = np.flatnonzero(enc.word_ids >= 0)
+            self.n = len(tokens)
+            self.groups = [np.array([t]) for t in tokens]
+        self.ids, self.types = enc.input_ids, enc.token_type_ids
+        self.cache: dict[int, float] = {}
+        self.model_seconds = 0.0
+
+    def rows(self, keys):
+        out = []
+        for key in keys:
+            ids = self.ids.copy()
+            for j in range(self.n):
+                if key >> j & 1:
+                    ids[self.groups[j]] = self.clf.mask_token_id
+            out.append((ids, self.types))
+        return out
+
+    def __call__(self, masks: np.ndarray) -> np.ndarray:
+        weights = [1 << j for j in range(self.n)]
+        keys = [sum(w for w, m in zip(weights, row) if m) for row in np.asarray(masks, dtype=bool)]
+        todo = [k for k in dict.fromkeys(keys) if k not in self.cache]
+        if todo:
+            start = time.perf_counter()
+            probs = self.clf._proba_of_rows(self.rows(todo), 64)[:, self.target]
+            self.model_seconds += time.perf_counter() - start
+            self.cache.update(zip(todo, probs.tolist()))
+        return np.array([self.cache[k] for k in keys])
+
+
+def naopc_beam_rows(clf, n_texts: int) -> list[Row]:
+    from textxai import naopc
+
+    rows = []
+    lengths = [int(round(x)) for x in np.linspace(10, 40, n_texts)]
+    for features in ("words", "tokens"):
+        texts = texts_of_lengths(clf, lengths if features == "words" else lengths[: max(2, n_texts // 2)])
+        ours_inputs = theirs_inputs = 0
+        d_up, d_lo, ns, ours_s = [], [], [], 0.0
+        for text in texts:
+            scores = CachedScores(clf, text, features)
+            n = min(scores.n, 40)
+            if n < scores.n:  # token features: at most 40 (the first 40 tokens, the others kept)
+                scores.n, scores.groups = n, scores.groups[:n]
+            start = time.perf_counter()
+            ours = naopc.aopc_limits(scores, n, method="beam")
+            ours_s += time.perf_counter() - start
+            theirs = authors_beam(scores, n, 5)
+            ours_inputs += ours.n_evaluations
+            theirs_inputs += theirs.model_inputs
+            d_up.append(theirs.upper - ours.upper)
+            d_lo.append(ours.lower - theirs.lower)
+            ns.append(n)
+        per_input = ours_s / max(ours_inputs, 1)
+        rows.append(Row(
+            f"NAOPC beam limits, {len(texts)} texts, {features} N={min(ns)}-{max(ns)}",
+            "authors' beam B=5 (model inputs)",
+            f"{theirs_inputs:,} (~{theirs_inputs * per_input:.0f} s)",
+            f"{ours_inputs:,} ({ours_s:.0f} s); limits vs theirs: upper {np.mean(d_up):+.4f} mean / {max(d_up):+.4f} "
+            f"worst, lower {np.mean(d_lo):+.4f} / {max(d_lo):+.4f} (+ = ours looser)",
+            f"{theirs_inputs / ours_inputs:.2f}x fewer"))
+    return rows
+
+
+def naopc_tradeoff(clf, n_texts: int) -> str:
+    """Model inputs vs gap to the exact limits (N <= 14): ours at B = 1, 2, 3 and the paper's beam."""
+    from textxai import naopc
+
+    lengths = [int(round(x)) for x in np.linspace(10, 13, n_texts)]
+    texts = texts_of_lengths(clf, lengths)
+    table = {}
+    for text, n in zip(texts, lengths):
+        scores = CachedScores(clf, text, "words")
+        exact = naopc.aopc_limits(scores, n, method="exact", max_exact_words=14)
+        runs = [(f"beam B={b}", lambda b=b: naopc.aopc_limits(scores, n, method="beam", beam_size=b)) for b in (1, 2, 3)]
+        runs += [(f"beam-paper B={b}", lambda b=b: naopc.aopc_limits(scores, n, method="beam-paper", beam_size=b))
+                 for b in (1, 5)]
+        runs += [("authors B=5", lambda: authors_beam(scores, n, 5))]
+        for name, run in runs:
+            lim = run()
+            inputs = getattr(lim, "n_evaluations", None) or lim.model_inputs
+            entry = table.setdefault(name, [0, [], []])
+            entry[0] += inputs
+            entry[1].append(exact.upper - lim.upper)
+            entry[2].append(lim.lower - exact.lower)
+    lines = [f"Trade-off, {len(texts)} texts N={min(lengths)}-{max(lengths)} words (exact: {sum(1 << n for n in lengths):,} inputs):",
+             f"  {'search':<16} {'model inputs':>12} {'upper gap mean/max':>20} {'lower gap mean/max':>20}"]
+    for name, (inputs, up, lo) in table.items():
+        lines.append(f"  {name:<16} {inputs:>12,} {np.mean(up):>9.4f}/{max(up):.4f} {np.mean(lo):>11.4f}/{max(lo):.4f}")
+    return "\n".join(lines)
+
+
+def naopc_exact_row(clf, n_words: int) -> Row:
+    """Inputs/s of the exact limits (through compute_naopc's path) vs a plain batched forward of the same rows."""
+    import torch
+
+    from textxai import naopc
+
+    text = texts_of_lengths(clf, [n_words])[0]
+    scores = CachedScores(clf, text, "words")
+    keys = list(range(1 << n_words))
+    rows = scores.rows(keys)
+    start = time.perf_counter()
+    with torch.inference_mode():  # the floor: padding-free equal-length rows, batches of 64, softmax, nothing else
+        ids = torch.as_tensor(np.stack([r for r, _ in rows]))
+        for b in range(0, len(ids), 64):
+            torch.softmax(clf.model(input_ids=ids[b: b + 64], attention_mask=torch.ones_like(ids[b: b + 64])).logits, -1)
+    plain = time.perf_counter() - start
+    start = time.perf_counter()
+    res = naopc.compute_naopc([text], [np.zeros(n_words)], clf, normalization="exact", max_exact_words=n_words,
+                              batch_size=64)
+    ours = time.perf_counter() - start
+    inputs = res["per_example"][0]["n_evaluations"]
+    return Row(f"NAOPC exact limits, N={n_words} ({inputs:,} inputs)", "plain batched forward (inputs/s)",
+               f"{len(keys) / plain:.0f}/s", f"{inputs / ours:.0f}/s (whole compute_naopc)",
+               f"{(inputs / ours) / (len(keys) / plain):.2f} of the floor")
+
+
+# --------------------------------------------------------------------------------------- LIME / SHAP
+def lime_peer(clf, texts, targets, n_samples, seed, batch_size):
+    from lime.lime_text import LimeTextExplainer
+
+    from textxai.words import tokenize
+
+    explainer = LimeTextExplainer(bow=False, split_expression=lambda s: tokenize(s, clf.word_tokenizer),
+                                  mask_string=clf.tokenizer.mask_token, random_state=seed)
+    out = []
+    for text, target in zip(texts, targets):
+        n = len(clf.words(text))
+        exp = explainer.explain_instance(text, lambda xs: clf.predict_proba(list(xs), batch_size=batch_size),
+                                         labels=(target,), num_features=n, num_samples=n_samples)
+        scores = np.zeros(n)
+        for i, s in exp.as_map()[target]:
+            scores[i] = s
+        out.append(scores)
+    return out
+
+
+def top5_overlap(a, b) -> float:
+    return float(np.mean([len(set(np.argsort(-x)[:5]) & set(np.argsort(-y)[:5])) / min(5, len(x)) for x, y in zip(a, b)]))
+
+
+def lime_rows(clf, n_texts: int, speed_samples: int, overlap_samples: int, batch_size: int = 64) -> list[Row]:
+    from textxai.attribution import word_attributions
+
+    texts = texts_of_lengths(clf, [int(round(x)) for x in np.linspace(12, 30, n_texts)])
+    targets = clf.predict(texts).tolist()
+    start = time.perf_counter()
+    peer = lime_peer(clf, texts, targets, speed_samples, 0, batch_size)
+    t_peer = time.perf_counter() - start
+    start = time.perf_counter()
+    ours = word_attributions(texts, clf, "lime", target=targets, n_samples=speed_samples, batch_size=batch_size)
+    t_ours = time.perf_counter() - start
+    rows = [Row(f"LIME {speed_samples:,} samples x {len(texts)} texts ({min(len(clf.words(t)) for t in texts)}-"
+                f"{max(len(clf.words(t)) for t in texts)} words)", "lime package (s)", f"{t_peer:.1f}",
+                f"{t_ours:.1f}", f"{t_peer / t_ours:.2f}x faster")]
+    k = max(2, n_texts // 2)
+    if overlap_samples == speed_samples:
+        a0, o0 = peer[:k], ours[:k]
+    else:
+        a0 = lime_peer(clf, texts[:k], targets[:k], overlap_samples, 0, batch_size)
+        o0 = word_attributions(texts[:k], clf, "lime", target=targets[:k], n_samples=overlap_samples, batch_size=batch_size)
+    a1 = lime_peer(clf, texts[:k], targets[:k], overlap_samples, 1, batch_size)
+    rows.append(Row(f"LIME top-5 words, {overlap_samples:,} samples, {k} texts", "lime seed 0 vs seed 1 (overlap)",
+                    f"{top5_overlap(a0, a1):.2f}", f"{top5_overlap(o0, a0):.2f} (ours vs lime seed 0)",
+                    f"{top5_overlap(o0, a0) - top5_overlap(a0, a1):+.2f}"))
+    return rows
+
+
+def kernel_shap_row(clf, n_texts: int, n_samples: int, batch_size: int = 64) -> Row:
+    import torch
+    from captum.attr import KernelShap
+
+    from textxai.attribution import word_attributions
+
+    texts = texts_of_lengths(clf, [int(round(x)) for x in np.linspace(12, 30, n_texts)])
+    targets = clf.predict(texts).tolist()
+    start = time.perf_counter()
+    for text, target in zip(texts, targets):
+        n = len(clf.words(text))
+
+        def forward(present, text=text, target=target):
+            probs = clf.masked_proba(text, present.detach().numpy() < 0.5, batch_size=batch_size)
+            return torch.as_tensor(probs[:, target])
+
+        torch.manual_seed(0)
+        x = torch.ones((1, n), dtype=torch.float64)
+        KernelShap(forward).attribute(x, baselines=torch.zeros_like(x), n_samples=n_samples,
+                                      perturbations_per_eval=batch_size)
+    t_peer = time.perf_counter() - start
+    start = time.perf_counter()
+    word_attributions(texts, clf, "kernel_shap", target=targets, n_samples=n_samples, batch_size=batch_size)
+    t_ours = time.perf_counter() - start
+    return Row(f"Kernel SHAP {n_samples:,} samples x {len(texts)} texts", "captum KernelShap (s)", f"{t_peer:.1f}",
+               f"{t_ours:.1f}", f"{t_peer / t_ours:.2f}x faster")
+
+
+# ---------------------------------------------------------------------------------------------- table
+def render(rows: list[Row], markdown: bool) -> str:
+    head = ("workload", "peer", "peer's figure", "ours", "ratio")
+    cells = [head] + [(r.workload, r.peer, r.peer_figure, r.ours, r.ratio) for r in rows]
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(c) + " |" for c in cells[1:]]
+        return "\n".join(lines)
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    return "\n".join("  ".join(c[i].ljust(widths[i]) for i in range(len(head))) for c in cells)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: few texts and samples (about 2 min)")
+    parser.add_argument("--texts", type=int, default=None, help="NAOPC beam texts (default 8; the issue's run: 20)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
+    parser.add_argument("--skip", nargs="*", default=[], choices=["beam", "tradeoff", "exact", "lime", "shap", "toki"])
+    args = parser.parse_args(argv)
+    quick = args.quick
+    from bench_toki import toki_row
+
+    clf = demo_classifier()
+    start = time.perf_counter()
+    rows, notes = [], []
+    workloads = {
+        "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 6)),
+        "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
+        "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
+        "lime": lambda: lime_rows(clf, 2 if quick else 4, 200 if quick else 1000, 200 if quick else 1000),
+        "shap": lambda: [kernel_shap_row(clf, 2, 100 if quick else 500)],
+        "toki": lambda: [toki_row(clf, 2, 300 if quick else 5000)],
+    }
+    for name, run in workloads.items():
+        if name in args.skip:
+            continue
+        began = time.perf_counter()
+        new = run()
+        rows += new
+        for r in new:  # as they come (a long run keeps what it measured)
+            print(f"[{name} {time.perf_counter() - began:.0f} s] {r.workload} | {r.peer} | {r.peer_figure} | {r.ours} | "
+                  f"{r.ratio}", file=sys.stderr, flush=True)
+    print(f"\nmachine: {platform.machine()}, {__import__('os').cpu_count()} CPU cores, torch threads "
+          f"{__import__('torch').get_num_threads()}; {time.strftime('%Y-%m-%d')}; {time.perf_counter() - start:.0f} s")
+    print(render(rows, args.markdown))
+    for note in notes:
+        print("\n" + note)
+
+
+if __name__ == "__main__":
+    main()
