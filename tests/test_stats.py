@@ -293,3 +293,35 @@ def test_format_interval_keeps_the_width_visible():
     fig = stats.plot_intervals({"flip_rate": {"score": 0.7, "ci_low": 0.5, "ci_high": 0.9, "n": 9}})
     (line,) = [c for c in fig.axes[0].containers]
     assert fig.axes[0].get_title() == "flip_rate" and line is not None
+
+
+# ------------------------------------------------------------------------------------------ textxai compare
+
+
+def test_cli_compare_of_saved_results(tmp_path, capsys):
+    import json
+
+    from textxai.cli import main, to_jsonable
+
+    rng = np.random.default_rng(8)
+    base = rng.uniform(size=12)
+    a, b = _naopc_result(base + 0.3), _naopc_result(base)
+    run_file = {"methods": {"ig": {k: a[k] for k in a if k != "per_example"},
+                            "omission": {k: b[k] for k in b if k != "per_example"}},
+                "per_example": {"ig": a["per_example"], "omission": b["per_example"]}}
+    (tmp_path / "naopc.json").write_text(json.dumps(to_jsonable(run_file)))
+    assert main(["compare", str(tmp_path / "naopc.json"), "--module", "naopc", "--n-resamples", "999",
+                 "--output", str(tmp_path / "out")]) == 0
+    text = capsys.readouterr().out
+    saved = json.loads((tmp_path / "out" / "compare_naopc.json").read_text())
+    c = saved["comparisons"]["ig vs omission"]["comprehensiveness"]
+    assert c["difference"] == pytest.approx(0.3) and c["ci_low"] == c["ci_high"] == pytest.approx(0.3)
+    assert "ig - omission" in text and stats.format_interval(saved["intervals"]["ig"]["comprehensiveness"]) in text
+    # two files of one editor each; a file with other examples is refused by name
+    for name, incs in (("mice", [[2.0, 1.0]] * 6), ("poly", [[0.0, 1.0]] * 5 + [[1.0, 1.0]])):
+        (tmp_path / f"{name}.json").write_text(json.dumps(to_jsonable(_inconsistency_result(incs, ks=(2,)))))
+    main(["compare", str(tmp_path / "mice.json"), str(tmp_path / "poly.json"), "--module", "inconsistency"])
+    assert "mice vs poly" in capsys.readouterr().out
+    (tmp_path / "short.json").write_text(json.dumps(to_jsonable(_inconsistency_result([[0.0, 1.0]] * 3, ks=(2,)))))
+    with pytest.raises(SystemExit, match="same examples"):
+        main(["compare", str(tmp_path / "mice.json"), str(tmp_path / "short.json"), "--module", "inconsistency"])

@@ -3,6 +3,7 @@
     textxai demo --output demo-output
     textxai run naopc --model textxai/demo-sentiment --data reviews.csv --output out
     textxai list
+    textxai compare a.json b.json --module inconsistency
     textxai publish naopc --namespace my-org --dry-run space-folder
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from textxai.loading import first_line
+from textxai import stats
 from textxai.modules import MODULE_NAMES, list_modules
 from textxai.validation import check_positive_int, one_line, positive_int_arg, short_repr
 
@@ -291,8 +293,11 @@ def cmd_run(args) -> int:
         results, figures = glue.run(args, texts, pairs, labels, classifier)
     written = write_outputs(Path(args.output), args.module, results, figures)
     scalars = {k: v for k, v in to_jsonable(results).items() if isinstance(v, (int, float)) or v is None}
-    for key, value in scalars.items():
-        print(f"{key}: {value}")
+    from textxai.stats import format_value
+
+    for key, value in scalars.items():  # with its bootstrap interval (textxai.stats) when the runner made one
+        interval = (results.get("intervals") or {}).get(key)
+        print(f"{key}: {format_value(value, interval) if interval else value}")
     print(f"Wrote {', '.join(str(p) for p in written)}")
     return 0
 
@@ -344,7 +349,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="stop (exit 1) once the run has made N model evaluations (default: no limit)")
         sub.add_argument("--output", default="textxai-output")
         glue.add_arguments(sub)
+        stats.add_cli_arguments(sub)  # --confidence-level, --n-resamples, --sample-size-sweep
         sub.set_defaults(func=cmd_run)
+
+    stats.add_compare_parser(commands)  # textxai compare A.json B.json --module NAME
 
     listing = commands.add_parser("list", help="list the modules")
     listing.set_defaults(func=cmd_list)

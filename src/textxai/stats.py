@@ -868,3 +868,91 @@ def interval_note(intervals: Mapping) -> str:
     methods = sorted({e.get("method", "") for e in entries if e.get("method")}, key=lambda m: (m != "BCa", m))
     return (f"[brackets]: {level * 100:.0f}% bootstrap confidence intervals, {' / '.join(u + 's' for u in units)} "
             f"resampled ({', '.join(methods)}; scipy.stats.bootstrap, textxai.stats).")
+
+
+# ---------------------------------------------------------------------------------------------- textxai compare
+
+
+def _expand(module_name: str, result: Mapping, label: str) -> dict:
+    """The results held by one saved JSON file: a naopc run file holds one result per attribution method."""
+    if module_name == "naopc" and isinstance(result.get("methods"), Mapping) and isinstance(result.get("per_example"), Mapping):
+        return {(name if label == "" else f"{label}:{name}"): {**summary, "per_example": result["per_example"][name]}
+                for name, summary in result["methods"].items() if name in result["per_example"]}
+    if module_name == "toki_trust" and "trust_labels" not in result and isinstance(result.get("examples"), list):
+        ex = result["examples"]  # a `textxai run toki_trust` file: the per-text verdicts of toki.assess
+        return {label: {**result, "trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
+                        "no_ki_labels": [e["no_ki"] for e in ex]}}
+    return {label: result}
+
+
+def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] | None = None,
+                  confidence_level: float = 0.95, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0):
+    """Intervals of every result in the JSON files ``paths`` (``textxai run`` outputs, or a module's result with
+    its per-example values) and the paired comparison of every pair. Returns ``(text report, dict)``."""
+    import json
+    from pathlib import Path
+
+    _check_module(module_name)
+    if names is not None and len(names) != len(paths):
+        raise ValueError(f"names has {len(names)} items but {len(paths)} files were given: expected one name per file")
+    results = {}
+    for i, path in enumerate(paths):
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"results file {str(path)!r}: no such file; expected the .json a `textxai run "
+                             f"{module_name}` wrote (or a result saved with its per-example values)")
+        data = json.loads(p.read_text(encoding="utf-8"))
+        label = names[i] if names else ("" if len(paths) == 1 else p.stem)
+        results.update(_expand(module_name, data, label))
+    if len(results) < 2:
+        raise ValueError(f"files={list(paths)} hold {len(results)} result: expected at least two to compare "
+                         f"(several files, or one naopc file with several attribution methods)")
+    lines, out = [], {"intervals": {}, "comparisons": {}}
+    for name, res in results.items():
+        add_intervals(module_name, res, confidence_level, n_resamples, seed)
+        out["intervals"][name] = res["intervals"]
+        lines += [intervals_table(res["intervals"], f"== {name}"), ""]
+    names_ = list(results)
+    for i, a in enumerate(names_):
+        for b in names_[i + 1:]:
+            c = compare(module_name, results[a], results[b], confidence_level, n_resamples, seed)
+            out["comparisons"][f"{a} vs {b}"] = c
+            lines += [f"== paired comparison, {a} vs {b} (same {UNITS[module_name]}s, in the same order)",
+                      compare_table(c, a, b), ""]
+    lines.append("Difference: bootstrap interval of a - b, units resampled jointly; p: Wilcoxon signed-rank test of "
+                 "the per-unit differences (textxai.stats.compare).")
+    return "\n".join(lines), out
+
+
+def add_compare_parser(commands) -> None:
+    """``textxai compare A.json B.json ... --module NAME`` (a sub-command of the ``textxai`` CLI)."""
+    parser = commands.add_parser("compare", help="confidence intervals and paired comparisons of saved results "
+                                                 "(several methods / editors / models on the same examples)")
+    parser.add_argument("files", nargs="+", help="result .json files of `textxai run MODULE` (same examples, same order)")
+    parser.add_argument("--module", required=True, choices=sorted(UNITS))
+    parser.add_argument("--names", nargs="+", default=None, help="a name per file (default: the file names)")
+    parser.add_argument("--confidence-level", type=float, default=0.95)
+    parser.add_argument("--n-resamples", type=int, default=DEFAULT_N_RESAMPLES)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--output", default=None, help="also write the comparison as .json and its error bars as .png")
+    parser.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args) -> int:
+    try:
+        text, out = compare_files(args.module, args.files, args.names, args.confidence_level, args.n_resamples, args.seed)
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"textxai compare: {error}") from error
+    print(text)
+    if args.output:
+        import json
+        from pathlib import Path
+
+        from textxai.cli import to_jsonable
+
+        folder = Path(args.output)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"compare_{args.module}.json").write_text(json.dumps(to_jsonable(out), indent=2))
+        plot_intervals(out["intervals"]).savefig(folder / f"compare_{args.module}.png", dpi=110, bbox_inches="tight")
+        print(f"Wrote {folder / f'compare_{args.module}.json'} and {folder / f'compare_{args.module}.png'}")
+    return 0
