@@ -180,8 +180,8 @@ def test_generative_judge_is_greedy_decoding(tiny_gpt2_parts):
 
 
 @pytest.mark.parametrize("kwargs, error, pattern", [
-    (dict(references=["a", "b"], predictions=["c"]), ValueError, "predictions has 1 items but references has 2"),
-    (dict(references=[], predictions=[]), ValueError, r"references=\[\]"),
+    (dict(references=["a", "b"], predictions=["c"]), ValueError, "references has 2 items but predictions has 1"),
+    (dict(references=[], predictions=[]), ValueError, r"predictions=\[\]: expected at least one example"),
     (dict(references=["a"], predictions=[3]), TypeError, r"predictions\[0\]=3"),
     (dict(references=[None], predictions=["a"]), TypeError, r"references\[0\]=None"),
     (dict(references=["a"], predictions=["b"], original_probs=[[0.5, 0.5]], counterfactual_probs=[[0.5, 0.5]], targets=[5]),

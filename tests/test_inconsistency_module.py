@@ -41,7 +41,7 @@ def test_add_batch_equals_compute(module):
         module.add(edits=chain)
     assert module.compute(n=[1, 2]) == inc.inconsistency(CHAINS, n=[1, 2])
     module.add_batch(edits=CHAINS[:1])
-    with pytest.raises(ValueError, match="labels=given but the earlier batches were added without labels"):
+    with pytest.raises(ValueError, match="labels=given but the earlier add / add_batch calls since the last compute did not give it"):
         module.add_batch(edits=CHAINS[1:2], labels=LABELS[1:2])
     module.compute(n=[1])
 

@@ -1,11 +1,9 @@
 """fim_difficulty: how close each text sits to a classifier's decision boundary (largest FIM eigenvalue)."""
 import datasets
 import evaluate
-import numpy as np
 
 from textxai import fim
-from textxai.classifier import as_classifier
-from textxai.validation import check_positive_int, check_text_pairs, check_texts
+from textxai.module_base import TextxaiMeasurement
 
 _CITATION = """\
 @misc{datta2021geometry,
@@ -66,7 +64,7 @@ Examples:
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class FimDifficulty(evaluate.Measurement):
+class FimDifficulty(TextxaiMeasurement):
     """Largest eigenvalue of the Fisher information metric of each text (Datta et al.)."""
 
     def _info(self):
@@ -75,24 +73,15 @@ class FimDifficulty(evaluate.Measurement):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"texts": datasets.Value("string")}),
-                datasets.Features({"texts": datasets.Value("string"), "text_pairs": datasets.Value("string")}),
-            ],
+            features=datasets.Features({"texts": datasets.Value("string"), "text_pairs": datasets.Value("string")}),
             reference_urls=["https://arxiv.org/abs/2010.07212"],
         )
 
     def _compute(self, texts, text_pairs=None, model=None, tokenizer=None, batch_size=16, device=None,
                  return_eigenvector=False, return_all_eigenvalues=False, progress=False):
-        texts = check_texts(texts)
-        pairs = check_text_pairs(text_pairs, texts)
-        check_positive_int(batch_size, "batch_size")
-        for name, flag in (("return_eigenvector", return_eigenvector), ("return_all_eigenvalues", return_all_eigenvalues)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise TypeError(f"{name}={flag!r}: expected True or False")
-        classifier = as_classifier(model, tokenizer=tokenizer, device=device)
-        res = fim.difficulty(texts, classifier, pairs, batch_size=batch_size, return_eigenvector=bool(return_eigenvector),
-                             return_all_eigenvalues=bool(return_all_eigenvalues), progress=progress)
+        res = fim.difficulty(texts, model, text_pairs, batch_size=batch_size, return_eigenvector=return_eigenvector,
+                             return_all_eigenvalues=return_all_eigenvalues, progress=progress, tokenizer=tokenizer,
+                             device=device)
         out = {
             "difficulty": [float(x) for x in res["difficulty"]],
             "predictions": [int(x) for x in res["predictions"]],

@@ -1,9 +1,9 @@
 """ceval: CEval's counterfactual and text-quality metrics for generated counterfactual texts."""
 import datasets
 import evaluate
-import numpy as np
 
 from textxai import ceval
+from textxai.module_base import TextxaiMetric
 
 _CITATION = """\
 @inproceedings{nguyen2024ceval,
@@ -38,7 +38,7 @@ Args:
         generation is `None`, `""` or `"-1"`. For NLI: the counterfactual premises.
     references (`list` of `str`): the originals (NLI: original premises).
     prediction_pairs, reference_pairs (`list` of `str`, optional): NLI hypotheses, counterfactual and
-        original, passed to `compute` (not `add_batch`). Edit either side; copy the side you leave unchanged.
+        original. Edit either side; copy the side you leave unchanged.
     model: the classifier (Hub id, folder, loaded model with `tokenizer`, `(model, tokenizer)`, pipeline,
         `textxai.classifier.TextClassifier`, `"textxai/demo-sentiment"`). Not needed with precomputed outputs.
     tokenizer: the classifier's tokenizer when `model` is a loaded model.
@@ -92,91 +92,34 @@ Examples:
 """
 
 
-def _fill(value, name):
-    if ceval.is_failed(value):
-        return "-1"
-    if not isinstance(value, str):
-        raise TypeError(f"{name}={value!r:.80} ({type(value).__name__}): expected a string (or None / '-1' for a failed generation)")
-    return value
-
-
-def _normalize_predictions(predictions, name="predictions"):
-    """Every example as a list of counterfactuals (Arrow keeps one column type across batches)."""
-    if isinstance(predictions, str) or not hasattr(predictions, "__len__"):
-        raise TypeError(f"{name}={predictions!r:.80} ({type(predictions).__name__}): expected a list of counterfactual texts")
-    out = []
-    for i, p in enumerate(predictions):
-        if isinstance(p, (list, tuple, np.ndarray)):
-            if len(p) == 0:
-                raise ValueError(f"{name}[{i}]=[]: expected at least one counterfactual (use '-1' for a failed generation)")
-            out.append([_fill(q, f"{name}[{i}][{j}]") for j, q in enumerate(p)])
-        else:
-            out.append([_fill(p, f"{name}[{i}]")])
-    return out
-
-
-def _check_references(references, name="references"):
-    if isinstance(references, str) or not hasattr(references, "__len__"):
-        raise TypeError(f"{name}={references!r:.80} ({type(references).__name__}): expected a list of original texts")
-    references = list(references)
-    for i, r in enumerate(references):
-        if not isinstance(r, str):
-            raise TypeError(f"{name}[{i}]={r!r:.80} ({type(r).__name__}): expected the original text as a string")
-    return references
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Ceval(evaluate.Metric):
+class Ceval(TextxaiMetric):
     """CEval counterfactual metrics (Nguyen, Schlötterer & Seifert, INLG 2024)."""
 
     def _info(self):
+        text, texts = datasets.Value("string"), datasets.List(datasets.Value("string"))
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[
-                datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
-                datasets.Features({"predictions": datasets.Sequence(datasets.Value("string")),
-                                   "references": datasets.Value("string")}),
-            ],
+            # one counterfactual or several per original: stored as a list (see textxai.module_base)
+            features=[datasets.Features({"predictions": text, "references": text, "prediction_pairs": text,
+                                         "reference_pairs": text}),
+                      datasets.Features({"predictions": texts, "references": text, "prediction_pairs": texts,
+                                         "reference_pairs": text})],
             reference_urls=["https://aclanthology.org/2024.inlg-main.6",
                             "https://github.com/aix-group/CEval-Counterfactual-Generation-Benchmark"],
         )
-
-    # Arrow needs one type per column across batches: every example is stored as a list of counterfactuals (a lone
-    # string in a list column would be split into characters) and a failed generation None as "-1".
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of counterfactuals (predictions) and originals (references) to the module."""
-        if predictions is not None:
-            predictions = _normalize_predictions(predictions)
-        if references is not None:
-            references = _check_references(references)
-        if references is not None and len(references) == 0:
-            raise ValueError("references=[]: expected at least one original text")
-        if predictions is not None and references is not None and len(predictions) != len(references):
-            raise ValueError(f"predictions has {len(predictions)} items but references has {len(references)}: "
-                             f"expected the same length")
-        return super().add_batch(predictions=predictions, references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one counterfactual (or list of counterfactuals) and its original to the module."""
-        if prediction is not None or reference is not None:
-            prediction = _normalize_predictions([prediction], "prediction")[0]
-            reference = _check_references([reference], "reference")[0]
-        return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(self, predictions, references, prediction_pairs=None, reference_pairs=None, model=None, tokenizer=None,
                  lm=None, judge=None, judge_topic=None, targets=None, contrast=None, original_probs=None,
                  counterfactual_probs=None, original_labels=None, counterfactual_labels=None, batch_size=32,
                  device=None, max_new_tokens=4, judge_generate_kwargs=None, seed=0, return_per_example=False,
                  progress=False):
-        for name, flag in (("return_per_example", return_per_example), ("progress", progress)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise TypeError(f"{name}={flag!r}: expected True or False")
         return ceval.score_counterfactuals(
             references, predictions, reference_pairs, prediction_pairs, model=model, tokenizer=tokenizer, lm=lm,
             judge=judge, judge_topic=judge_topic, targets=targets, contrast=contrast, original_probs=original_probs,
             counterfactual_probs=counterfactual_probs, original_labels=original_labels,
             counterfactual_labels=counterfactual_labels, batch_size=batch_size, device=device,
             max_new_tokens=max_new_tokens, judge_generate_kwargs=judge_generate_kwargs, seed=seed,
-            return_per_example=bool(return_per_example), progress=bool(progress))
+            return_per_example=return_per_example, progress=progress)

@@ -3,7 +3,7 @@ import datasets
 import evaluate
 
 from textxai import inconsistency as inc
-from textxai.validation import check_choice, check_positive_int
+from textxai.module_base import TextxaiMetric
 
 _CITATION = """\
 @inproceedings{filandrianos-etal-2023-counterfactuals,
@@ -68,100 +68,29 @@ Examples:
 """
 
 
-_EDITS = datasets.Features({"edits": datasets.Sequence(datasets.Value("string"))})
-_EDITS_LABELS = datasets.Features({
-    "edits": datasets.Sequence(datasets.Value("string")),
-    "labels": datasets.Sequence(datasets.Value("int64")),
-})
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Inconsistency(evaluate.Metric):
-    """inc@n, minimality@n, flip_rate@n and perplexity@n of counterfactual-editor feedback chains.
-
-    Two input formats: `edits` alone, or `edits` with `labels`. evaluate reads the required inputs from the
-    first format only, so the format in use is chosen from the arguments of `add_batch` / `add` / `compute`
-    (labels are then accumulated batch by batch like the chains).
-    """
-
-    _with_labels = False
-
-    def _feature_names(self):
-        return list((_EDITS_LABELS if self._with_labels else _EDITS).keys())
-
-    def _infer_feature_from_batch(self, batch):
-        return _EDITS_LABELS if self._with_labels else _EDITS
-
-    def _infer_feature_from_example(self, example):
-        return _EDITS_LABELS if self._with_labels else _EDITS
-
-    def _choose_format(self, kwargs):
-        has_labels = kwargs.get("labels") is not None
-        if self.writer is not None and has_labels != self._with_labels:
-            raise ValueError(
-                f"labels={'given' if has_labels else 'missing'} but the earlier batches were added "
-                f"{'with' if self._with_labels else 'without'} labels: give labels with every batch or with none"
-            )
-        self._with_labels = has_labels
-        if not has_labels:
-            kwargs.pop("labels", None)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of chains (`edits`), with their `labels` when the labels are known."""
-        self._choose_format(kwargs)
-        return super().add_batch(**kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one chain (`edits`), with its `labels` when they are known."""
-        self._choose_format(kwargs)
-        return super().add(**kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Compute inc@n and the other step metrics of every chain added so far (or given here)."""
-        if kwargs.get("edits") is not None or self.writer is None:
-            if self.writer is None or kwargs.get("labels") is not None:
-                self._choose_format(kwargs)
-            elif not self._with_labels:
-                kwargs.pop("labels", None)
-        elif kwargs.get("labels") is not None and not self._with_labels:
-            raise ValueError("labels given to compute() but the batches were added without labels: "
-                             "give labels with every add_batch instead")
-        try:
-            return super().compute(**kwargs)
-        finally:
-            self._with_labels = False
+class Inconsistency(TextxaiMetric):
+    """inc@n, minimality@n, flip_rate@n and perplexity@n of counterfactual-editor feedback chains."""
 
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[_EDITS, _EDITS_LABELS],
+            features=datasets.Features({"edits": datasets.List(datasets.Value("string")),
+                                        "labels": datasets.List(datasets.Value("int64"))}),
             codebase_urls=["https://github.com/geofila/Counterfactuals-of-Counterfactuals"],
         )
 
     def _compute(self, edits, labels=None, n=inc.DEFAULT_N, model=None, tokenizer=None, lm=None,
                  word_tokenizer="spacy", pooling="pooled", return_per_example=False, batch_size=32, device=None,
                  progress=False):
-        check_choice(word_tokenizer, "word_tokenizer", ("spacy", "whitespace"))
-        check_choice(pooling, "pooling", inc.POOLINGS)
-        check_positive_int(batch_size, "batch_size")
-        if not isinstance(return_per_example, bool):
-            raise TypeError(f"return_per_example={return_per_example!r}: expected True or False")
-        classifier = None
         if labels is None and model is not None:
-            from textxai.classifier import as_classifier
+            from textxai.classifier import as_classifier  # torch only when a classifier is needed
 
-            classifier = as_classifier(model, tokenizer=tokenizer, device=device)
-        return inc.inconsistency(
-            [list(chain) for chain in edits],
-            n=list(n) if isinstance(n, (list, tuple)) else n,
-            labels=None if labels is None else [list(lab) for lab in labels],
-            model=classifier,
-            lm=lm,
-            word_tokenizer=word_tokenizer,
-            pooling=pooling,
-            return_per_example=return_per_example,
-            batch_size=batch_size,
-            progress=progress,
-        )
+            model = as_classifier(model, tokenizer=tokenizer, device=device)
+        else:
+            model = None  # labels given: no model call
+        return inc.inconsistency(edits, n=n, labels=labels, model=model, lm=lm, word_tokenizer=word_tokenizer,
+                                 pooling=pooling, return_per_example=return_per_example, batch_size=batch_size,
+                                 progress=progress)

@@ -4,7 +4,7 @@ import evaluate
 
 from textxai import naopc
 from textxai.classifier import as_classifier
-from textxai.validation import check_texts
+from textxai.module_base import TextxaiMetric
 
 _CITATION = """\
 @article{edin2024normalized,
@@ -86,20 +86,8 @@ Examples:
 """
 
 
-def _fill_missing(kwargs: dict) -> dict:
-    """evaluate stores the first feature format only: absent text_pairs become "", absent attributions []."""
-    texts = kwargs.get("texts")
-    if texts is not None and not isinstance(texts, str):
-        n = len(texts)
-        if kwargs.get("text_pairs") is None:
-            kwargs["text_pairs"] = [""] * n
-        if kwargs.get("attributions") is None:
-            kwargs["attributions"] = [[] for _ in range(n)]
-    return kwargs
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class Naopc(evaluate.Metric):
+class Naopc(TextxaiMetric):
     """AOPC comprehensiveness / sufficiency and Normalized AOPC (Edin et al.)."""
 
     def _info(self):
@@ -108,38 +96,16 @@ class Naopc(evaluate.Metric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            # evaluate keeps only the columns of its first feature format, so there is one format holding
-            # the optional text_pairs: absent ones are stored as "" and absent attributions (with
-            # attribution_method) as empty lists
             features=datasets.Features(
                 {"texts": datasets.Value("string"), "text_pairs": datasets.Value("string"), "attributions": scores}
             ),
             reference_urls=["https://arxiv.org/abs/2408.08137", "https://github.com/JoakimEdin/naopc"],
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of texts (and attributions, text_pairs) to the module."""
-        return super().add_batch(predictions=predictions, references=references, **_fill_missing(kwargs))
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one text (and its attributions, text_pair) to the module."""
-        if kwargs.get("text_pairs") is None:
-            kwargs["text_pairs"] = ""
-        if kwargs.get("attributions") is None:
-            kwargs["attributions"] = []
-        return super().add(prediction=prediction, reference=reference, **kwargs)
-
     def _compute(self, texts, attributions=None, text_pairs=None, model=None, tokenizer=None, target="predicted",
                  normalization="auto", beam_size=None, max_exact_words=None, perturbation="mask",
                  attribution_method=None, batch_size=32, device=None, return_per_example=False, seed=0,
                  progress=False):
-        texts = check_texts(texts)
-        if text_pairs is not None and all(p is None or p == "" for p in text_pairs):
-            text_pairs = None  # stored as "" when left out
-        if attributions is not None and attribution_method is not None and all(len(a) == 0 for a in attributions):
-            attributions = None  # stored as empty lists when left out
-        if not isinstance(return_per_example, bool):
-            raise TypeError(f"return_per_example={return_per_example!r}: expected True or False")
         classifier = as_classifier(model, tokenizer=tokenizer, device=device)
         res = naopc.compute_naopc(
             texts, attributions, classifier, text_pairs=text_pairs, target=target, normalization=normalization,

@@ -3,6 +3,7 @@ import datasets
 import evaluate
 
 from textxai import toki
+from textxai.module_base import TextxaiMetric
 
 _CITATION = """\
 @misc{nguyentung2024toki,
@@ -78,68 +79,17 @@ Examples:
     (2, True)
 """
 
-_PLAIN = datasets.Features({"texts": datasets.Value("string"), "references": datasets.Value("int64")})
-_PAIRS = datasets.Features({"texts": datasets.Value("string"), "text_pairs": datasets.Value("string"),
-                            "references": datasets.Value("int64")})
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-class TokiTrust(evaluate.Metric):
-    """TOKI trust labels of correct predictions; two formats: texts + references, or + text_pairs (NLI)."""
-
-    _with_pairs = False
-
-    def _features(self):
-        return _PAIRS if self._with_pairs else _PLAIN
-
-    def _feature_names(self):
-        return list(self._features().keys())
-
-    def _infer_feature_from_batch(self, batch):
-        return self._features()
-
-    def _infer_feature_from_example(self, example):
-        return self._features()
-
-    def _choose_format(self, kwargs):
-        has_pairs = kwargs.get("text_pairs") is not None
-        if self.writer is not None and has_pairs != self._with_pairs:
-            raise ValueError(f"text_pairs={'given' if has_pairs else 'missing'} but the earlier batches were added "
-                             f"{'with' if self._with_pairs else 'without'} text_pairs: give them with every batch or none")
-        self._with_pairs = has_pairs
-        if not has_pairs:
-            kwargs.pop("text_pairs", None)
-
-    def add_batch(self, *, predictions=None, references=None, **kwargs):
-        """Add a batch of `texts` and `references` (and `text_pairs` for pair models)."""
-        self._choose_format(kwargs)
-        return super().add_batch(references=references, **kwargs)
-
-    def add(self, *, prediction=None, reference=None, **kwargs):
-        """Add one text with its reference (and text pair)."""
-        self._choose_format(kwargs)
-        return super().add(reference=reference, **kwargs)
-
-    def compute(self, *, predictions=None, references=None, **kwargs):
-        """Assess every text added so far (or given here)."""
-        if kwargs.get("texts") is not None or self.writer is None:
-            if self.writer is None or kwargs.get("text_pairs") is not None:
-                self._choose_format(kwargs)
-            elif not self._with_pairs:
-                kwargs.pop("text_pairs", None)
-        try:
-            if references is not None:
-                kwargs["references"] = references
-            return super().compute(**kwargs)
-        finally:
-            self._with_pairs = False
+class TokiTrust(TextxaiMetric):
+    """TOKI trust labels of correct predictions (texts + references, and text_pairs for NLI)."""
 
     def _info(self):
         return evaluate.MetricInfo(
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
-            features=[_PLAIN, _PAIRS],
+            features=datasets.Features({"texts": datasets.Value("string"), "references": datasets.Value("int64"),
+                                        "text_pairs": datasets.Value("string")}),
             reference_urls=["https://doi.org/10.5281/zenodo.13751580"],
         )
 
