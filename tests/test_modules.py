@@ -243,3 +243,19 @@ def test_a_string_is_not_a_list_of_examples(name, request):
     with pytest.raises(ValueError, match=r"not_a_column=...\): not a column of"):
         module.add_batch(**bare, not_a_column=[1])
     assert len(module) == 0  # nothing was stored by the refused calls
+
+
+def test_confidence_intervals_through_compute(bert_clf):
+    """compute(confidence_level=...) hands the result (with the per-example values it needs) to textxai.stats."""
+    stats = pytest.importorskip("textxai.stats")
+    module = _module("inconsistency")
+    columns, options = _given_columns("inconsistency", bert_clf, OPTIONAL["inconsistency"])
+    plain = module.compute(**columns, **options)
+    out = module.compute(**columns, **options, confidence_level=0.9, n_resamples=999, seed=3)
+    assert "per_example" not in out and {k: v for k, v in out.items() if k != "intervals"} == plain
+    direct = stats.add_intervals("inconsistency", module.compute(**columns, **options, return_per_example=True),
+                                 confidence_level=0.9, n_resamples=999, seed=3)
+    assert out["intervals"] == direct["intervals"] and out["intervals"]
+    with pytest.raises(ValueError, match=r"confidence_level=1.5: expected a number strictly between 0 and 1"):
+        module.compute(**columns, **options, confidence_level=1.5)
+    assert len(module) == 0

@@ -45,7 +45,7 @@ import datasets
 import evaluate
 import numpy as np
 
-from textxai.validation import short_repr
+from textxai.validation import check_positive_int, short_repr
 
 INTERVAL_OPTIONS = {"confidence_level": None, "n_resamples": 1000}
 
@@ -172,6 +172,7 @@ class TextxaiModule(abc.ABC):
         intervals["seed"] = given.get("seed", 0) if "seed" in self._options else given.pop("seed", 0)
         try:
             options = self._check_options(given)
+            strip = self._interval_options(options, **intervals)
             if any(v is not None for v in columns.values()):
                 self.add_batch(**columns)
             elif self.writer is None:
@@ -183,7 +184,10 @@ class TextxaiModule(abc.ABC):
             self._discard()
             raise
         self.file_paths = self.filelocks = self._given = None  # evaluate removed and released the files
-        return self._with_intervals(result, **intervals)
+        result = self._with_intervals(result, **intervals)
+        if strip and result is not None:
+            result.pop("per_example", None)
+        return result
 
     # ------------------------------------------------------------------ checks
 
@@ -269,6 +273,21 @@ class TextxaiModule(abc.ABC):
             lock.release()
 
     # ------------------------------------------------------------------ intervals (issue 14)
+
+    def _interval_options(self, options: dict, confidence_level=None, n_resamples=1000, seed=0) -> bool:
+        """Check the interval options before any work; ask for the per-example values the intervals need.
+        True when ``per_example`` is there only for the intervals (then left out of the result)."""
+        if confidence_level is None:
+            return False
+        if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float)) \
+                or not 0 < confidence_level < 1:
+            raise ValueError(f"confidence_level={short_repr(confidence_level)}: expected a number strictly between "
+                             f"0 and 1, e.g. 0.95 (or None for no intervals)")
+        check_positive_int(n_resamples, "n_resamples")
+        if "return_per_example" not in self._options or options.get("return_per_example"):
+            return False
+        options["return_per_example"] = True
+        return True
 
     def _with_intervals(self, result, confidence_level=None, n_resamples=1000, seed=0):
         """``result`` with confidence intervals from ``textxai.stats`` when ``confidence_level`` is given."""
