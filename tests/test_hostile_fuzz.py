@@ -84,9 +84,8 @@ def test_fuzz_toki(clf, texts, references):
 @pytest.mark.parametrize("name, bad, good", [
     ("inconsistency", {"edits": [["a good film", "a bad film"]], "labels": [[0]]},
      {"edits": [["a good film", "a bad film"]]}),
-    pytest.param("toki_trust", {"texts": ["a good film"], "text_pairs": ["x", "y"], "references": [1]},
-                 {"texts": ["a good film"], "references": [1]},
-                 marks=pytest.mark.xfail(reason="evaluate keeps the failed call's columns: module base (helper modules)")),
+    ("toki_trust", {"texts": ["a good film"], "text_pairs": ["x", "y"], "references": [1]},
+     {"texts": ["a good film"], "references": [1]}),
     ("ceval", {"predictions": ["a bad film"], "references": ["a good film"], "targets": [7]},
      {"predictions": ["a bad film"], "references": ["a good film"]}),
     ("naopc", {"texts": ["a good film"], "attributions": [[0.1]]}, {"texts": ["a good film"], "attributions": [[0.1, 0.2, 0.3]]}),
@@ -99,15 +98,24 @@ def test_a_failed_compute_does_not_poison_the_module_instance(tiny_bert_folder, 
     extra = {"model": tiny_bert_folder}
     if name == "toki_trust":
         extra.update(train_texts=["a good film", "a bad film"], train_labels=[1, 0], explainer="omission",
-                     embedders="classifier")
+                     embedders="classifier", class_names=["bad", "good"])
     if name == "inconsistency":
         extra = {}
+
+    def result(instance):  # the tiny random model may leave a TOKI class without correct texts: compare outcomes
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                return instance.compute(**good, **extra)
+            except ValueError as err:
+                return f"ValueError: {err}"
+
     with pytest.raises((ValueError, TypeError)):
         module.compute(**bad, **extra)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        result = module.compute(**good, **extra)
-    assert isinstance(result, dict) and result
+    after = result(module)
+    same = repr(after) == repr(result(textxai.load(name)))  # repr: NaN equals NaN
+    assert same and not (isinstance(after, str) and "mismatch" in after)
+    assert name == "toki_trust" or isinstance(after, dict)
 
 
 def test_an_editor_that_raises_is_named_with_its_step_and_texts(tiny_bert_folder):

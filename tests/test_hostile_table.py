@@ -6,13 +6,6 @@ import pytest
 from hostile_cases import Context, all_cases, outcome
 
 CASES = all_cases()
-# The evaluate layer of the modules (evaluate's own column handling) is the shared module base's job
-# (issue 13 item 1); until it lands these raise evaluate's or numpy's own errors.
-MODULE_BASE = {
-    "naopc: texts=str", "naopc: texts=None", "fim_difficulty: texts=str", "fim_difficulty: texts=[]",
-    "fim_difficulty: texts=None", "fim_difficulty: texts=[5]", "toki_trust: texts=None", "inconsistency: edits=str",
-    "inconsistency: edits=[]", "inconsistency: edits=None", "ceval: predictions=None",
-}
 
 
 def test_the_table_is_big_and_distinct():
@@ -36,8 +29,7 @@ def ctx(tiny_bert_folder, tiny_gpt2_parts, tmp_path_factory):
 
 
 @pytest.mark.parametrize("case_id, surface, call, argument",
-                         [pytest.param(*c, id=c[0], marks=[pytest.mark.xfail(reason="module base (issue 13 item 1)")]
-                                       if c[0] in MODULE_BASE else []) for c in CASES if c[0] != "ceval: model=None"])
+                         [pytest.param(*c, id=c[0]) for c in CASES if c[0] != "ceval: model=None"])
 def test_bad_input_is_one_clear_error_naming_the_argument(ctx, case_id, surface, call, argument):
     kind, detail = outcome(call, ctx, argument, timeout=120)
     assert kind == "clear", f"{surface} {case_id}: {kind} {detail}"
