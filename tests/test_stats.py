@@ -325,3 +325,20 @@ def test_cli_compare_of_saved_results(tmp_path, capsys):
     (tmp_path / "short.json").write_text(json.dumps(to_jsonable(_inconsistency_result([[0.0, 1.0]] * 3, ks=(2,)))))
     with pytest.raises(SystemExit, match="same examples"):
         main(["compare", str(tmp_path / "mice.json"), str(tmp_path / "short.json"), "--module", "inconsistency"])
+
+
+def test_space_shows_intervals_from_five_chains():
+    from helpers import load_space_app
+
+    from textxai.inconsistency import inconsistency
+
+    app = load_space_app("inconsistency")
+    chains = [["a b", "a c", "a c d e"], ["x y", "x z", "x"], ["p q", "p r", "s t u"], ["m", "n", "n o"],
+              ["k l", "k m", "k m"]]
+    text = "\n\n".join("\n".join(c) for c in chains)
+    summary, _, _ = app.score_chains(text, "1", "whitespace", "pooled")
+    res = stats.add_intervals("inconsistency", inconsistency(chains, n=[1], word_tokenizer="whitespace",
+                                                             return_per_example=True), n_resamples=2000)
+    assert stats.format_interval(res["intervals"]["inc@1"]) in summary and "textxai-intervals" in summary
+    few, _, _ = app.score_chains("\n\n".join("\n".join(c) for c in chains[:3]), "1", "whitespace", "pooled")
+    assert "shown from 5 chains on (here 3)" in few

@@ -8,7 +8,7 @@ import gradio as gr
 import Levenshtein
 
 from textxai import inconsistency as inc
-from textxai import spaces
+from textxai import spaces, stats
 from textxai.editors import GradientSubstitutionEditor
 from textxai.words import word_spans
 
@@ -143,14 +143,21 @@ def summary_html(results: dict, n: list[int]) -> str:
             "in words. Positive = the editor answered its own edit with a larger one, so a smaller edit existed.</p>")
 
 
+def _intervals(results: dict, n: list[int]) -> str:
+    """Bootstrap intervals over the chains (from 5 chains on), textxai.stats."""
+    keys = [f"{m}@{k}" for k in n for m in ("inc", "flip_rate")]
+    return stats.space_intervals_html("inconsistency", results, keys=keys)
+
+
 def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
     chains = parse_chains(text)
     n = parse_n(n_text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = inc.inconsistency(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling)
+        results = inc.inconsistency(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling,
+                                    return_per_example=True)
     fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
-    return summary_html(results, n), chains_html(chains, word_tokenizer=word_tokenizer), fig
+    return summary_html(results, n) + _intervals(results, n), chains_html(chains, word_tokenizer=word_tokenizer), fig
 
 
 def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
@@ -169,9 +176,10 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
                                          progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = inc.inconsistency(chains, n=n, labels=labels, word_tokenizer=word_tokenizer, pooling=pooling)
+        results = inc.inconsistency(chains, n=n, labels=labels, word_tokenizer=word_tokenizer, pooling=pooling,
+                                    return_per_example=True)
     fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
-    return (summary_html(results, n), chains_html(chains, labels, classifier.labels, word_tokenizer), fig)
+    return (summary_html(results, n) + _intervals(results, n), chains_html(chains, labels, classifier.labels, word_tokenizer), fig)
 
 
 with spaces.space(

@@ -4,7 +4,7 @@ from __future__ import annotations
 import gradio as gr
 import numpy as np
 
-from textxai import naopc, spaces
+from textxai import naopc, spaces, stats
 from textxai.attribution import METHODS
 
 PAPER_URL = "https://arxiv.org/abs/2408.08137"
@@ -114,7 +114,9 @@ def evaluate_texts(model_choice: str, text: str, method: str, normalization: str
 
     fig = curves_figure(res)
     plt.close(fig)
-    return summary_html(res, method), words_html(res, clf.labels), fig
+    intervals = stats.space_intervals_html("naopc", res, keys=["naopc_comprehensiveness", "naopc_sufficiency",
+                                                               "comprehensiveness", "sufficiency"])  # over the texts
+    return summary_html(res, method) + intervals, words_html(res, clf.labels), fig
 
 
 def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:

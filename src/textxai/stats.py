@@ -956,3 +956,41 @@ def _cmd_compare(args) -> int:
         plot_intervals(out["intervals"]).savefig(folder / f"compare_{args.module}.png", dpi=110, bbox_inches="tight")
         print(f"Wrote {folder / f'compare_{args.module}.json'} and {folder / f'compare_{args.module}.png'}")
     return 0
+
+
+# ---------------------------------------------------------------------------------------------- Spaces
+
+SPACE_MIN_UNITS = 5
+
+
+def space_intervals_html(module_name: str, result: dict, keys: Sequence[str] | None = None,
+                         min_units: int = SPACE_MIN_UNITS, confidence_level: float = 0.95, n_resamples: int = 2000,
+                         seed: int = 0) -> str:
+    """An HTML table of the intervals of ``result`` for a Space (the result needs its per-example values), or a
+    one-line note when fewer than ``min_units`` units were given (an interval from 3 examples says little).
+
+    >>> html = space_intervals_html("toki_trust", {"trust_labels": [True, False, True, True, True, False],
+    ...                                            "trustworthy_rate": 4 / 6})
+    >>> "0.667 [" in html and "n = 6 correct predictions" in html
+    True
+    >>> space_intervals_html("toki_trust", {"trust_labels": [True, None], "trustworthy_rate": 1.0})[:40]
+    '<p class="textxai-intervals-note">Confid'
+    """
+    from html import escape
+
+    ests = estimands(module_name, result)
+    wanted = [k for k in (keys or ests) if k in ests]
+    most = max((int(ests[k].counted.sum()) for k in wanted), default=0)
+    unit = UNITS[module_name]
+    if most < min_units:
+        return (f'<p class="textxai-intervals-note">Confidence intervals are shown from {min_units} {unit}s on '
+                f"(here {most}).</p>")
+    add_intervals(module_name, result, confidence_level, n_resamples, seed)
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(format_interval(result['intervals'][k]))}</td>"
+                   f"<td>{result['intervals'][k]['n']}</td><td>{escape(result['intervals'][k]['method'])}</td></tr>"
+                   for k in wanted)
+    return (f'<table class="textxai-intervals"><thead><tr><th>summary</th><th>value [{confidence_level:.0%} CI]</th>'
+            f"<th>n</th><th>method</th></tr></thead><tbody>{rows}</tbody></table>"
+            f'<p class="textxai-intervals-note">Bootstrap intervals over the {escape(unit)}s '
+            f"(n = {most} {escape(unit)}s): a wide interval means the number could change a lot with other "
+            "examples.</p>")
