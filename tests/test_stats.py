@@ -342,3 +342,16 @@ def test_space_shows_intervals_from_five_chains():
     assert stats.format_interval(res["intervals"]["inc@1"]) in summary and "textxai-intervals" in summary
     few, _, _ = app.score_chains("\n\n".join("\n".join(c) for c in chains[:3]), "1", "whitespace", "pooled")
     assert "shown from 5 chains on (here 3)" in few
+
+
+def test_runner_helper_sweep_and_error_bars_against_n():
+    incs = [list(np.random.default_rng(c).integers(0, 3, size=3).astype(float)) for c in range(12)]
+    res = _inconsistency_result(incs, ks=(1, 2, 3))
+    figures = {}
+    ivs = stats.runner_intervals("inconsistency", res, {**stats.DEMO_OPTIONS, "sample_size_sweep": True,
+                                                        "sweep_sizes": [5, 12, 48]}, figures)
+    assert set(figures) == {"intervals", "sample_size_sweep"} and set(ivs) == {"inc@1", "inc@2", "inc@3"}
+    assert [r["n"] for r in res["sample_size_sweep"]["inc@1"]] == [5, 12, 48]
+    (ax,) = figures["intervals"].axes  # one panel: inc@n against n, one error bar per n
+    assert ax.get_title() == "inc@n" and len(ax.containers[0].lines[2][0].get_segments()) == 3
+    assert stats.runner_intervals("inconsistency", dict(res), {"confidence_level": None}) == {}
