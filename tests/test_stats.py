@@ -355,3 +355,11 @@ def test_runner_helper_sweep_and_error_bars_against_n():
     (ax,) = figures["intervals"].axes  # one panel: inc@n against n, one error bar per n
     assert ax.get_title() == "inc@n" and len(ax.containers[0].lines[2][0].get_segments()) == 3
     assert stats.runner_intervals("inconsistency", dict(res), {"confidence_level": None}) == {}
+
+
+def test_toki_run_files_compare_over_texts_both_models_get_right():
+    ex = lambda labels: [{"label": x, "naive": None if x is None else True, "no_ki": x} for x in labels]  # noqa: E731
+    a = stats._expand("toki_trust", {"trustworthy_rate": 4 / 6, "examples": ex([True, True, False, True, None, True, False])}, "a")["a"]
+    b = stats._expand("toki_trust", {"trustworthy_rate": 1 / 6, "examples": ex([False, False, False, True, False, None, False])}, "b")["b"]
+    c = stats.compare("toki_trust", a, b, n_resamples=999)["trustworthy_rate"]
+    assert c["n"] == 5 and c["a"] == pytest.approx(3 / 5) and c["b"] == pytest.approx(1 / 5)  # texts 4 and 5 dropped

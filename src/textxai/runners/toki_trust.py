@@ -234,7 +234,10 @@ def demo(progress: bool = True):
         _, test = _demo_rows(kind)
         test = test[:12]
         texts, labels = [r["text"] for r in test], [int(r["label"]) for r in test]
-        res = with_intervals(toki.assess(clf, texts, labels, index, progress=False))
+        shown = {}
+        res = with_intervals(toki.assess(clf, texts, labels, index, progress=False), figures=shown)
+        if "intervals" in shown:
+            figures[f"intervals_{kind}"] = shown["intervals"]
         attack = None
         if kind == "sentiment":
             chosen = [i for i, e in enumerate(res["examples"]) if e["label"] is not None][:4]
