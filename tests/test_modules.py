@@ -259,3 +259,38 @@ def test_confidence_intervals_through_compute(bert_clf):
     with pytest.raises(ValueError, match=r"confidence_level=1.5: expected a number strictly between 0 and 1"):
         module.compute(**columns, **options, confidence_level=1.5)
     assert len(module) == 0
+
+
+def _offline_env(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    env.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               HF_HOME=str(tmp_path / "hf_home"), GRADIO_ANALYTICS_ENABLED="False")
+    return env
+
+
+_BY_HUB_NAME = (
+    "import evaluate, sys\n"
+    "m = evaluate.load(sys.argv[1])\n"
+    "print(type(m).__name__, m.compute(edits=[['a b', 'a c', 'd e f']], n=[1])['inc@1'])\n"
+)
+
+
+def test_evaluate_load_by_hub_name_offline_after_cache_modules(tmp_path):
+    """evaluate.load("textxai/inconsistency") offline from an empty folder: unknown before, found after caching."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    env = _offline_env(tmp_path)
+    run = functools.partial(subprocess.run, capture_output=True, text=True, env=env, cwd=empty, timeout=300)
+    before = run([sys.executable, "-c", _BY_HUB_NAME, "textxai/inconsistency"])
+    assert before.returncode != 0 and "doesn't exist on the Hugging Face Hub" in before.stderr
+    cached = run([sys.executable, "-m", "textxai", "cache-modules", "inconsistency", "naopc", "--namespace", "my-org"])
+    assert cached.returncode == 0, cached.stderr
+    assert [line.split()[0] for line in cached.stdout.splitlines()] == ["my-org/inconsistency", "my-org/naopc"]
+    after = run([sys.executable, "-c", _BY_HUB_NAME, "my-org/inconsistency"])
+    assert after.returncode == 0 and after.stdout.split() == ["Inconsistency", "2.0"], after.stderr[-2000:]
+    # textxai.load caches the module it loads under the default namespace
+    loaded = run([sys.executable, "-c", "import textxai; textxai.load('inconsistency')"])
+    assert loaded.returncode == 0, loaded.stderr
+    after = run([sys.executable, "-c", _BY_HUB_NAME, "textxai/inconsistency"])
+    assert after.returncode == 0 and after.stdout.split() == ["Inconsistency", "2.0"], after.stderr[-2000:]
+    assert not any(empty.iterdir())  # nothing was written into the working folder

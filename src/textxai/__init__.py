@@ -4,7 +4,7 @@
 >>> "naopc" in textxai.MODULE_NAMES
 True
 """
-from textxai.modules import MODULE_NAMES, list_modules, load, module_path
+from textxai.modules import MODULE_NAMES, cache_modules, list_modules, load, module_path
 
 __version__ = "0.1.0"
-__all__ = ["MODULE_NAMES", "list_modules", "load", "module_path", "__version__"]
+__all__ = ["MODULE_NAMES", "cache_modules", "list_modules", "load", "module_path", "__version__"]

@@ -310,6 +310,14 @@ def cmd_list(args) -> int:
     return 0
 
 
+def cmd_cache_modules(args) -> int:
+    from textxai.modules import cache_modules
+
+    for script in cache_modules(args.names or None, namespace=args.namespace):
+        print(f"{args.namespace}/{script.stem:<16} {script}")
+    return 0
+
+
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with one-line usage errors (exit code 2): ``textxai run naopc: error: ... (see --help)``."""
 
@@ -356,6 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="list the modules")
     listing.set_defaults(func=cmd_list)
+    caching = commands.add_parser("cache-modules", help="make evaluate.load('textxai/<name>') work offline")
+    caching.add_argument("names", nargs="*", metavar="MODULE", help=f"modules to cache (default: all of {sorted(MODULE_NAMES)})")
+    caching.add_argument("--namespace", default="textxai", help="the Hub namespace of the name (default: textxai)")
+    caching.set_defaults(func=cmd_cache_modules)
 
     try:
         from textxai import publish
