@@ -320,8 +320,10 @@ def test_cli_compare_of_saved_results(tmp_path, capsys):
     # two files of one editor each; a file with other examples is refused by name
     for name, incs in (("mice", [[2.0, 1.0]] * 6), ("poly", [[0.0, 1.0]] * 5 + [[1.0, 1.0]])):
         (tmp_path / f"{name}.json").write_text(json.dumps(to_jsonable(_inconsistency_result(incs, ks=(2,)))))
-    main(["compare", str(tmp_path / "mice.json"), str(tmp_path / "poly.json"), "--module", "inconsistency"])
-    assert "mice vs poly" in capsys.readouterr().out
+    main(["compare", str(tmp_path / "mice.json"), str(tmp_path / "poly.json"), "--module", "inconsistency",
+          "--n-resamples", "499", "--sample-size-sweep", "3", "12"])
+    text = capsys.readouterr().out
+    assert "mice vs poly" in text and "at n = 3, 12" in text
     (tmp_path / "short.json").write_text(json.dumps(to_jsonable(_inconsistency_result([[0.0, 1.0]] * 3, ks=(2,)))))
     with pytest.raises(SystemExit, match="same examples"):
         main(["compare", str(tmp_path / "mice.json"), str(tmp_path / "short.json"), "--module", "inconsistency"])
@@ -363,3 +365,14 @@ def test_toki_run_files_compare_over_texts_both_models_get_right():
     b = stats._expand("toki_trust", {"trustworthy_rate": 1 / 6, "examples": ex([False, False, False, True, False, None, False])}, "b")["b"]
     c = stats.compare("toki_trust", a, b, n_resamples=999)["trustworthy_rate"]
     assert c["n"] == 5 and c["a"] == pytest.approx(3 / 5) and c["b"] == pytest.approx(1 / 5)  # texts 4 and 5 dropped
+
+
+def test_paired_sample_size_sweep_needs_more_units_for_a_small_difference():
+    rng = np.random.default_rng(9)
+    base = rng.uniform(size=60)
+    a, b = _naopc_result(base + 0.05 + rng.normal(0, 0.1, size=60)), _naopc_result(base)
+    rows = stats.compare_sample_size_sweep("naopc", a, b, "comprehensiveness", sizes=[6, 60, 240], repeats=6,
+                                           n_resamples=499)
+    assert [r["projected"] for r in rows] == [False, False, True]
+    assert rows[0]["p_value"] > rows[2]["p_value"] and rows[2]["share_significant"] == 1.0
+    assert rows[0]["share_significant"] < 1.0

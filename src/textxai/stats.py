@@ -58,6 +58,7 @@ __all__ = [
     "compare",
     "paired_test",
     "sample_size_sweep",
+    "compare_sample_size_sweep",
     "format_interval",
     "format_value",
     "intervals_table",
@@ -572,6 +573,48 @@ def sample_size_sweep(module_name: str, result: Mapping, keys: Sequence[str] | N
     return out
 
 
+def compare_sample_size_sweep(module_name: str, results_a: Mapping, results_b: Mapping, key: str,
+                              sizes: Sequence[int] = SWEEP_SIZES, repeats: int = 10, confidence_level: float = 0.95,
+                              n_resamples: int = 999, seed: int | None = 0) -> list[dict]:
+    """How many paired examples until a and b differ? (The inconsistency paper's Tables 4-5, paired.)
+
+    For every size n: ``repeats`` draws of n common units (without replacement up to the number available, else
+    with replacement, ``"projected"``), each compared as :func:`compare` does. Returns per n the median Wilcoxon
+    p-value and the share of draws whose interval of a - b excludes 0: ``[{"n", "p_value", "share_significant",
+    "projected"}]``.
+
+    >>> a = {"difficulty": [0.5 + 0.1 * i for i in range(8)], "summary": {"mean": 0.85}}
+    >>> b = {"difficulty": [0.45 + 0.1 * i for i in range(8)], "summary": {"mean": 0.8}}
+    >>> rows = compare_sample_size_sweep("fim_difficulty", a, b, "summary.mean", sizes=[8], repeats=2, n_resamples=199)
+    >>> rows[0]["n"], rows[0]["share_significant"], rows[0]["p_value"] < 0.01
+    (8, 1.0, True)
+    """
+    check_positive_int(repeats, "repeats")
+    ea, eb = estimands(module_name, results_a).get(key), estimands(module_name, results_b).get(key)
+    if ea is None or eb is None:
+        raise ValueError(f"key={key!r}: not a summary of both results")
+    if ea.n != eb.n:
+        raise ValueError(f"results_a has {ea.n} {UNITS[module_name]}s but results_b has {eb.n}: expected the same examples")
+    common = ea.counted & eb.counted
+    ea, eb = ea.subset(common), eb.subset(common)
+    rng = np.random.default_rng(_check_seed(seed))
+    rows = []
+    for i, n in enumerate(sizes):
+        n = check_positive_int(n, f"sizes[{i}]")
+        projected = n > ea.n
+        ps, hits = [], []
+        for _ in range(repeats if ea.n else 0):
+            index = rng.choice(ea.n, size=n, replace=projected)
+            a, b = ea.subset(index), eb.subset(index)
+            entry = bootstrap_interval(a.data + b.data, _difference(len(a.data), a.statistic), confidence_level,
+                                       n_resamples, int(rng.integers(2**31)))
+            ps.append(paired_test(a.values, b.values)["p_value"])
+            hits.append(math.isfinite(entry["ci_low"]) and (entry["ci_low"] > 0 or entry["ci_high"] < 0))
+        rows.append({"n": int(n), "p_value": float(np.nanmedian(ps)) if ps and not np.all(np.isnan(ps)) else float("nan"),
+                     "share_significant": float(np.mean(hits)) if hits else float("nan"), "projected": bool(projected)})
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------- showing them
 
 
@@ -886,9 +929,11 @@ def _expand(module_name: str, result: Mapping, label: str) -> dict:
 
 
 def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] | None = None,
-                  confidence_level: float = 0.95, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0):
+                  confidence_level: float = 0.95, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0,
+                  sweep_sizes: Sequence[int] | None = None):
     """Intervals of every result in the JSON files ``paths`` (``textxai run`` outputs, or a module's result with
-    its per-example values) and the paired comparison of every pair. Returns ``(text report, dict)``."""
+    its per-example values) and the paired comparison of every pair (with ``sweep_sizes``: also
+    :func:`compare_sample_size_sweep` of every summary). Returns ``(text report, dict)``."""
     import json
     from pathlib import Path
 
@@ -919,6 +964,17 @@ def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] |
             out["comparisons"][f"{a} vs {b}"] = c
             lines += [f"== paired comparison, {a} vs {b} (same {UNITS[module_name]}s, in the same order)",
                       compare_table(c, a, b), ""]
+            if sweep_sizes:
+                sweeps = {key: compare_sample_size_sweep(module_name, results[a], results[b], key, sweep_sizes,
+                                                         confidence_level=confidence_level, seed=seed) for key in c}
+                out.setdefault("sample_size_sweep", {})[f"{a} vs {b}"] = sweeps
+                lines.append(f"   median Wilcoxon p (share of draws whose CI of a - b excludes 0) at n = "
+                             f"{', '.join(map(str, sweep_sizes))} (* = more units than given: projected)")
+                for key, rows in sweeps.items():
+                    cells = [f"{r['p_value']:.3g} ({r['share_significant']:.0%}){'*' if r['projected'] else ''}"
+                             for r in rows]
+                    lines.append(f"   {key:<24} " + "  ".join(cells))
+                lines.append("")
     lines.append("Difference: bootstrap interval of a - b, units resampled jointly; p: Wilcoxon signed-rank test of "
                  "the per-unit differences (textxai.stats.compare).")
     return "\n".join(lines), out
@@ -935,12 +991,17 @@ def add_compare_parser(commands) -> None:
     parser.add_argument("--n-resamples", type=int, default=DEFAULT_N_RESAMPLES)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", default=None, help="also write the comparison as .json and its error bars as .png")
+    parser.add_argument("--sample-size-sweep", type=int, nargs="*", default=None, metavar="N",
+                        help="also: p-value against the number of examples (default sizes 10 50 100 200, as the "
+                             "inconsistency paper's Tables 4-5)")
     parser.set_defaults(func=_cmd_compare)
 
 
 def _cmd_compare(args) -> int:
     try:
-        text, out = compare_files(args.module, args.files, args.names, args.confidence_level, args.n_resamples, args.seed)
+        sizes = None if args.sample_size_sweep is None else (args.sample_size_sweep or list(SWEEP_SIZES))
+        text, out = compare_files(args.module, args.files, args.names, args.confidence_level, args.n_resamples, args.seed,
+                                  sweep_sizes=sizes)
     except (ValueError, TypeError) as error:
         raise SystemExit(f"textxai compare: {error}") from error
     print(text)
