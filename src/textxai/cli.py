@@ -283,15 +283,27 @@ def check_output_folder(output: str) -> Path:
 def cmd_run(args) -> int:
     from textxai.classifier import as_classifier
 
+    from textxai import parallel
+
     glue = runner(args.module)
     check_output_folder(args.output)
+    if not parallel.takes_part(glue):  # under accelerate, a module that does not split runs on the main process
+        return 0
+    args.no_progress = getattr(args, "no_progress", False) or not parallel.is_main_process()
     texts, pairs, labels = load_table(args.data, args.text_column, args.pair_column, args.label_column, args.split, args.limit)
-    classifier = as_classifier(args.model, device=args.device)
+    classifier = as_classifier(args.model, device=args.device or parallel.device())
+    if parallel.num_processes() > 1 and getattr(glue, "DATA_PARALLEL", False):
+        print(f"textxai run {args.module}: {parallel.share_note(len(texts))}", file=sys.stderr, flush=True)
     from textxai.batching import work_budget
 
     with work_budget(max_evaluations=args.max_evaluations, what=f"textxai run {args.module}"):
         results, figures = glue.run(args, texts, pairs, labels, classifier)
+    if not parallel.is_main_process():  # every process holds the gathered results; the main process writes
+        parallel.wait_for_everyone()
+        return 0
     written = write_outputs(Path(args.output), args.module, results, figures)
+    if getattr(glue, "DATA_PARALLEL", False):
+        parallel.wait_for_everyone()
     scalars = {k: v for k, v in to_jsonable(results).items() if isinstance(v, (int, float)) or v is None}
     from textxai.stats import format_value
 

@@ -287,12 +287,17 @@ def _reduce(job: _Job, targets, memos, orders, methods, limits) -> dict:
         for i, memo in enumerate(memos):
             row = _row(job, i, attrs[i], memo, comp_orders[i], suff_orders[i], methods[i], limits[i])
             rows.append({"target": int(targets[i]), **row})
-        means = {}
-        for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
-            values = [r[key] for r in rows]
-            means[key] = None if any(v is None for v in values) else float(np.mean(values))
-        out[name] = {**means, "per_example": rows}
+        out[name] = mean_scores(rows)
     return out
+
+
+def mean_scores(rows: list[dict]) -> dict:
+    """One attribution set's result from its per-text rows: the four means (None when a row has None) and the rows."""
+    means = {}
+    for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
+        values = [r[key] for r in rows]
+        means[key] = None if any(v is None for v in values) else float(np.mean(values))
+    return {**means, "per_example": rows}
 
 
 def _subset_score_many(score_many: ScoreManyFn, idx: list[int], total: int) -> ScoreManyFn:

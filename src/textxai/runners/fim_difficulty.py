@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 
 from textxai.validation import one_line, positive_int_arg
-from textxai import fim
+from textxai import fim, parallel
 from textxai import stats
 
 NAME = "fim_difficulty"
+DATA_PARALLEL = True  # under accelerate: difficulties, flip strengths and shifts are split across processes
 HELP = "example difficulty: largest eigenvalue of the Fisher information metric of the input embeddings"
 
 
@@ -121,7 +122,8 @@ def _scatter(x, y, xlabel: str, ylabel: str, title: str):
 def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_flip=False, max_strength=6.0, tol=1e-3,
              random_flips=False, fraction=0.1, trials=20, seed=0, shift_against=None, progress=False,
              text_column="text", limit=None, intervals=stats.DEMO_OPTIONS):
-    res = fim.difficulty(texts, classifier, text_pairs, batch_size=batch_size, return_eigenvector=True, progress=progress)
+    difficulty = parallel.sharded(fim.difficulty, over=("texts", "text_pairs"))  # fim.difficulty itself in one process
+    res = difficulty(texts, classifier, text_pairs, batch_size=batch_size, return_eigenvector=True, progress=progress)
     d = res["difficulty"]
     order = np.argsort(-d, kind="stable")
 
@@ -152,7 +154,7 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
                                "easiest_quarter": float(correct[d <= q[0]].mean()),
                                "hardest_quarter": float(correct[d >= q[1]].mean())}
     if min_flip:
-        s = fim.min_flip_strength(texts, classifier, max_strength=max_strength, tol=tol, text_pairs=text_pairs,
+        s = parallel.sharded(fim.min_flip_strength, over=("texts", "text_pairs"))(texts, classifier, max_strength=max_strength, tol=tol, text_pairs=text_pairs,
                                   batch_size=batch_size, progress=progress)
         results["min_flip_strength"] = [float(x) for x in s]
         results["min_flip_correlation"] = fim.difficulty_correlation(d, s)
@@ -173,7 +175,7 @@ def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_fl
         if len(perturbed) != len(texts):
             raise ValueError(f"--shift-against has {len(perturbed)} texts but --data has {len(texts)}: "
                              "expected row-aligned files of the same length")
-        dp = fim.difficulty(perturbed, classifier, batch_size=batch_size, progress=progress)["difficulty"]
+        dp = difficulty(perturbed, classifier, batch_size=batch_size, progress=progress)["difficulty"]
         shift = dp - d
         results["shift"] = {"values": [float(x) for x in shift], "mean": float(shift.mean()), "std": float(shift.std()),
                             "median": float(np.median(shift)), "fraction_increased": float((shift > 0).mean()),

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 
 from textxai.validation import positive_int_arg
-from textxai import naopc
+from textxai import naopc, parallel
 from textxai.attribution import available_methods
 from textxai import stats
 
 NAME = "naopc"
+DATA_PARALLEL = True  # under accelerate: texts (and their attributions) are split across processes
 HELP = "faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC"
 DEMO_METHODS = ("omission", "input_x_gradient", "integrated_gradients")
 
@@ -72,7 +73,9 @@ def analyse(texts, text_pairs, classifier, attributions: dict, normalization="au
             max_exact_words=None, perturbation="mask", target="predicted", batch_size=32,
             seed=0, progress=False, intervals=stats.DEMO_OPTIONS):
     """Results per attribution set, a ranking by AOPC and by NAOPC, and the figures."""
-    res = naopc.compare_attributions(texts, classifier, attributions, text_pairs=text_pairs, target=target,
+    compare = parallel.sharded(naopc.compare_attributions, over=("texts", "attributions", "text_pairs", "target"),
+                               merge=_join_methods)  # naopc.compare_attributions itself in one process
+    res = compare(texts, classifier, attributions, text_pairs=text_pairs, target=target,
                                      normalization=normalization, beam_size=beam_size,
                                      max_exact_words=max_exact_words, perturbation=perturbation,
                                      batch_size=batch_size, seed=seed, progress=progress)
@@ -140,6 +143,13 @@ def _yerr(intervals: dict, names, key):
     if any(r is None for r in rows):
         return None
     return np.nan_to_num([[r["score"] - r["ci_low"] for r in rows], [r["ci_high"] - r["score"] for r in rows]])
+
+
+def _join_methods(parts: list[dict]) -> dict:
+    """compare_attributions results of consecutive shares of the texts as one result (means over all texts)."""
+    from textxai.naopc.texts import mean_scores
+
+    return {name: mean_scores([row for part in parts for row in part[name]["per_example"]]) for name in parts[0]}
 
 
 def figures(res: dict, intervals: dict | None = None) -> dict:

@@ -1,0 +1,204 @@
+"""Data-parallel runs on 🤗 accelerate: split the examples across processes, gather the results in order.
+
+Launch any script (or the CLI) with accelerate and every process loads its own model; the per-example
+work is split, and every process receives all results, in input order, so the rest of the script (means,
+plots) runs the same everywhere and the main process alone writes:
+
+    accelerate launch --multi_gpu --num_processes 4 -m textxai run naopc --model my-model --data texts.csv --output out
+    torchrun --nproc_per_node 4 -m textxai run naopc ...             # the same with PyTorch's launcher
+
+On a machine without GPUs the same command starts K CPU processes that talk over gloo. (accelerate's
+``--cpu`` flag starts a single process unless MPI is set up with ``--mpirun_hostfile``.) Multi-node runs are
+accelerate's own configuration (``accelerate config``, or ``--num_machines``, ``--machine_rank``,
+``--main_process_ip``, ``--main_process_port`` on every machine); nothing changes here. Without a launcher
+(or with one process) every helper simply runs the function on all examples.
+
+From Python, e.g. NAOPC of a large evaluation set inside a training script (each process holds the model)::
+
+    from textxai import naopc, parallel
+
+    def per_text(indices):                      # the examples of this process -> one result per example
+        out = naopc.compute_naopc([texts[i] for i in indices], (model, tokenizer), attribution_method="gradient")
+        return out["per_example"]
+
+    rows = parallel.map_examples(per_text, len(texts))    # all rows, in order, on every process
+    if parallel.is_main_process():
+        print(sum(r["naopc_comprehensiveness"] for r in rows) / len(rows))
+
+Which ``textxai run`` modules split: ``naopc`` (texts and their attributions), ``fim_difficulty`` (difficulty,
+minimum flip strength, the ``--shift-against`` difficulties; ``--random-flips`` seeds each text by its position,
+so it runs whole on every process). ``toki_trust``, ``ceval`` and ``inconsistency`` run on the main process
+only (the others wait): TOKI's keyword index is built from all training texts before any text is assessed,
+ceval's perplexity / judge / diversity and inconsistency's editor chains are not split yet.
+
+>>> map_examples(lambda indices: [i * i for i in indices], 4)      # one process: just the function
+[0, 1, 4, 9]
+"""
+from __future__ import annotations
+
+import atexit
+import functools
+import inspect
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+
+def _state():
+    """accelerate's ``PartialState`` when this process was started by a multi-process launcher, else None."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return None
+    import torch
+    from accelerate import PartialState
+
+    if not _STARTED:
+        _STARTED.append(True)
+        atexit.register(_close)
+    # without a GPU, gloo on the CPU (accelerate picks it only when asked for the CPU)
+    return PartialState(cpu=not torch.cuda.is_available())
+
+
+_STARTED: list = []
+
+
+def _close() -> None:
+    """At exit: leave the process group cleanly (an open gloo group aborts the interpreter's shutdown)."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def num_processes() -> int:
+    state = _state()
+    return 1 if state is None else state.num_processes
+
+
+def is_main_process() -> bool:
+    """True on the process that writes outputs (always True without a launcher)."""
+    state = _state()
+    return True if state is None else state.is_main_process
+
+
+def device():
+    """This process's device under accelerate (its GPU, or the CPU with ``--cpu``), else None (the default)."""
+    state = _state()
+    return None if state is None else state.device
+
+
+def takes_part(runner) -> bool:
+    """Whether this process runs ``textxai run`` of ``runner``: always, except under a multi-process launch
+    where a runner without ``DATA_PARALLEL = True`` runs on the main process only."""
+    return _state() is None or getattr(runner, "DATA_PARALLEL", False) or is_main_process()
+
+
+def share_note(n: int) -> str:
+    """``process r of K: examples a-b of n`` (this process's share), for logs."""
+    indices = _shard_indices(n)
+    share = f"examples {indices[0]}-{indices[-1]} of {n}" if indices else f"no examples (of {n})"
+    return f"process {0 if _state() is None else _state().process_index} of {num_processes()}: {share}"
+
+
+def wait_for_everyone() -> None:
+    state = _state()
+    if state is not None:
+        state.wait_for_everyone()
+
+
+def _shard_indices(n: int) -> list[int]:
+    state = _state()
+    if state is None:
+        return list(range(n))
+    with state.split_between_processes(list(range(n))) as indices:  # contiguous, rank order
+        return list(indices)
+
+
+def _gather(local) -> list:
+    """``[result of process 0, result of process 1, ...]`` on every process."""
+    if _state() is None:
+        return [local]
+    from accelerate.utils import gather_object
+
+    return gather_object([local])
+
+
+def map_examples(fn: Callable[[list[int]], Sequence], n: int) -> list:
+    """``fn(indices)`` on each process's share of ``range(n)``; every process gets all results in order.
+
+    ``fn`` returns one result per index (any picklable objects). Processes get contiguous shares.
+    """
+    indices = _shard_indices(n)
+    local = list(fn(indices)) if indices else []
+    if len(local) != len(indices):
+        raise ValueError(f"fn returned {len(local)} results for {len(indices)} examples: expected one per example")
+    return [item for part in _gather(local) for item in part]
+
+
+def _take(value, indices: list[int]):
+    """The rows ``indices`` of a per-example value: list / tuple / array, a dict of them, or None."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return {k: _take(v, indices) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return value[indices]
+    if hasattr(value, "__getitem__") and hasattr(value, "__len__"):
+        return [value[i] for i in indices]
+    return value
+
+
+def concat(parts: list):
+    """Join per-process results of a per-example function: lists and arrays end to end, dicts key by key.
+
+    >>> concat([{"d": np.array([1.0]), "w": [["a"]]}, {"d": np.array([2.0, 3.0]), "w": [["b"], ["c"]]}])
+    {'d': array([1., 2., 3.]), 'w': [['a'], ['b'], ['c']]}
+    """
+    first = parts[0]
+    if isinstance(first, dict):
+        return {k: concat([p[k] for p in parts]) for k in first}
+    if isinstance(first, np.ndarray):
+        return np.concatenate(parts, axis=0)
+    if isinstance(first, (list, tuple)):
+        return [item for part in parts for item in part]
+    if all(p == first for p in parts):  # a value that does not depend on the examples (e.g. a mode name)
+        return first
+    raise TypeError(f"cannot join per-process results of type {type(first).__name__} that differ ({parts[:2]!r}): "
+                    "expected per-example lists, arrays or dicts of them; pass merge=...")
+
+
+def sharded(fn: Callable, over: Sequence[str], merge: Callable[[list], object] | None = None) -> Callable:
+    """``fn`` run on each process's share of the per-example arguments ``over``, results joined in order.
+
+    The arguments named in ``over`` (lists, arrays, dicts of them, or None) are cut to the process's
+    contiguous share of examples; ``merge`` joins the per-process results (default :func:`concat`), and
+    every process returns the joined result. Without a launcher: ``fn`` itself.
+
+    >>> import numpy as np
+    >>> double = sharded(lambda texts, factor=2: np.array([len(t) * factor for t in texts]), over=["texts"])
+    >>> double(["ab", "c"])
+    array([4, 2])
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _state() is None:
+            return fn(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        n = len(bound.arguments[over[0]])
+        indices = _shard_indices(n)
+        local = None
+        if indices:
+            for name in over:
+                bound.arguments[name] = _take(bound.arguments[name], indices)
+            local = fn(*bound.args, **bound.kwargs)
+        parts = [p for p in _gather(local) if p is not None]
+        return (merge or concat)(parts)
+
+    return wrapper
+
+
+__all__ = ["map_examples", "sharded", "concat", "is_main_process", "num_processes", "device", "takes_part",
+           "wait_for_everyone"]
