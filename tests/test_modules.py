@@ -294,3 +294,12 @@ def test_evaluate_load_by_hub_name_offline_after_cache_modules(tmp_path):
     after = run([sys.executable, "-c", _BY_HUB_NAME, "textxai/inconsistency"])
     assert after.returncode == 0 and after.stdout.split() == ["Inconsistency", "2.0"], after.stderr[-2000:]
     assert not any(empty.iterdir())  # nothing was written into the working folder
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_module_info_and_card_point_to_the_paper(name):
+    info = textxai.load(name).info
+    assert info.homepage.startswith("https://") and info.license == "Apache-2.0"
+    card = (module_path(name) / "README.md").read_text()
+    refs = card.split("## Further References", 1)
+    assert len(refs) == 2 and "https://" in refs[1], f"{name}: the card needs a 'Further References' section with links"

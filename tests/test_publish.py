@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import gradio
@@ -11,6 +14,21 @@ import yaml
 import textxai
 from textxai import modules, publish
 from textxai.publish import PublishError, add_publish_arguments, assemble_space, main_publish
+
+REAL_BUILD_WHEEL = publish.build_wheel
+FAKE_WHEEL = f"textxai-{textxai.__version__}-py3-none-any.whl"
+
+
+@pytest.fixture(autouse=True)
+def fake_wheel(monkeypatch):
+    """Building the real wheel takes a while: the folder tests ship a stand-in (the install test builds it)."""
+    def build(folder):
+        path = Path(folder) / FAKE_WHEEL
+        path.write_bytes(b"not a real wheel")
+        return path
+
+    monkeypatch.setattr(publish, "build_wheel", build)
+
 
 METRIC_SCRIPT = '''\
 """Toy metric for the publish tests: fraction of equal predictions and references."""
@@ -138,18 +156,18 @@ def test_assemble_metric_space(toy_root, tmp_path):
     assert target == tmp_path / "out" / "toy_metric"
     source = toy_root / "metrics" / "toy_metric"
     assert sorted(p.name for p in target.iterdir()) == ["README.md", "app.py", "examples.txt", "requirements.txt",
-                                                        "toy_metric.py"]
+                                                        FAKE_WHEEL, "toy_metric.py"]
     assert (target / "toy_metric.py").read_bytes() == (source / "toy_metric.py").read_bytes()
-    assert (target / "app.py").read_bytes() == (toy_root / "spaces" / "toy_metric" / "app.py").read_bytes()
     header, body = _header(target / "README.md")
-    assert header["sdk"] == "gradio" and header["app_file"] == "app.py"
+    assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and header["python_version"] == "3.11"
     assert header["tags"] == ["evaluate", "metric", "custom-tag", "space-tag"]
     assert header["emoji"] == "🧪" and header["colorFrom"] == "green" and header["sdk_version"] == gradio.__version__
     assert header["title"] == "Toy" and header["description"] == "A toy module."
     assert body == (source / "README.md").read_text(encoding="utf-8").split("---\n", 2)[2].lstrip("\n")
     assert "## Citation" in body
     requirements = (target / "requirements.txt").read_text().splitlines()
-    assert requirements == [f"textxai=={textxai.__version__}", "scipy>=1.10", "matplotlib"]
+    assert requirements[1:] == [f"./{FAKE_WHEEL}", "scipy>=1.10", "matplotlib"]
+    assert requirements[0].startswith("#") and f"textxai=={textxai.__version__}" in requirements[0]
 
 
 def test_measurement_tags(toy_root, tmp_path):
@@ -233,7 +251,7 @@ def test_publish_uploads_with_hf_api(toy_root, fake_api):
     assert create[2]["repo_type"] == "space" and create[2]["space_sdk"] == "gradio" and create[2]["exist_ok"] is True
     assert upload[0] == "upload_folder" and upload[1] == "my-org/toy_metric" and upload[2]["repo_type"] == "space"
     assert upload[2]["name"] == "toy_metric"
-    assert upload[2]["files"] == ["README.md", "app.py", "examples.txt", "requirements.txt", "toy_metric.py"]
+    assert upload[2]["files"] == ["README.md", "app.py", "examples.txt", "requirements.txt", FAKE_WHEEL, "toy_metric.py"]
     assert upload[2]["script"] == (toy_root / "metrics" / "toy_metric" / "toy_metric.py").read_text()
 
 
@@ -303,3 +321,48 @@ def test_real_module_dry_run_loads(name, tmp_path):
     assert type(module).__module__.rsplit(".", 1)[-1] == name  # the copied script was imported
     header, _ = _header(folder / "README.md")
     assert header["sdk"] == "gradio" and header["tags"][:2] == ["evaluate", kind]
+
+
+def test_real_space_names_the_namespace_everywhere(tmp_path):
+    folder = assemble_space("naopc", "my-org", tmp_path)
+    header, body = _header(folder / "README.md")
+    assert header["python_version"] == "3.11"
+    texts = {p.name: p.read_text(encoding="utf-8") for p in folder.iterdir() if p.suffix in (".md", ".py")}
+    assert 'evaluate.load("my-org/naopc")' in texts["README.md"] + texts["naopc.py"]
+    assert not any("textxai/naopc" in t for t in texts.values())
+    assert "textxai/demo-sentiment" in texts["app.py"] + texts["README.md"]  # demo model ids are not module names
+    env = {**os.environ, "TEXTXAI_NAMESPACE": ""}
+    env.pop("TEXTXAI_NAMESPACE")
+    code = ("import os, runpy; runpy.run_path('app.py'); from textxai import spaces;"
+            "print(spaces.header_markdown('T', 'naopc', 'https://x'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=folder, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 'evaluate.load("my-org/naopc")' in done.stdout and "spaces/my-org/naopc" in done.stdout
+
+
+@pytest.mark.slow
+def test_published_folder_installs_from_its_wheel_in_a_fresh_venv(tmp_path):
+    """The dry-run folder: the real wheel, `pip install -r requirements.txt` in a scratch venv (reusing the
+    installed torch etc. through a .pth to the test environment's site-packages, no index), then
+    evaluate.load(folder) there."""
+    wheel = REAL_BUILD_WHEEL(tmp_path / "wheel")
+    folder = assemble_space("inconsistency", "my-org", tmp_path / "space", wheel=wheel)
+    assert (folder / wheel.name).is_file()
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    python = venv / "bin" / "python"
+    site_dir = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+                              capture_output=True, text=True).stdout.strip()
+    # the test environment's packages (torch, evaluate, pip...) after the venv's own: the wheel's textxai wins
+    import site
+
+    (Path(site_dir) / "test_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", "-r", "requirements.txt"],
+                          cwd=folder, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    code = ("import sys, evaluate, textxai; assert textxai.__file__.startswith(sys.prefix), textxai.__file__;"
+            "m = evaluate.load(sys.argv[1]); print(m.compute(edits=[['a b', 'a c', 'd e f']], n=[1])['inc@1'])")
+    done = subprocess.run([str(python), "-c", code, str(folder)], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "2.0", done.stderr[-3000:]

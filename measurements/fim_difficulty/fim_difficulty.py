@@ -73,6 +73,8 @@ class FimDifficulty(TextxaiMeasurement):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
+            homepage="https://arxiv.org/abs/2010.07212",
+            license="Apache-2.0",
             features=datasets.Features({"texts": datasets.Value("string"), "text_pairs": datasets.Value("string")}),
             reference_urls=["https://arxiv.org/abs/2010.07212"],
         )

@@ -102,6 +102,8 @@ class Ceval(TextxaiMetric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
+            homepage="https://aclanthology.org/2024.inlg-main.6",
+            license="Apache-2.0",
             # one counterfactual or several per original: stored as a list (see textxai.module_base)
             features=[datasets.Features({"predictions": text, "references": text, "prediction_pairs": text,
                                          "reference_pairs": text}),

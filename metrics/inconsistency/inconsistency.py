@@ -77,6 +77,8 @@ class Inconsistency(TextxaiMetric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
+            homepage="https://github.com/geofila/Counterfactuals-of-Counterfactuals",
+            license="Apache-2.0",
             features=datasets.Features({"edits": datasets.List(datasets.Value("string")),
                                         "labels": datasets.List(datasets.Value("int64"))}),
             codebase_urls=["https://github.com/geofila/Counterfactuals-of-Counterfactuals"],

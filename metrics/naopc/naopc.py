@@ -96,6 +96,8 @@ class Naopc(TextxaiMetric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
+            homepage="https://arxiv.org/abs/2408.08137",
+            license="Apache-2.0",
             features=datasets.Features(
                 {"texts": datasets.Value("string"), "text_pairs": datasets.Value("string"), "attributions": scores}
             ),

@@ -88,6 +88,8 @@ class TokiTrust(TextxaiMetric):
             description=_DESCRIPTION,
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
+            homepage="https://doi.org/10.5281/zenodo.13751580",
+            license="Apache-2.0",
             features=datasets.Features({"texts": datasets.Value("string"), "references": datasets.Value("int64"),
                                         "text_pairs": datasets.Value("string")}),
             reference_urls=["https://doi.org/10.5281/zenodo.13751580"],

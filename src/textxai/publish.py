@@ -8,8 +8,11 @@ A module's Space repo holds (everything at its root):
   ``sdk_version`` = the installed Gradio (the one textxai.spaces was tested with), ``app_file: app.py``, tags ``evaluate`` and ``metric`` (or ``measurement``); header fields of
   ``spaces/<name>/README.md`` are merged in;
 - ``app.py`` (and the other files of ``spaces/<name>/``) — the Gradio app;
-- ``requirements.txt`` — ``textxai==<this version>`` first, then the other requirements of the module and
-  the Space.
+- ``requirements.txt`` — the textxai wheel built from this clone, copied into the Space folder and installed
+  by relative path (no package index serves textxai yet; switch to ``textxai==<version>`` once it is
+  released), then the other requirements of the module and the Space;
+- the header says ``python_version`` (the package needs Python >= 3.11; Spaces default to 3.10), and every
+  ``textxai/<module>`` in the card, the script and the app names the given ``--namespace`` instead.
 
 ``assemble_space`` only writes the folder (``--dry-run``); ``publish`` also creates the Space
 (``repo_type="space"``, ``space_sdk="gradio"``) and uploads the folder with ``huggingface_hub``.
@@ -38,6 +41,7 @@ HUB_URL = "https://huggingface.co/spaces/{repo_id}"
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
 _SKIP = {"__pycache__", ".ipynb_checkpoints", ".DS_Store"}
 _KIND_TAG = {"metrics": "metric", "measurements": "measurement", "comparisons": "comparison"}
+PYTHON_VERSION = "3.11"  # requires-python >= 3.11
 
 
 class PublishError(RuntimeError):
@@ -98,12 +102,14 @@ def space_header(name: str, kind: str, *headers: dict) -> dict:
     other_kinds = set(_KIND_TAG.values()) - {kind_tag}
     tags = ["evaluate", kind_tag] + [t for t in tags if t not in ("evaluate", kind_tag) and t not in other_kinds]
     # sdk_version: the Gradio the shell (textxai.spaces) was tested with here, whatever the card says
-    merged.update(sdk="gradio", sdk_version=gradio.__version__, app_file="app.py", tags=list(dict.fromkeys(tags)))
+    merged.update(sdk="gradio", sdk_version=gradio.__version__, app_file="app.py", python_version=PYTHON_VERSION,
+                  tags=list(dict.fromkeys(tags)))
     return merged
 
 
-def _requirements(*files: Path) -> str:
-    lines = [f"textxai=={_version()}"]
+def _requirements(wheel: str, *files: Path) -> str:
+    lines = ["# textxai from the wheel in this folder (no index serves it yet); once released: textxai==" + _version(),
+             f"./{wheel}"]
     for file in files:
         if not file.is_file():
             continue
@@ -113,6 +119,37 @@ def _requirements(*files: Path) -> str:
             if line and not line.startswith("#") and package != "textxai" and line not in lines:
                 lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def build_wheel(folder) -> Path:
+    """Build the textxai wheel of this clone into ``folder`` (no dependencies, no network) and return it."""
+    import subprocess
+
+    root = modules._roots()[1]
+    if not (root / "pyproject.toml").is_file():
+        raise FileNotFoundError(f"no pyproject.toml in {root}: publish from a clone of the textxai repository")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
+                           str(folder), str(root)], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"building the textxai wheel failed: {done.stderr.strip()[-1000:]}")
+    return max(Path(folder).glob("textxai-*.whl"), key=lambda p: p.stat().st_mtime)
+
+
+def _with_namespace(target: Path, namespace: str) -> None:
+    """``textxai/<module>`` -> ``<namespace>/<module>`` in the card, scripts and app; the app's header too."""
+    names = "|".join(sorted(modules.MODULE_NAMES))
+    pattern = re.compile(rf"\btextxai/({names})\b")
+    for file in target.rglob("*"):
+        if file.suffix in (".md", ".py") and file.is_file():
+            text = file.read_text(encoding="utf-8")
+            new = pattern.sub(lambda m: f"{namespace}/{m.group(1)}", text)
+            if file.name == "app.py":  # spaces.header_markdown reads it
+                line = f"import os; os.environ.setdefault('TEXTXAI_NAMESPACE', {namespace!r})  # textxai publish\n"
+                future = re.search(r"^from __future__ import .*\n", new, flags=re.MULTILINE)
+                at = future.end() if future else 0
+                new = new[:at] + line + new[at:]
+            if new != text:
+                file.write_text(new, encoding="utf-8")
 
 
 def _copy_files(source: Path, target: Path, skip: set[str]) -> None:
@@ -125,12 +162,13 @@ def _copy_files(source: Path, target: Path, skip: set[str]) -> None:
             shutil.copy2(item, target / item.name)
 
 
-def assemble_space(name: str, namespace: str, folder, force: bool = False) -> Path:
+def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel=None) -> Path:
     """Write the Space repo of module ``name`` into ``folder`` and return the Space folder.
 
     The Space folder is ``folder`` itself when its last part is ``name``, else ``folder/name`` — so that
     ``evaluate.load(path)`` (which looks for ``<path>/<basename>.py``) loads it. An existing non-empty
-    Space folder is an error unless ``force=True`` (then it is replaced).
+    Space folder is an error unless ``force=True`` (then it is replaced). ``wheel``: a built textxai wheel to
+    ship (default: built from this clone).
     """
     _check_namespace(namespace)
     module_folder = modules.module_path(name)  # ValueError for unknown names, FileNotFoundError when absent
@@ -158,13 +196,22 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False) -> Pa
     header = space_header(name, kind, card_header, space_header_fields)
     header_text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     (target / "README.md").write_text(f"---\n{header_text}---\n\n{body}", encoding="utf-8")
+    if wheel is None:
+        wheel = build_wheel(target)
+    else:
+        wheel = Path(wheel)
+        if not wheel.is_file() or not wheel.name.startswith("textxai-") or wheel.suffix != ".whl":
+            raise ValueError(f"wheel={str(wheel)!r}: expected a built textxai-*.whl file")
+        shutil.copy2(wheel, target / wheel.name)
     (target / "requirements.txt").write_text(
-        _requirements(module_folder / "requirements.txt", space_folder / "requirements.txt"), encoding="utf-8")
+        _requirements(wheel.name, module_folder / "requirements.txt", space_folder / "requirements.txt"),
+        encoding="utf-8")
+    _with_namespace(target, namespace)
     return target
 
 
 def publish(name: str, namespace: str, token: str | None = None, dry_run_dir=None, private: bool = False,
-            force: bool = False) -> str:
+            force: bool = False, wheel=None) -> str:
     """Assemble the Space of module ``name`` and upload it to ``<namespace>/<name>``; return its URL.
 
     With ``dry_run_dir`` only the folder is written (nothing is uploaded) and its path is returned.
@@ -172,10 +219,10 @@ def publish(name: str, namespace: str, token: str | None = None, dry_run_dir=Non
     """
     _check_namespace(namespace)
     if dry_run_dir is not None:
-        return str(assemble_space(name, namespace, dry_run_dir, force=force))
+        return str(assemble_space(name, namespace, dry_run_dir, force=force, wheel=wheel))
     repo_id = f"{namespace}/{name}"
     with tempfile.TemporaryDirectory(prefix="textxai-space-") as tmp:
-        folder = assemble_space(name, namespace, Path(tmp) / name)
+        folder = assemble_space(name, namespace, Path(tmp) / name, wheel=wheel)
         api = HfApi(token=token)
         try:
             api.create_repo(repo_id, repo_type="space", space_sdk="gradio", exist_ok=True, private=private)
@@ -213,6 +260,7 @@ def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=None, help="Hub token with write access (default: saved login / HF_TOKEN)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --dry-run folder")
+    parser.add_argument("--wheel", default=None, help="a built textxai wheel to ship (default: build one from this clone)")
 
 
 def main_publish(args: argparse.Namespace) -> int:
@@ -220,7 +268,7 @@ def main_publish(args: argparse.Namespace) -> int:
     try:
         result = publish(args.module, args.namespace, token=getattr(args, "token", None),
                          dry_run_dir=getattr(args, "dry_run", None), private=getattr(args, "private", False),
-                         force=getattr(args, "force", False))
+                         force=getattr(args, "force", False), wheel=getattr(args, "wheel", None))
     except (ValueError, TypeError, FileNotFoundError, FileExistsError) as error:
         print(f"textxai publish: error: {error}", file=sys.stderr)
         return 2

@@ -523,8 +523,10 @@ def highlight_words(words: Sequence[str], scores: Sequence[float], max_abs: floa
 
 
 def header_markdown(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
-                    namespace: str = "textxai") -> str:
-    """The standard header: title, one-line description, paper link, module link and how to load it."""
+                    namespace: str | None = None) -> str:
+    """The standard header: title, one-line description, paper link, module link and how to load it.
+    ``namespace``: the Hub owner of the module (default: ``$TEXTXAI_NAMESPACE``, set by ``textxai publish``)."""
+    namespace = namespace or os.environ.get("TEXTXAI_NAMESPACE", "textxai")
     paper = paper_title or paper_url
     module_url = MODULE_URL.format(namespace=namespace, module=module)
     lines = [f"# {title}"]
