@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 OFFLINE := HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench wheel clean
+.PHONY: demo test bench wheel release-check clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,8 +19,8 @@ $(VENV)/.installed: pyproject.toml setup.py
 demo: $(VENV)/.installed
 	$(OFFLINE) $(BIN)/textxai demo --output demo-output
 
-test: $(VENV)/.installed
-	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
+test: $(VENV)/.installed   # the test files and the library's doctests
+	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests src/textxai --doctest-modules $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
 
 BENCH_ARGS ?=
 bench: $(VENV)/.installed   # one table against the real peers (bench/report.py); BENCH_ARGS=--quick for a smoke run
@@ -28,6 +28,21 @@ bench: $(VENV)/.installed   # one table against the real peers (bench/report.py)
 
 wheel: $(VENV)/.installed
 	$(BIN)/python -m build --wheel --outdir dist .
+
+# a release is one command away: sdist + wheel, twine check, the wheel in a fresh venv: `textxai list` and a module doctest
+RELEASE_VENV := build/release-venv
+release-check: $(VENV)/.installed
+	rm -rf dist $(RELEASE_VENV)
+	$(BIN)/python -m build --no-isolation --sdist --wheel --outdir dist .
+	$(BIN)/python -m twine check --strict dist/*
+	$(PYTHON) -m venv $(RELEASE_VENV)
+	$(RELEASE_VENV)/bin/pip install -q torch==2.13.0
+	$(RELEASE_VENV)/bin/pip install -q dist/textxai-*.whl
+	cd build && export HF_HOME=$$(mktemp -d) && $(OFFLINE) release-venv/bin/textxai list \
+	  && $(OFFLINE) release-venv/bin/python -c "import doctest, evaluate, textxai; m = textxai.load('inconsistency'); \
+	     t = doctest.DocTestParser().get_doctest(m.info.inputs_description, {'textxai': textxai, 'evaluate': evaluate}, 'inconsistency', None, 0); \
+	     r = doctest.DocTestRunner(); r.run(t); assert r.failures == 0 and r.tries > 2, r.summarize()"; \
+	  status=$$?; rm -rf $$HF_HOME; exit $$status
 
 clean:
 	rm -rf $(VENV) build dist demo-output src/*.egg-info
