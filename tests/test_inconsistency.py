@@ -295,3 +295,47 @@ def test_piecewise_tokenization_equals_whole_text(parts, lead):
     text = lead + "".join(p + s for p, s in parts)
     assert tokenize_many([text], "spacy")[0] == tokenize(text)
     assert tokenize_many([text], "whitespace")[0] == tokenize(text, "whitespace")
+
+
+class SpyClassifier:
+    """A classifier (predict_proba) that counts its calls: validation must finish before the first one."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def predict_proba(self, texts, batch_size=32, progress=False):
+        self.calls += 1
+        return np.array([[0.0, 1.0] if "good" in t else [1.0, 0.0] for t in texts])
+
+
+@pytest.mark.parametrize("bad, error", [
+    (dict(lm=12345), (TypeError, ValueError)),
+    (dict(lm="/no/such/lm/folder"), ValueError),
+    (dict(return_per_example="yes"), TypeError),
+    (dict(progress=None), TypeError),
+    (dict(n=[0]), ValueError),
+    (dict(pooling="mean"), ValueError),
+    (dict(word_tokenizer="bpe"), ValueError),
+    (dict(batch_size=0), ValueError),
+    (dict(chains=[["good film", 3]]), TypeError),
+])
+def test_compute_rejects_bad_input_before_any_model_call(bad, error):
+    spy = SpyClassifier()
+    kwargs = dict(chains=[["good film", "bad film", "good film"]], model=spy, n=[1])
+    kwargs.update(bad)
+    with pytest.raises(error):
+        inc.compute(**kwargs)
+    assert spy.calls == 0
+    assert inc.compute(chains=[["good film", "bad film", "good film"]], model=spy, n=[1])["flip_rate@1"] == 1.0
+    assert spy.calls == 1
+
+
+def test_compute_is_inconsistency():
+    chains = [["a b", "a c", "d e f"], ["x", "x y", "z"]]
+    assert inc.inconsistency is inc.compute
+    # word distances: chain 0 steps 1, 3 (inc 2); chain 1 steps 1, 2 (inc 1)
+    assert inc.compute(chains, n=[1, 2], labels=[[0, 1, 0], [1, 1, 0]]) == {
+        "inc@1": 1.5, "inc@1_chains": 2, "inc@1_steps": 2, "inc@2": 1.5, "inc@2_chains": 2, "inc@2_steps": 2,
+        "minimality@1": 1.0, "minimality@1_chains": 2, "minimality@2": 2.5, "minimality@2_chains": 2,
+        "flip_rate@1": 0.5, "flip_rate@1_chains": 2, "flip_rate@2": 1.0, "flip_rate@2_chains": 2,
+    }

@@ -19,7 +19,7 @@ contributed.
 [1, 5]
 >>> step_inconsistency(chain).tolist()
 [4]
->>> r = inconsistency([chain, ["nice", "not nice", "nice"]], n=[1])
+>>> r = compute([chain, ["nice", "not nice", "nice"]], n=[1])
 >>> r["inc@1"], r["inc@1_chains"], r["minimality@1"]
 (2.0, 2, 1.0)
 """
@@ -30,6 +30,7 @@ import os
 import warnings
 from collections import namedtuple
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -55,6 +56,7 @@ __all__ = [
     "inc_at",
     "minimality_at",
     "flip_rate_at",
+    "compute",
     "inconsistency",
     "feedback_chains",
     "compare_editors",
@@ -361,9 +363,142 @@ def _predict(classifier, texts: list[str], batch_size: int = 32, progress: bool 
 
 
 # ---------------------------------------------------------------------------------------------- all metrics
+# compute() runs in four named stages: _validate (every check, models loaded but not run) -> _model_outputs
+# (classifier labels, word distances, perplexities) -> one function per metric -> _reduce (warnings, per_example).
 
 
-def inconsistency(
+@dataclass
+class _Request:
+    """Everything :func:`compute` needs, checked."""
+
+    texts_per_chain: list[list[str]]
+    failed: list[bool]  # the chain ends with the editor's failure (a trailing None / "")
+    n_values: list[int]
+    labels: list[list[int]] | None
+    classifier: object | None
+    lm: object | None
+    word_tokenizer: str
+    pooling: str
+    return_per_example: bool
+    batch_size: int
+    progress: bool
+
+
+@dataclass
+class _Outputs:
+    distances: list[np.ndarray]
+    labels: list[list[int]] | None
+    perplexities: list[dict[int, float]] | None
+
+
+def _check_flag(value, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name}={short_repr(value)}: expected True or False")
+    return bool(value)
+
+
+def _validate(chains, n, labels, model, lm, word_tokenizer, pooling, return_per_example, batch_size, progress) -> _Request:
+    """Stage 1: every check before any model call (the classifier and the LM are loaded here, not run)."""
+    n_values = check_n(n)
+    _check_word_tokenizer(word_tokenizer)
+    _check_pooling(pooling)
+    check_positive_int(batch_size, "batch_size")
+    texts_per_chain = check_chains(chains)
+    raw_lengths = [len(list(c)) for c in chains]
+    failed = [raw_len > len(texts) for raw_len, texts in zip(raw_lengths, texts_per_chain)]
+    checked_labels = None if labels is None else _check_labels(labels, texts_per_chain, raw_lengths)
+    classifier = _resolve_classifier(model) if labels is None and model is not None else None
+    resolved_lm = None
+    if lm is not None:
+        from textxai.lm import as_lm
+
+        resolved_lm = as_lm(lm)
+    return _Request(texts_per_chain, failed, n_values, checked_labels, classifier, resolved_lm, word_tokenizer, pooling,
+                    _check_flag(return_per_example, "return_per_example"), batch_size, _check_flag(progress, "progress"))
+
+
+def _model_outputs(request: _Request) -> _Outputs:
+    """Stage 2: the classifier's label of every text (unless given), word distances, the LM's perplexities."""
+    labels = request.labels
+    if labels is None and request.classifier is not None:
+        flat = [t for texts in request.texts_per_chain for t in texts]
+        pred = _predict(request.classifier, flat, batch_size=request.batch_size, progress=request.progress).tolist()
+        labels, pos = [], 0
+        for texts in request.texts_per_chain:
+            labels.append(pred[pos: pos + len(texts)])
+            pos += len(texts)
+    distances = _all_distances(request.texts_per_chain, request.word_tokenizer, progress=request.progress)
+    perplexities = None
+    if request.lm is not None:
+        from textxai.lm import perplexity
+
+        chains = request.texts_per_chain
+        wanted = sorted({(c, k) for c, texts in enumerate(chains) for k in request.n_values if len(texts) > k})
+        ppl = perplexity([chains[c][k] for c, k in wanted], request.lm, batch_size=request.batch_size) if wanted else []
+        perplexities = [dict() for _ in chains]
+        for (c, k), v in zip(wanted, np.asarray(ppl, dtype=float).tolist()):
+            perplexities[c][k] = v
+    return _Outputs(distances, labels, perplexities)
+
+
+def _inc_metrics(distances, n_values, pooling) -> dict:
+    out = {}
+    for k in n_values:
+        out[f"inc@{k}"], out[f"inc@{k}_chains"], out[f"inc@{k}_steps"] = _inc_stats(distances, k, pooling)
+    return out
+
+
+def _minimality_metrics(distances, n_values) -> dict:
+    out = {}
+    for k in n_values:
+        out[f"minimality@{k}"], out[f"minimality@{k}_chains"] = _minimality_stats(distances, k)
+    return out
+
+
+def _flip_rate_metrics(labels, failed, n_values) -> dict:
+    out = {}
+    for k in n_values:
+        out[f"flip_rate@{k}"], out[f"flip_rate@{k}_chains"] = _flip_stats(labels, failed, k)
+    return out
+
+
+def _perplexity_metrics(perplexities, n_values) -> dict:
+    out = {}
+    for k in n_values:
+        vals = [p[k] for p in perplexities if k in p]
+        out[f"perplexity@{k}"] = float(np.mean(vals)) if vals else float("nan")
+        out[f"perplexity@{k}_chains"] = len(vals)
+    return out
+
+
+def _per_example(request: _Request, outputs: _Outputs) -> dict:
+    distances = outputs.distances
+    per = {"minimality": [d.tolist() for d in distances], "inc": [_inc_from_distances(d).tolist() for d in distances]}
+    for k in request.n_values:
+        per[f"inc@{k}"] = [float(_inc_from_distances(d)[:k].mean()) if len(d) > k else float("nan") for d in distances]
+    if outputs.labels is not None:
+        per["labels"] = outputs.labels
+        per["failed"] = request.failed  # the editor failed at the step after the last label (flip_rate's attempts)
+    if outputs.perplexities is not None:
+        per["perplexity"] = [{f"@{k}": v for k, v in p.items()} for p in outputs.perplexities]
+    return per
+
+
+def _reduce(request: _Request, outputs: _Outputs, metrics: dict) -> dict:
+    """Stage 4: one warning for every metric no chain reaches, and ``per_example`` when asked."""
+    out = dict(metrics)
+    empty = sorted({key.rsplit("_", 1)[0] for key in out if key.endswith("_chains") and out[key] == 0})
+    if empty:
+        warnings.warn(
+            f"no chain contributes to {', '.join(empty)}: those values are NaN (chains too short for that n)",
+            stacklevel=3,
+        )
+    if request.return_per_example:
+        out["per_example"] = _per_example(request, outputs)
+    return out
+
+
+def compute(
     chains,
     n=DEFAULT_N,
     labels=None,
@@ -375,7 +510,7 @@ def inconsistency(
     batch_size: int = 32,
     progress: bool = False,
 ) -> dict:
-    """Every metric of the paper on a dataset of chains, as a flat dict.
+    """Every metric of the paper on a dataset of chains, as a flat dict (the ``inconsistency`` module's numbers).
 
     Keys, for every ``n``: ``inc@n``, ``inc@n_chains`` (contributing chains), ``inc@n_steps`` (contributing
     (chain, step) pairs), ``minimality@n`` and ``minimality@n_chains``; ``flip_rate@n`` and
@@ -384,80 +519,25 @@ def inconsistency(
     ``return_per_example=True`` adds ``per_example``: per chain the step minimalities, step inconsistencies,
     the per-chain inc@n (NaN where the chain is too short), labels and perplexities.
 
-    >>> r = inconsistency([["a b", "a c", "d e f"]], n=[1, 2], labels=[[0, 1, 0]])
+    Every argument is checked before any model runs. ``inconsistency(...)`` is the former name (an alias).
+
+    >>> r = compute([["a b", "a c", "d e f"]], n=[1, 2], labels=[[0, 1, 0]])
     >>> r["inc@1"], r["inc@2"], r["inc@2_chains"], r["flip_rate@2"]
     (2.0, 2.0, 1, 1.0)
     """
-    n_values = check_n(n)
-    _check_word_tokenizer(word_tokenizer)
-    _check_pooling(pooling)
-    check_positive_int(batch_size, "batch_size")
-    raw = chains
-    texts_per_chain = check_chains(chains)
-    raw_lengths = [len(list(c)) for c in raw]
-    failed = [raw_len > len(texts) for raw_len, texts in zip(raw_lengths, texts_per_chain)]
-    if labels is not None:
-        labs = _check_labels(labels, texts_per_chain, raw_lengths)
-    elif model is not None:
-        clf = _resolve_classifier(model)
-        flat = [t for texts in texts_per_chain for t in texts]
-        pred = _predict(clf, flat, batch_size=batch_size, progress=progress).tolist()
-        labs, pos = [], 0
-        for texts in texts_per_chain:
-            labs.append(pred[pos : pos + len(texts)])
-            pos += len(texts)
-    else:
-        labs = None
+    request = _validate(chains, n, labels, model, lm, word_tokenizer, pooling, return_per_example, batch_size, progress)
+    outputs = _model_outputs(request)
+    metrics = {**_inc_metrics(outputs.distances, request.n_values, request.pooling),
+               **_minimality_metrics(outputs.distances, request.n_values)}
+    if outputs.labels is not None:
+        metrics.update(_flip_rate_metrics(outputs.labels, request.failed, request.n_values))
+    if outputs.perplexities is not None:
+        metrics.update(_perplexity_metrics(outputs.perplexities, request.n_values))
+    return _reduce(request, outputs, metrics)
 
-    distances = _all_distances(texts_per_chain, word_tokenizer, progress=progress)
-    out: dict = {}
-    with warnings.catch_warnings(record=True):  # the per-n NaN warnings are summarised once below
-        warnings.simplefilter("always")
-        for k in n_values:
-            value, count, steps = _inc_stats(distances, k, pooling)
-            out[f"inc@{k}"], out[f"inc@{k}_chains"], out[f"inc@{k}_steps"] = value, count, steps
-        for k in n_values:
-            value, count = _minimality_stats(distances, k)
-            out[f"minimality@{k}"], out[f"minimality@{k}_chains"] = value, count
-        if labs is not None:
-            for k in n_values:
-                value, count = _flip_stats(labs, failed, k)
-                out[f"flip_rate@{k}"], out[f"flip_rate@{k}_chains"] = value, count
-    ppl_per_chain = None
-    if lm is not None:
-        from textxai.lm import perplexity
 
-        wanted = sorted({(c, k) for c, texts in enumerate(texts_per_chain) for k in n_values if len(texts) > k})
-        ppl = perplexity([texts_per_chain[c][k] for c, k in wanted], lm, batch_size=batch_size) if wanted else []
-        ppl_per_chain = [dict() for _ in texts_per_chain]
-        for (c, k), v in zip(wanted, np.asarray(ppl, dtype=float).tolist()):
-            ppl_per_chain[c][k] = v
-        for k in n_values:
-            vals = [p[k] for p in ppl_per_chain if k in p]
-            out[f"perplexity@{k}"] = float(np.mean(vals)) if vals else float("nan")
-            out[f"perplexity@{k}_chains"] = len(vals)
-    empty = sorted({key.rsplit("_", 1)[0] for key in out if key.endswith("_chains") and out[key] == 0})
-    if empty:
-        warnings.warn(
-            f"no chain contributes to {', '.join(empty)}: those values are NaN (chains too short for that n)",
-            stacklevel=2,
-        )
-    if return_per_example:
-        per = {
-            "minimality": [d.tolist() for d in distances],
-            "inc": [_inc_from_distances(d).tolist() for d in distances],
-        }
-        for k in n_values:
-            per[f"inc@{k}"] = [
-                float(_inc_from_distances(d)[:k].mean()) if len(d) > k else float("nan") for d in distances
-            ]
-        if labs is not None:
-            per["labels"] = labs
-            per["failed"] = failed  # the editor failed at the step after the last label (flip_rate's attempts)
-        if ppl_per_chain is not None:
-            per["perplexity"] = [{f"@{k}": v for k, v in p.items()} for p in ppl_per_chain]
-        out["per_example"] = per
-    return out
+#: The former name of :func:`compute` (kept for one release).
+inconsistency = compute
 
 
 # ---------------------------------------------------------------------------------------------- feedback
@@ -475,6 +555,51 @@ def _select(candidates: list[str], distances: list[int], flipped: list[bool], se
     if selection == "flip_then_min_distance" and any(flipped):
         order = [i for i in order if flipped[i]]
     return min(order, key=lambda i: (distances[i], i))  # ties: the editor's earlier candidate
+
+
+def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
+    """The editor's output checked: one list of non-empty candidate strings per text (a string alone is a list)."""
+    if isinstance(outputs, str) or not isinstance(outputs, Sequence) or len(outputs) != n_texts:
+        raise ValueError(
+            f"editor returned {short_repr(outputs)} for {n_texts} texts at step {step}: expected a list of "
+            f"{n_texts} candidate lists"
+        )
+    cand_lists = []
+    for j, cands in enumerate(outputs):
+        if isinstance(cands, str):
+            cands = [cands]
+        if cands is None:
+            cands = []
+        if not isinstance(cands, Sequence):
+            raise TypeError(f"editor output [{j}]={short_repr(cands)} at step {step}: expected a list of candidate strings")
+        for k, cand in enumerate(cands):
+            if cand is not None and not isinstance(cand, str):
+                raise TypeError(
+                    f"editor output [{j}][{k}]={short_repr(cand)} ({type(cand).__name__}) at step {step}: "
+                    "expected a string"
+                )
+        cand_lists.append([cand for cand in cands if cand])
+    return cand_lists
+
+
+def _extend_chains(chains, labels, active, cand_lists, pred, selection, word_tokenizer) -> list[int]:
+    """Append each active chain's chosen candidate (or the trailing None of a failed editor); the chains still active."""
+    pos, still = 0, []
+    for c, cands in zip(active, cand_lists):
+        if not cands:  # the editor failed: a trailing None ends the chain
+            chains[c].append(None)
+            labels[c].append(None)
+            continue
+        cur_words = tokenize(chains[c][-1], word_tokenizer)
+        dist = [word_distance(cur_words, tokenize(cand, word_tokenizer)) for cand in cands]
+        labs = pred[pos: pos + len(cands)]
+        pos += len(cands)
+        flipped = [lab != labels[c][-1] for lab in labs]
+        k = _select(cands, dist, flipped, selection)
+        chains[c].append(cands[k])
+        labels[c].append(int(labs[k]))
+        still.append(c)
+    return still
 
 
 def feedback_chains(
@@ -525,47 +650,10 @@ def feedback_chains(
             break
         current = [chains[c][-1] for c in active]
         outputs = call_user(editor, "editor", f"step {step} of {steps}, texts {short_repr(current, 120)}", list(current))
-        if isinstance(outputs, str) or not isinstance(outputs, Sequence) or len(outputs) != len(current):
-            raise ValueError(
-                f"editor returned {short_repr(outputs)} for {len(current)} texts at step {step}: expected a list of "
-                f"{len(current)} candidate lists"
-            )
-        cand_lists = []
-        for j, cands in enumerate(outputs):
-            if isinstance(cands, str):
-                cands = [cands]
-            if cands is None:
-                cands = []
-            if not isinstance(cands, Sequence):
-                raise TypeError(
-                    f"editor output [{j}]={short_repr(cands)} at step {step}: expected a list of candidate strings"
-                )
-            for k, cand in enumerate(cands):
-                if cand is not None and not isinstance(cand, str):
-                    raise TypeError(
-                        f"editor output [{j}][{k}]={short_repr(cand)} ({type(cand).__name__}) at step {step}: "
-                        "expected a string"
-                    )
-            cand_lists.append([cand for cand in cands if cand])
+        cand_lists = _candidates(outputs, len(current), step)
         flat = [cand for cands in cand_lists for cand in cands]
         pred = _predict(clf, flat, batch_size=batch_size).tolist()
-        pos = 0
-        still = []
-        for c, cands in zip(active, cand_lists):
-            if not cands:  # the editor failed: a trailing None ends the chain
-                chains[c].append(None)
-                labels[c].append(None)
-                continue
-            cur_words = tokenize(chains[c][-1], word_tokenizer)
-            dist = [word_distance(cur_words, tokenize(cand, word_tokenizer)) for cand in cands]
-            labs = pred[pos : pos + len(cands)]
-            pos += len(cands)
-            flipped = [lab != labels[c][-1] for lab in labs]
-            k = _select(cands, dist, flipped, selection)
-            chains[c].append(cands[k])
-            labels[c].append(int(labs[k]))
-            still.append(c)
-        active = still
+        active = _extend_chains(chains, labels, active, cand_lists, pred, selection, word_tokenizer)
         bar.update(1)
     bar.close()
     return FeedbackChains(chains, labels)
