@@ -255,3 +255,71 @@ def test_long_text_truncated_with_warning(bert_clf):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         fim.difficulty(["good"], bert_clf)
+
+
+# --------------------------------------------------------------------------------- compute (staged)
+class ForwardCounter:
+    """Counts the forward passes of a classifier's model (a pre-hook)."""
+
+    def __init__(self, clf):
+        self.calls = 0
+        self.handle = clf.model.register_forward_pre_hook(self._count)
+
+    def _count(self, module, args):
+        self.calls += 1
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    (dict(labels=["positive", "nope"]), ValueError, "not among the model's labels"),
+    (dict(labels=[0, 1]), ValueError, "labels has 2 items"),
+    (dict(labels=[0, 1, 1, 7]), ValueError, r"labels\[3\]=7"),
+    (dict(min_flip=True, max_strength=-1.0), ValueError, "max_strength=-1.0"),
+    (dict(min_flip=True, tol=0), ValueError, "tol=0"),
+    (dict(random_flips=True, fraction=2.0), ValueError, "fraction=2.0"),
+    (dict(random_flips=True, trials=0), ValueError, "trials=0"),
+    (dict(random_flips=True, seed=-1), ValueError, "seed=-1"),
+    (dict(random_flips=True, vocabulary=()), ValueError, r"vocabulary=\[\]"),
+    (dict(perturbed=["a", "b"]), ValueError, "perturbed has 2 items"),
+    (dict(perturbed=["good", "  ", "a", "b"]), ValueError, r"texts\[1\]='  ': has no tokens"),
+    (dict(perturbed_pairs=["x"] * 4), ValueError, "perturbed_pairs is given without perturbed"),
+    (dict(return_eigenvector="yes"), TypeError, "return_eigenvector='yes'"),
+    (dict(batch_size=0), ValueError, "batch_size=0"),
+    (dict(n_steps=3), TypeError, r"unknown option\(s\) \['n_steps'\]"),
+    (dict(options={"min_flip": True}), TypeError, "options="),
+])
+def test_compute_rejects_bad_input_before_any_model_call(bert_clf, bad, error, match):
+    spy = ForwardCounter(bert_clf)
+    try:
+        with pytest.raises(error, match=match):
+            fim.compute(TEXTS[:4], bert_clf, **bad)
+        assert spy.calls == 0
+    finally:
+        spy.handle.remove()
+
+
+def test_compute_equals_its_building_blocks(tok):
+    clf = _linear_clf(tok, 2, seed=3)
+    texts, perturbed, labels = TEXTS[:8], TEXTS[2:10], [1, 0, 1, 1, 0, 0, 1, 0]
+    opts = fim.FIMOptions(batch_size=3, min_flip=True, tol=1e-2, random_flips=True, trials=4, seed=2,
+                          return_all_eigenvalues=True)
+    r = fim.compute(texts, clf, labels=labels, perturbed=perturbed, options=opts)
+    d = fim.difficulty(texts, clf, batch_size=5, return_all_eigenvalues=True)
+    np.testing.assert_allclose(r["difficulty"], d["difficulty"], rtol=1e-9)
+    np.testing.assert_allclose(r["all_eigenvalues"], d["all_eigenvalues"], rtol=1e-9, atol=1e-15)
+    assert r["summary"] == pytest.approx(fim.summarize(r["difficulty"]))
+    np.testing.assert_array_equal(r["min_flip_strength"], fim.min_flip_strength(texts, clf, tol=1e-2))
+    flips = fim.random_substitution_flip_rate(texts, clf, trials=4, seed=2)
+    np.testing.assert_array_equal(r["random_flip_rate"], flips["flip_rate"])
+    np.testing.assert_array_equal(r["n_substituted"], flips["n_substituted"])
+    # accuracy on the easiest / hardest quarter, by brute force over the ranks
+    correct = d["predictions"] == np.array(labels)
+    q25, q75 = np.quantile(d["difficulty"], [0.25, 0.75])
+    assert r["accuracy"]["all"] == correct.mean()
+    assert r["accuracy"]["easiest_quarter"] == correct[d["difficulty"] <= q25].mean()
+    assert r["accuracy"]["hardest_quarter"] == correct[d["difficulty"] >= q75].mean()
+    shift = fim.difficulty(perturbed, clf)["difficulty"] - d["difficulty"]
+    np.testing.assert_allclose(r["shift"]["values"], shift, rtol=1e-9, atol=1e-15)
+    assert r["shift"]["fraction_increased"] == (shift > 0).mean()
+    assert r["min_flip_correlation"] == fim.difficulty_correlation(r["difficulty"], r["min_flip_strength"])
+    named = fim.compute(texts, clf, labels=[clf.labels[y].upper() for y in labels], batch_size=3)  # keywords, names
+    assert named["accuracy"] == r["accuracy"]

@@ -33,10 +33,13 @@ from typing import Callable
 import numpy as np
 import torch
 
+from textxai.batching import length_sorted_batches
 from textxai.progress import progress_bar
 
 __all__ = [
+    "FIMOptions",
     "FisherEigen",
+    "compute",
     "difficulty",
     "difficulty_correlation",
     "difficulty_shift",
@@ -153,9 +156,9 @@ def fisher_eigen(
 
 
 def _check_batch_size(batch_size) -> int:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
-        raise ValueError(f"batch_size={batch_size!r}: expected a positive integer")
-    return batch_size
+    from textxai.validation import check_positive_int
+
+    return check_positive_int(batch_size, "batch_size")
 
 
 def tensor_difficulty(
@@ -219,9 +222,10 @@ def _prepare(texts, classifier, text_pairs, batch_size, tokenizer=None, device=N
     return texts, pairs, clf
 
 
-def _order_by_length(clf, texts, pairs):
-    lengths = [len(clf.word_encoding(t, None if pairs is None else pairs[i]).input_ids) for i, t in enumerate(texts)]
-    return sorted(range(len(texts)), key=lambda i: (lengths[i], i))
+def _length_batches(clf, texts, pairs, batch_size: int, progress: bool, desc: str):
+    """Index batches of similar token length (:func:`textxai.batching.length_sorted_batches`)."""
+    lengths = [len(e.input_ids) for e in clf.word_encodings(texts, pairs)]
+    return length_sorted_batches(lengths, batch_size, progress, desc)
 
 
 def _embedding_batch(clf, texts, pairs):
@@ -230,14 +234,8 @@ def _embedding_batch(clf, texts, pairs):
     tensors = enc.tensors
     embeds = clf.input_embeddings(tensors).detach()  # TypeError naming the model class when unreachable
 
-    def fn(e):
-        try:
-            return clf.logits_from_embeddings(e, tensors)
-        except TypeError as error:  # forward() without inputs_embeds
-            raise TypeError(
-                f"model class {type(clf.model).__name__} does not accept inputs_embeds ({error}); "
-                "expected a model whose forward takes inputs_embeds"
-            ) from error
+    def fn(e):  # TypeError naming the model class when it cannot be fed embeddings
+        return clf.logits_from_embeddings(e, tensors)
 
     return enc, embeds, fn, tensors["attention_mask"].bool()
 
@@ -288,9 +286,7 @@ def difficulty(
     vecs: list = [None] * n
     words: list = [None] * n
     sens: list = [None] * n
-    order = _order_by_length(clf, texts, pairs)
-    for start in progress_bar(range(0, n, batch_size), progress, "fim difficulty", unit="batch"):
-        idx = order[start : start + batch_size]
+    for idx in _length_batches(clf, texts, pairs, batch_size, progress, "fim difficulty"):
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
         r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=return_eigenvector or keep_eigenvectors)
@@ -386,9 +382,7 @@ def min_flip_strength(
     texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size)
     steps = max(1, math.ceil(math.log2(max_strength / tol)))
     out = np.empty(len(texts))
-    order = _order_by_length(clf, texts, pairs)
-    for start in progress_bar(range(0, len(texts), batch_size), progress, "min flip strength", unit="batch"):
-        idx = order[start : start + batch_size]
+    for idx in _length_batches(clf, texts, pairs, batch_size, progress, "min flip strength"):
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
         r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=True)
@@ -412,6 +406,27 @@ def min_flip_strength(
         res = torch.where(ok, hi, torch.full_like(hi, float("inf")))
         out[idx] = res.numpy()
     return out
+
+
+def _check_fraction(fraction) -> float:
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating)) or not (0 < fraction <= 1):
+        raise ValueError(f"fraction={fraction!r}: expected a number in (0, 1]")
+    return float(fraction)
+
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed={seed!r}: expected a non-negative integer")
+    return int(seed)
+
+
+def _check_vocabulary(vocabulary) -> list[str]:
+    """Replacement words, sorted and unique (an empty list is refused)."""
+    if isinstance(vocabulary, str) or not hasattr(vocabulary, "__iter__") or not all(isinstance(w, str) and w.strip() for w in vocabulary):
+        raise ValueError(f"vocabulary={str(vocabulary)[:80]!r}: expected a list of non-empty word strings")
+    if not vocabulary:
+        raise ValueError("vocabulary=[]: expected at least one replacement word")
+    return sorted(set(vocabulary))
 
 
 def _substitute(text: str, spans, positions, replacements) -> str:
@@ -449,18 +464,13 @@ def random_substitution_flip_rate(
     from textxai import words as _words
     from textxai.validation import check_positive_int
 
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating)) or not (0 < fraction <= 1):
-        raise ValueError(f"fraction={fraction!r}: expected a number in (0, 1]")
+    _check_fraction(fraction)
     check_positive_int(trials, "trials")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed={seed!r}: expected a non-negative integer")
+    _check_seed(seed)
+    vocab = None if vocabulary is None else _check_vocabulary(vocabulary)
     texts, pairs, clf = _prepare(texts, classifier, text_pairs, batch_size)
-    if vocabulary is None:
+    if vocab is None:
         vocab = sorted(clf.word_vocabulary())
-    else:
-        if isinstance(vocabulary, str) or not all(isinstance(w, str) and w.strip() for w in vocabulary):
-            raise ValueError(f"vocabulary={str(vocabulary)[:80]!r}: expected a list of non-empty word strings")
-        vocab = sorted(set(vocabulary))
     if not vocab:
         raise ValueError("vocabulary=[]: expected at least one replacement word")
     perturbed, perturbed_pairs, counts = [], [], []
@@ -545,3 +555,201 @@ def difficulty_shift(originals, perturbed, classifier, original_pairs=None, pert
     return {"shift": shift, "difficulty_original": d0, "difficulty_perturbed": d1,
             "mean": float(shift.mean()), "std": float(shift.std()), "median": float(np.median(shift)),
             "fraction_increased": float((shift > 0).mean())}
+
+
+# ---------------------------------------------------------------------------------------------- compute
+# compute() runs in four named stages: _validate (every check; the classifier is loaded, not run) ->
+# _model_outputs (difficulty, and the asked-for §4.3 / §4.4 experiments) -> _metrics (summaries,
+# correlations, accuracy by difficulty) -> _reduce (one flat dict).
+
+
+@dataclass(frozen=True)
+class FIMOptions:
+    """Options of :func:`compute` (each may also be given as a keyword of ``compute``).
+
+    batch_size: texts per forward/backward batch. return_eigenvector / return_all_eigenvalues /
+    keep_eigenvectors: as in :func:`difficulty`. min_flip (§4.3, with max_strength, tol): the smallest move
+    along the top eigenvector that flips the prediction, see :func:`min_flip_strength`. random_flips (§4.3,
+    Fig. 7; with fraction, trials, seed, vocabulary): see :func:`random_substitution_flip_rate`.
+    progress: progress bars. shard: a wrapper put around :func:`difficulty` and :func:`min_flip_strength`
+    before they run (e.g. ``textxai.parallel.sharded``: data-parallel under accelerate); None runs them as they are.
+    """
+
+    batch_size: int = 16
+    return_eigenvector: bool = False
+    return_all_eigenvalues: bool = False
+    keep_eigenvectors: bool = False
+    min_flip: bool = False
+    max_strength: float = 6.0
+    tol: float = 1e-3
+    random_flips: bool = False
+    fraction: float = 0.1
+    trials: int = 20
+    seed: int = 0
+    vocabulary: tuple | None = None
+    progress: bool = False
+    shard: Callable | None = None
+
+
+@dataclass
+class _Request:
+    texts: list[str]
+    pairs: list[str] | None
+    classifier: object
+    labels: np.ndarray | None
+    perturbed: list[str] | None
+    perturbed_pairs: list[str] | None
+    options: FIMOptions
+
+
+def _options(options, kwargs) -> FIMOptions:
+    from dataclasses import fields, replace
+
+    if options is not None and not isinstance(options, FIMOptions):
+        raise TypeError(f"options={str(options)[:80]!r}: expected a textxai.fim.FIMOptions or None")
+    names = {f.name for f in fields(FIMOptions)}
+    unknown = sorted(set(kwargs) - names)
+    if unknown:
+        raise TypeError(f"unknown option(s) {unknown} for fim.compute; expected some of {sorted(names)}")
+    return replace(options or FIMOptions(), **kwargs)
+
+
+def _check_options(opts: FIMOptions) -> None:
+    from textxai.validation import check_positive_int
+
+    _check_batch_size(opts.batch_size)
+    for name in ("return_eigenvector", "return_all_eigenvalues", "keep_eigenvectors", "min_flip", "random_flips", "progress"):
+        if not isinstance(getattr(opts, name), (bool, np.bool_)):
+            raise TypeError(f"{name}={getattr(opts, name)!r}: expected True or False")
+    if opts.shard is not None and not callable(opts.shard):
+        raise TypeError(f"shard={opts.shard!r:.80}: expected a callable fn -> fn, or None")
+    if opts.min_flip:
+        _check_strength(opts.max_strength, "max_strength")
+        _check_strength(opts.tol, "tol")
+    if opts.random_flips:
+        _check_fraction(opts.fraction)
+        check_positive_int(opts.trials, "trials")
+        _check_seed(opts.seed)
+        if opts.vocabulary is not None:
+            _check_vocabulary(opts.vocabulary)
+
+
+def _label_ids(labels, clf, n: int) -> np.ndarray:
+    """Gold labels as class indices: integers as given, label names matched to the model's labels (any case)."""
+    from textxai.validation import check_labels, check_list
+
+    labels = check_list(labels, "labels")
+    if labels and all(isinstance(x, str) for x in labels):
+        names = {str(v).lower(): k for k, v in clf.labels.items()}
+        unknown = sorted({x for x in labels if x.lower() not in names})[:5]
+        if unknown:
+            raise ValueError(f"labels: {unknown} are not among the model's labels {list(clf.labels.values())}")
+        labels = [names[x.lower()] for x in labels]
+    return check_labels(labels, "labels", n, clf.num_labels)
+
+
+def _validate(texts, model, text_pairs, labels, perturbed, perturbed_pairs, tokenizer, device, opts) -> _Request:
+    """Stage 1: every check before any model call."""
+    from textxai.validation import check_same_length, check_texts
+
+    _check_options(opts)
+    texts, pairs, clf = _prepare(texts, model, text_pairs, opts.batch_size, tokenizer, device)
+    label_ids = None if labels is None else _label_ids(labels, clf, len(texts))
+    if perturbed is not None:
+        perturbed = check_texts(perturbed, "perturbed")
+        check_same_length(texts, perturbed, "texts", "perturbed")
+        if (pairs is None) != (perturbed_pairs is None):
+            raise ValueError("perturbed_pairs: expected text pairs for both texts and perturbed, or for neither")
+        perturbed, perturbed_pairs, _ = _prepare(perturbed, clf, perturbed_pairs, opts.batch_size)
+    elif perturbed_pairs is not None:
+        raise ValueError("perturbed_pairs is given without perturbed: expected both or neither")
+    return _Request(texts, pairs, clf, label_ids, perturbed, perturbed_pairs, opts)
+
+
+def _model_outputs(request: _Request) -> dict:
+    """Stage 2: lambda_max of every text, and the experiments the options ask for."""
+    o, clf, texts, pairs = request.options, request.classifier, request.texts, request.pairs
+    wrap = o.shard or (lambda fn: fn)
+    out = {"fim": wrap(difficulty)(texts, clf, pairs, batch_size=o.batch_size, return_eigenvector=o.return_eigenvector,
+                             return_all_eigenvalues=o.return_all_eigenvalues, progress=o.progress,
+                             keep_eigenvectors=o.keep_eigenvectors)}
+    if o.min_flip:
+        out["min_flip_strength"] = wrap(min_flip_strength)(texts, clf, max_strength=o.max_strength, tol=o.tol,
+                                                     text_pairs=pairs, batch_size=o.batch_size, progress=o.progress)
+    if o.random_flips:
+        vocabulary = None if o.vocabulary is None else list(o.vocabulary)
+        out["random"] = random_substitution_flip_rate(texts, clf, fraction=o.fraction, trials=o.trials, seed=o.seed,
+                                                      vocabulary=vocabulary, text_pairs=pairs, progress=o.progress)
+    if request.perturbed is not None:
+        out["perturbed"] = wrap(difficulty)(request.perturbed, clf, request.perturbed_pairs, batch_size=o.batch_size,
+                                      progress=o.progress)["difficulty"]
+    return out
+
+
+def _accuracy_by_difficulty(d: np.ndarray, predictions: np.ndarray, labels: np.ndarray) -> dict:
+    """Accuracy overall and on the easiest / hardest quarter of the texts (by lambda_max)."""
+    correct = predictions == labels
+    q = np.quantile(d, [0.25, 0.75])
+    return {"all": float(correct.mean()), "easiest_quarter": float(correct[d <= q[0]].mean()),
+            "hardest_quarter": float(correct[d >= q[1]].mean())}
+
+
+def _shift_metrics(d: np.ndarray, d_perturbed: np.ndarray) -> dict:
+    shift = d_perturbed - d
+    return {"values": shift, "mean": float(shift.mean()), "std": float(shift.std()), "median": float(np.median(shift)),
+            "fraction_increased": float((shift > 0).mean()), "difficulty_perturbed": summarize(d_perturbed)}
+
+
+def _metrics(request: _Request, outputs: dict) -> dict:
+    """Stage 3: one entry per metric."""
+    d = outputs["fim"]["difficulty"]
+    out = {"summary": summarize(d)}
+    if request.labels is not None:
+        out["accuracy"] = _accuracy_by_difficulty(d, outputs["fim"]["predictions"], request.labels)
+    if "min_flip_strength" in outputs:
+        s = outputs["min_flip_strength"]
+        out.update(min_flip_correlation=difficulty_correlation(d, s), flipped_within_max_strength=float(np.isfinite(s).mean()))
+    if "random" in outputs:
+        out["random_flip_correlation"] = difficulty_correlation(d, outputs["random"]["flip_rate"])
+    if "perturbed" in outputs:
+        out["shift"] = _shift_metrics(d, outputs["perturbed"])
+    return out
+
+
+def _reduce(outputs: dict, metrics: dict) -> dict:
+    """Stage 4: the per-text arrays and the metrics in one flat dict."""
+    out = dict(outputs["fim"])
+    if "min_flip_strength" in outputs:
+        out["min_flip_strength"] = outputs["min_flip_strength"]
+    if "random" in outputs:
+        out.update(random_flip_rate=outputs["random"]["flip_rate"], n_substituted=outputs["random"]["n_substituted"])
+    out.update(metrics)
+    return out
+
+
+def compute(texts, model, text_pairs=None, labels=None, perturbed=None, perturbed_pairs=None, tokenizer=None,
+            device=None, options: FIMOptions | None = None, **kwargs) -> dict:
+    """FIM difficulty of every text and the paper's analyses of it, every argument checked before any model call.
+
+    Args:
+        texts: the texts (``text_pairs``: second texts of sentence-pair models).
+        model: a ``TextClassifier`` or anything ``as_classifier`` accepts (``tokenizer``, ``device`` for loading).
+        labels: gold labels (class indices or label names): adds ``accuracy`` overall and on the easiest /
+            hardest quarter of the texts.
+        perturbed: one perturbed text per text (§4.4; ``perturbed_pairs`` for pairs): adds ``shift``.
+        options / keywords: :class:`FIMOptions`.
+
+    Returns what :func:`difficulty` returns (``difficulty``, ``probs``, ``predictions``, ...) plus ``summary``
+    (:func:`summarize`); with ``min_flip``: ``min_flip_strength``, ``min_flip_correlation``,
+    ``flipped_within_max_strength``; with ``random_flips``: ``random_flip_rate``, ``n_substituted``,
+    ``random_flip_correlation``; with ``labels``: ``accuracy``; with ``perturbed``: ``shift``
+    (``values``, ``mean``, ``std``, ``median``, ``fraction_increased``, ``difficulty_perturbed``).
+
+    >>> r = compute(["a wonderful film", "dull"], "textxai/demo-sentiment", labels=[1, 0], min_flip=True)  # doctest: +SKIP
+    >>> sorted(r["summary"])[:3]                                                                            # doctest: +SKIP
+    ['max', 'mean', 'median']
+    """
+    request = _validate(texts, model, text_pairs, labels, perturbed, perturbed_pairs, tokenizer, device,
+                        _options(options, kwargs))
+    outputs = _model_outputs(request)
+    return _reduce(outputs, _metrics(request, outputs))

@@ -63,20 +63,6 @@ def _column(row: dict, column: str):
     return next((k for k in row if k and k.lower() in (column.lower(), "text")), None)
 
 
-def _label_ids(labels, classifier):
-    """Gold labels as class ids: ints as given, label names matched to the model's labels (any case)."""
-    if labels is None:
-        return None
-    if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in labels):
-        return np.asarray(labels, dtype=int)
-    names = {str(v).lower(): k for k, v in classifier.labels.items()}
-    ids = [names.get(str(x).lower()) for x in labels]
-    if any(i is None for i in ids):
-        unknown = sorted({str(x) for x, i in zip(labels, ids) if i is None})[:5]
-        raise ValueError(f"--label-column: labels {unknown} are not among the model's labels {list(classifier.labels.values())}")
-    return np.asarray(ids, dtype=int)
-
-
 def _top_words(words, sensitivity, k: int = 3) -> list[str]:
     order = np.argsort(-np.asarray(sensitivity), kind="stable")[:k]
     return [words[i] for i in order]
@@ -119,90 +105,109 @@ def _scatter(x, y, xlabel: str, ylabel: str, title: str):
     return fig
 
 
-def _analyse(texts, text_pairs, labels, classifier, batch_size=16, top=5, min_flip=False, max_strength=6.0, tol=1e-3,
-             random_flips=False, fraction=0.1, trials=20, seed=0, shift_against=None, progress=False,
-             text_column="text", limit=None, intervals=stats.DEMO_OPTIONS):
-    difficulty = parallel.sharded(fim.difficulty, over=("texts", "text_pairs"))  # fim.difficulty itself in one process
-    res = difficulty(texts, classifier, text_pairs, batch_size=batch_size, return_eigenvector=True, progress=progress)
-    d = res["difficulty"]
+def _perturbed_texts(shift_against, text_column: str, limit, n: int):
+    """The --shift-against texts, read and checked before any model call."""
+    if shift_against is None:
+        return None
+    perturbed = _read_texts(shift_against, text_column) if isinstance(shift_against, str) else list(shift_against)
+    if limit is not None:
+        perturbed = perturbed[:limit]
+    if len(perturbed) != n:
+        raise ValueError(f"--shift-against has {len(perturbed)} texts but --data has {n}: "
+                         "expected row-aligned files of the same length")
+    return perturbed
+
+
+def _shift_histogram(shift):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.hist(shift, bins=40, color="#0d9488")
+    ax.axvline(0, color="black", lw=1)
+    ax.set_xlabel("lambda_max(perturbed) - lambda_max(original)")
+    ax.set_ylabel("pairs")
+    ax.set_title(f"difficulty shift: mean {shift.mean():.3g}, std {shift.std():.3g}")
+    fig.tight_layout()
+    return fig
+
+
+def _figures(r: dict, n: int) -> dict:
+    d = r["difficulty"]
+    figures = {"difficulty_histogram": _histogram(d, f"FIM difficulty of {n} texts")}
+    if "min_flip_strength" in r:
+        figures["min_flip_strength"] = _scatter(d, r["min_flip_strength"], "log10 lambda_max", "min L2 strength that flips",
+                                                f"r = {r['min_flip_correlation']['pearson_r']:.2f} (log lambda)")
+    if "random_flip_rate" in r:
+        figures["random_flip_rate"] = _scatter(d, r["random_flip_rate"], "log10 lambda_max", "random substitution flip rate",
+                                               f"r = {r['random_flip_correlation']['pearson_r']:.2f} (log lambda)")
+    if "shift" in r:
+        figures["difficulty_shift"] = _shift_histogram(r["shift"]["values"])
+    return figures
+
+
+def _results(r: dict, texts, top: int) -> dict:
+    """fim.compute's result as the runner's JSON: lists of floats, hardest and easiest texts."""
+    d = r["difficulty"]
     order = np.argsort(-d, kind="stable")
 
     def entry(i):
-        return {"index": int(i), "text": texts[i], "difficulty": float(d[i]), "prediction": int(res["predictions"][i]),
-                "sensitive_words": _top_words(res["words"][i], res["word_sensitivity"][i])}
+        return {"index": int(i), "text": texts[i], "difficulty": float(d[i]), "prediction": int(r["predictions"][i]),
+                "sensitive_words": _top_words(r["words"][i], r["word_sensitivity"][i])}
 
-    results = {
-        "difficulty": [float(x) for x in d],
-        "predictions": [int(x) for x in res["predictions"]],
-        "summary": fim.summarize(d),
-        "mean_difficulty": float(d.mean()),
-        "median_difficulty": float(np.median(d)),
-        "hardest": [entry(i) for i in order[:top]],
-        "easiest": [entry(i) for i in order[::-1][:top]],
-    }
-    figures = {"difficulty_histogram": _histogram(d, f"FIM difficulty of {len(texts)} texts")}
+    results = {"difficulty": [float(x) for x in d], "predictions": [int(x) for x in r["predictions"]],
+               "summary": r["summary"], "mean_difficulty": float(d.mean()), "median_difficulty": float(np.median(d)),
+               "hardest": [entry(i) for i in order[:top]], "easiest": [entry(i) for i in order[::-1][:top]]}
+    if "accuracy" in r:
+        results["accuracy"] = r["accuracy"]
+    if "min_flip_strength" in r:
+        results.update(min_flip_strength=[float(x) for x in r["min_flip_strength"]],
+                       min_flip_correlation=r["min_flip_correlation"],
+                       flipped_within_max_strength=r["flipped_within_max_strength"])
+    if "random_flip_rate" in r:
+        results.update(random_flip_rate=[float(x) for x in r["random_flip_rate"]],
+                       random_flip_correlation=r["random_flip_correlation"])
+    if "shift" in r:
+        sh = r["shift"]
+        results["shift"] = {**sh, "values": [float(x) for x in sh["values"]]}
+        results.update(shift_mean=sh["mean"], shift_std=sh["std"], shift_fraction_increased=sh["fraction_increased"])
+    return results
+
+
+def _sharded(fn):
+    """Under accelerate: the texts of ``fn`` split across processes (the function itself in one process)."""
+    return parallel.sharded(fn, over=("texts", "text_pairs"))
+
+
+def _intervals(results: dict, figures: dict, intervals) -> None:
     ivs = stats.runner_intervals("fim_difficulty", results, intervals, figures,
                                  keys=["summary.mean", "summary.median", "summary.q10", "summary.q90"])
     for alias, key in (("mean_difficulty", "summary.mean"), ("median_difficulty", "summary.median")):
         if key in ivs:  # the flat scalars the command line prints
             ivs[alias] = ivs[key]
-    labels = _label_ids(labels, classifier)
-    if labels is not None:
-        correct = res["predictions"] == labels
-        q = np.quantile(d, [0.25, 0.75])
-        results["accuracy"] = {"all": float(correct.mean()),
-                               "easiest_quarter": float(correct[d <= q[0]].mean()),
-                               "hardest_quarter": float(correct[d >= q[1]].mean())}
-    if min_flip:
-        s = parallel.sharded(fim.min_flip_strength, over=("texts", "text_pairs"))(texts, classifier, max_strength=max_strength, tol=tol, text_pairs=text_pairs,
-                                  batch_size=batch_size, progress=progress)
-        results["min_flip_strength"] = [float(x) for x in s]
-        results["min_flip_correlation"] = fim.difficulty_correlation(d, s)
-        results["flipped_within_max_strength"] = float(np.isfinite(s).mean())
-        figures["min_flip_strength"] = _scatter(d, s, "log10 lambda_max", "min L2 strength that flips",
-                                                f"r = {results['min_flip_correlation']['pearson_r']:.2f} (log lambda)")
-    if random_flips:
-        r = fim.random_substitution_flip_rate(texts, classifier, fraction=fraction, trials=trials, seed=seed,
-                                              text_pairs=text_pairs, progress=progress)
-        results["random_flip_rate"] = [float(x) for x in r["flip_rate"]]
-        results["random_flip_correlation"] = fim.difficulty_correlation(d, r["flip_rate"])
-        figures["random_flip_rate"] = _scatter(d, r["flip_rate"], "log10 lambda_max", "random substitution flip rate",
-                                               f"r = {results['random_flip_correlation']['pearson_r']:.2f} (log lambda)")
-    if shift_against is not None:
-        perturbed = _read_texts(shift_against, text_column) if isinstance(shift_against, str) else list(shift_against)
-        if limit is not None:
-            perturbed = perturbed[:limit]
-        if len(perturbed) != len(texts):
-            raise ValueError(f"--shift-against has {len(perturbed)} texts but --data has {len(texts)}: "
-                             "expected row-aligned files of the same length")
-        dp = difficulty(perturbed, classifier, batch_size=batch_size, progress=progress)["difficulty"]
-        shift = dp - d
-        results["shift"] = {"values": [float(x) for x in shift], "mean": float(shift.mean()), "std": float(shift.std()),
-                            "median": float(np.median(shift)), "fraction_increased": float((shift > 0).mean()),
-                            "difficulty_perturbed": fim.summarize(dp)}
-        results.update(shift_mean=float(shift.mean()), shift_std=float(shift.std()),
-                       shift_fraction_increased=float((shift > 0).mean()))
-        import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6, 3.5))
-        ax.hist(shift, bins=40, color="#0d9488")
-        ax.axvline(0, color="black", lw=1)
-        ax.set_xlabel("lambda_max(perturbed) - lambda_max(original)")
-        ax.set_ylabel("pairs")
-        ax.set_title(f"difficulty shift: mean {shift.mean():.3g}, std {shift.std():.3g}")
-        fig.tight_layout()
-        figures["difficulty_shift"] = fig
+
+def _analyse(texts, text_pairs, labels, classifier, top=5, shift_against=None, text_column="text", limit=None,
+             intervals=stats.DEMO_OPTIONS, **options):
+    """fim.compute (``options``: :class:`textxai.fim.FIMOptions` fields) turned into the report's results and figures."""
+    perturbed = _perturbed_texts(shift_against, text_column, limit, len(texts))
+    r = fim.compute(texts, classifier, text_pairs, labels=labels, perturbed=perturbed,  # the pair stays as it is
+                    perturbed_pairs=None if perturbed is None else text_pairs, return_eigenvector=True,
+                    shard=_sharded, **options)
+    results, figures = _results(r, texts, top), _figures(r, len(texts))
+    _intervals(results, figures, intervals)
     return results, figures
 
 
 def run(args, texts, text_pairs, labels, classifier):
     """Difficulty of every text, the hardest and easiest ones, and the optional §4.3 / §4.4 experiments."""
-    return _analyse(texts, text_pairs, labels, classifier, batch_size=args.batch_size, top=args.top,
-                    min_flip=args.min_flip, max_strength=args.max_strength, tol=args.tol,
-                    random_flips=args.random_flips, fraction=args.fraction, trials=args.trials, seed=args.seed,
-                    shift_against=args.shift_against, progress=not getattr(args, "no_progress", False),
+    return _analyse(texts, text_pairs, labels, classifier, top=args.top, shift_against=args.shift_against,
                     text_column=getattr(args, "text_column", "text") or "text", limit=getattr(args, "limit", None),
-                    intervals=stats.cli_options(args))
+                    batch_size=args.batch_size, min_flip=args.min_flip, max_strength=args.max_strength, tol=args.tol,
+                    random_flips=args.random_flips, fraction=args.fraction, trials=args.trials, seed=args.seed,
+                    progress=not getattr(args, "no_progress", False), intervals=stats.cli_options(args))
 
 
 def _demo_corpus(name: str = "sentiment", split: str = "test"):
