@@ -68,7 +68,7 @@ def _short(text, limit: int = 100) -> str:
 
 def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pooled", word_tokenizer="spacy",
             lm=None, batch_size=32, progress=False, intervals=stats.DEMO_OPTIONS):
-    results = inc.inconsistency(chains, n=n, labels=labels, model=None if labels is not None else classifier, lm=lm,
+    results = inc.compute(chains, n=n, labels=labels, model=None if labels is not None else classifier, lm=lm,
                                 word_tokenizer=word_tokenizer, pooling=pooling, return_per_example=True,
                                 batch_size=batch_size, progress=progress)
     results["chains"] = [list(c) for c in chains]
