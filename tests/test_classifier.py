@@ -267,17 +267,9 @@ def test_fingerprint_follows_labels_and_size(bert_parts):
 
 
 # ----------------------------------------------------------- embedding forward: every model family
-def bart_logits_reference(model, ids, embeds, attention_mask):
-    """BART's classifier written out: encoder on ``embeds``, decoder on ``embeds`` shifted right, head at the last </s>."""
-    start = model.model.shared(torch.full_like(ids[:, :1], model.config.decoder_start_token_id))
-    out = model.model(inputs_embeds=embeds, attention_mask=attention_mask,
-                      decoder_inputs_embeds=torch.cat([start, embeds[:, :-1]], 1))
-    hidden = out.last_hidden_state
-    eos = ids.eq(model.config.eos_token_id)
-    return model.classification_head(hidden[eos].view(ids.shape[0], -1, hidden.shape[-1])[:, -1])
-
-
 def test_encoder_decoder_forward_from_any_embeddings(bart_clf):
+    import tiny_models
+
     enc = bart_clf.encode(TEXTS[:4], PAIRS[:4])
     embeds = bart_clf.input_embeddings(enc.tensors).detach()
     moved = embeds + 0.3 * torch.randn(embeds.shape, generator=torch.Generator().manual_seed(0))
@@ -285,7 +277,7 @@ def test_encoder_decoder_forward_from_any_embeddings(bart_clf):
     with torch.no_grad():
         for e in (embeds, moved):
             np.testing.assert_allclose(bart_clf.logits_from_embeddings(e, enc.tensors).numpy(),
-                                       bart_logits_reference(bart_clf.model, ids, e, mask).numpy(), atol=1e-5)
+                                       tiny_models.bart_logits_reference(bart_clf.model, ids, e, mask).numpy(), atol=1e-5)
 
 
 @pytest.mark.parametrize("name", ["bart", "gpt2"])

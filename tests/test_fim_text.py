@@ -323,3 +323,26 @@ def test_compute_equals_its_building_blocks(tok):
     assert r["min_flip_correlation"] == fim.difficulty_correlation(r["difficulty"], r["min_flip_strength"])
     named = fim.compute(texts, clf, labels=[clf.labels[y].upper() for y in labels], batch_size=3)  # keywords, names
     assert named["accuracy"] == r["accuracy"]
+
+
+def test_lambda_max_matches_explicit_fim_on_bart(roberta_parts):
+    """Encoder-decoder: x feeds the encoder and, shifted right, the decoder; brute force over BART written out."""
+    tokenizer = roberta_parts[1]
+    clf = TextClassifier((tiny_models.tiny_bart(len(tokenizer)).double(), tokenizer), device="cpu")
+    texts = ["the movie was good", "a man is sleeping outside"]
+    res = fim.difficulty(texts, clf, batch_size=2, return_all_eigenvalues=True)
+    np.testing.assert_allclose(res["difficulty"], fim.difficulty(texts, clf, batch_size=1)["difficulty"], rtol=1e-9)
+    for i, text in enumerate(texts):
+        enc = clf.encode([text])
+        ids, mask = enc.tensors["input_ids"], enc.tensors["attention_mask"]
+        e0 = clf.input_embeddings(enc.tensors).detach()[0]
+
+        def logp(flat):
+            logits = tiny_models.bart_logits_reference(clf.model, ids, flat.reshape(1, *e0.shape), mask)
+            return torch.log_softmax(logits, 1)[0]
+
+        J = torch.autograd.functional.jacobian(logp, e0.reshape(-1)).numpy()
+        p = np.exp(logp(e0.reshape(-1)).detach().numpy())
+        w = np.linalg.eigvalsh(J.T @ np.diag(p) @ J)
+        assert res["difficulty"][i] == pytest.approx(w[-1], rel=1e-6)
+        np.testing.assert_allclose(res["all_eigenvalues"][i], w[::-1][:3], rtol=1e-6, atol=1e-12)

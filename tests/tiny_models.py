@@ -92,3 +92,13 @@ def tiny_gpt2_classifier(vocab_size: int, num_labels: int = 2, seed: int = 0):
                         bos_token_id=0, eos_token_id=2, pad_token_id=1, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                         initializer_range=0.5)
     return GPT2ForSequenceClassification(config).eval()
+
+
+def bart_logits_reference(model, ids, embeds, attention_mask):
+    """BART's classifier written out: encoder on ``embeds``, decoder on ``embeds`` shifted right, head at the last </s>."""
+    start = model.model.shared(torch.full_like(ids[:, :1], model.config.decoder_start_token_id))
+    out = model.model(inputs_embeds=embeds, attention_mask=attention_mask,
+                      decoder_inputs_embeds=torch.cat([start, embeds[:, :-1]], 1))
+    hidden = out.last_hidden_state
+    eos = ids.eq(model.config.eos_token_id)
+    return model.classification_head(hidden[eos].view(ids.shape[0], -1, hidden.shape[-1])[:, -1])
