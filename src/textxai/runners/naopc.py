@@ -208,7 +208,8 @@ def report(results: dict, title: str = "NAOPC") -> str:
              f"{results['n_texts']} texts, {results['mean_words']:.1f} words on average; limits: "
              f"{', '.join(results['normalization_used'])}; {results['model_evaluations']} model evaluations."]
     if results.get("limits_choice"):
-        lines.append(results["limits_choice"].capitalize() + ".")
+        choice = results["limits_choice"]
+        lines.append(choice[0].upper() + choice[1:] + ".")
     if results["mean_lower"] is not None:
         lines.append(f"Mean AOPC limits of this model: lower {results['mean_lower']:.3f}, upper {results['mean_upper']:.3f}.")
     w = 20 if results.get("intervals") else 13
