@@ -303,3 +303,24 @@ def test_module_info_and_card_point_to_the_paper(name):
     card = (module_path(name) / "README.md").read_text()
     refs = card.split("## Further References", 1)
     assert len(refs) == 2 and "https://" in refs[1], f"{name}: the card needs a 'Further References' section with links"
+
+
+@pytest.mark.parametrize("name", PRESENT)
+def test_every_card_code_block_runs(name, tmp_path, monkeypatch):
+    """The card's ```python blocks run in order in one namespace: doctest blocks (>>>) must print what they
+    show, the others must run without error (in an empty working folder)."""
+    import re
+
+    monkeypatch.chdir(tmp_path)
+    card = (module_path(name) / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", card, flags=re.S)
+    assert blocks, f"{name}: the card shows no code"
+    namespace = {"textxai": textxai}
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for i, block in enumerate(blocks):
+        if block.lstrip().startswith(">>>"):
+            test = doctest.DocTestParser().get_doctest(block, namespace, f"{name} card block {i}", None, 0)
+            runner.run(test, clear_globs=False)
+            assert runner.failures == 0, f"{name} card block {i} does not print what it shows (see above)"
+        else:
+            exec(compile(block, f"{name} card block {i}", "exec"), namespace)
