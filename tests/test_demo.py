@@ -18,23 +18,36 @@ from textxai import demo
 from textxai.demo import _build
 
 # Held-out accuracy measured for the build recipe of BUILD_VERSION "1" (90 / 60 held-out texts):
-# sentiment 0.878 (79/90), topic 0.967 (58/60). The bounds leave room for float noise across CPUs.
-MIN_ACCURACY = {"sentiment": 0.85, "topic": 0.93}
+# sentiment 0.878 (79/90), topic 0.967 (58/60); the issue asks that the recalibrated recipe ("2") does not
+# drop below 0.87 / 0.95 (one held-out text of slack each).
+MIN_ACCURACY = {"sentiment": 0.87, "topic": 0.95}
+# Calibration on the held-out split (10-bin ECE). Recipe "1": sentiment ECE 0.10 and 82 % of predictions
+# above p = 0.99. Recipe "2" measures ECE 0.046 / 0.059 (sentiment / topic) and 2 % / 0 % above 0.99. With
+# 90 / 60 texts one text moving bins changes ECE by up to ~0.02, so 0.08 fails recipe "1" but not noise;
+# a share of 0.25 still fails any saturated model.
+MAX_ECE = 0.08
+MAX_SHARE_ABOVE_099 = 0.25
+# Masking one function word (demo.FUNCTION_WORDS) of a held-out text: |change of p(predicted class)|.
+# Recipe "1": median 1e-4 (saturation) but 90th percentile 0.13 and "An" alone moving p by 0.52.
+# Recipe "2": median 0.011 / 0.001, 90th percentile 0.086 / 0.016 (sentiment / topic); with the recipe's
+# untrained [MASK] embedding left in place the sentiment p90 was 0.15. Bounds: median < 0.02, p90 < 0.12.
+MAX_FUNCTION_WORD_MEDIAN = 0.02
+MAX_FUNCTION_WORD_P90 = 0.12
 
 # ------------------------------------------------------------------ corpora
-@pytest.mark.parametrize("kind, n_train, n_test", [("sentiment", 270, 90), ("topic", 180, 60)])
-def test_corpus_sizes_balance_and_disjoint_splits(kind, n_train, n_test):
+@pytest.mark.parametrize("kind, n_train, n_val, n_test", [("sentiment", 270, 60, 90), ("topic", 180, 40, 60)])
+def test_corpus_sizes_balance_and_disjoint_splits(kind, n_train, n_val, n_test):
     corpus = demo.load_corpus(kind)
-    assert sorted(corpus) == ["test_labels", "test_texts", "train_labels", "train_texts"]
-    assert len(corpus["train_texts"]) == len(corpus["train_labels"]) == n_train
-    assert len(corpus["test_texts"]) == len(corpus["test_labels"]) == n_test
+    assert sorted(corpus) == ["test_labels", "test_texts", "train_labels", "train_texts",
+                              "validation_labels", "validation_texts"]
     n_labels = len(demo.LABELS[kind])
-    for split, size in (("train", n_train), ("test", n_test)):
+    for split, size in (("train", n_train), ("validation", n_val), ("test", n_test)):
+        assert len(corpus[f"{split}_texts"]) == len(corpus[f"{split}_labels"]) == size
         counts = np.bincount(corpus[f"{split}_labels"], minlength=n_labels)
         assert counts.tolist() == [size // n_labels] * n_labels
         assert all(isinstance(t, str) and t.strip() for t in corpus[f"{split}_texts"])
-    assert not set(corpus["train_texts"]) & set(corpus["test_texts"])
-    assert len(set(corpus["train_texts"] + corpus["test_texts"])) == n_train + n_test
+    everything = corpus["train_texts"] + corpus["validation_texts"] + corpus["test_texts"]
+    assert len({t.lower() for t in everything}) == n_train + n_val + n_test  # no duplicates, even by case
     # the dict matches the raw file, line by line
     rows = [json.loads(line) for line in demo.corpus_file(kind).read_text().splitlines() if line.strip()]
     assert [r["text"] for r in rows if r["split"] == "test"] == corpus["test_texts"]
@@ -60,7 +73,7 @@ def test_demo_examples_are_balanced_held_out_and_fixed():
     (lambda: demo.demo_texts("sentiment", 0), r"n=0: expected an integer from 1 to 90"),
     (lambda: demo.demo_texts("sentiment", 91), r"n=91: expected an integer from 1 to 90"),
     (lambda: demo.demo_texts("topic", 2.0), r"n=2.0: expected an integer from 1 to 60"),
-    (lambda: demo.demo_texts("topic", 2, split="dev"), r"split='dev': expected one of \['train', 'test'\]"),
+    (lambda: demo.demo_texts("topic", 2, split="dev"), r"split='dev': expected one of \['train', 'validation', 'test'\]"),
     (lambda: demo.heldout_accuracy("news"), r"kind='news'"),
 ])
 def test_bad_arguments_name_the_value(call, match):
@@ -137,12 +150,104 @@ def test_reloads_and_reaches_reported_accuracy(reloaded, kind):
     info = demo.build_info(kind)
     assert info["heldout_accuracy"] == pytest.approx(accuracy, abs=1e-12)
     assert info["train_accuracy"] >= 0.95 and info["surrogate_gap"] < 1e-4
+    assert info["n_training_rows"] == info["n_train"] * (1 + demo.BUILD_SETTINGS["augment"])
 
 
 def test_heldout_accuracy_of_the_demo_model(reloaded):
     _, _, probs = reloaded["topic"]
     expected = float(np.mean(probs.argmax(1) == np.array(demo.load_corpus("topic")["test_labels"])))
     assert demo.heldout_accuracy("topic") == pytest.approx(expected, abs=1e-12)
+
+
+def _ece_by_hand(probs, labels, n_bins=10):
+    """ECE written out loop by loop, independent of _build.expected_calibration_error."""
+    total = 0.0
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        rows = [i for i, p in enumerate(probs) if (lo < max(p) <= hi) or (b == 0 and max(p) == 0)]
+        if rows:
+            confidence = sum(max(probs[i]) for i in rows) / len(rows)
+            accuracy = sum(int(np.argmax(probs[i]) == labels[i]) for i in rows) / len(rows)
+            total += len(rows) / len(probs) * abs(accuracy - confidence)
+    return total
+
+
+@pytest.mark.parametrize("kind", demo.KINDS)
+def test_heldout_calibration(reloaded, kind):
+    _, _, probs = reloaded[kind]
+    labels = demo.load_corpus(kind)["test_labels"]
+    ece = _ece_by_hand(probs.tolist(), labels)
+    assert ece == pytest.approx(_build.expected_calibration_error(probs, labels), abs=1e-12)
+    assert ece < MAX_ECE
+    assert float(np.mean(probs.max(1) > 0.99)) <= MAX_SHARE_ABOVE_099
+    info = demo.build_info(kind)
+    assert info["heldout_ece"] == pytest.approx(ece, abs=1e-9)
+    assert 1.0 < info["temperature"] < 20.0  # fitted on the validation split: the raw head is overconfident
+    # the saved model sits at the minimum of the validation NLL against Laplace-smoothed labels
+    # (true class (n+1)/(n+2)): rescaling its logits either way costs likelihood
+    corpus = demo.load_corpus(kind)
+    model, tokenizer, _ = reloaded[kind]
+    logits = torch.log(torch.from_numpy(_raw_proba(model, tokenizer, corpus["validation_texts"])))
+    n, c = len(corpus["validation_labels"]), len(demo.LABELS[kind])
+    target = torch.full((n, c), 1 / ((n + 2) * (c - 1)), dtype=torch.float64)
+    target[torch.arange(n), corpus["validation_labels"]] = (n + 1) / (n + 2)
+    nll = [float(-(target * torch.log_softmax(logits / s, -1)).sum(1).mean()) for s in (0.95, 1.0, 1.05)]
+    assert nll[1] < nll[0] and nll[1] < nll[2]
+
+
+def test_ece_of_an_analytic_case():
+    # two bins used: 0.95 (4 texts, 3 right) and 0.6 (2 texts, both right): 4/6*0.2 + 2/6*0.4
+    probs = np.array([[0.95, 0.05]] * 4 + [[0.4, 0.6]] * 2)
+    labels = [0, 0, 0, 1, 1, 1]
+    assert _build.expected_calibration_error(probs, labels) == pytest.approx(4 / 6 * 0.2 + 2 / 6 * 0.4)
+
+
+@pytest.fixture(scope="module")
+def word_effects(built):
+    """kind -> (|dp| of each single function word masked, drop of p(pred) with all content words masked)."""
+    from textxai.classifier import as_classifier
+
+    out = {}
+    for kind in demo.KINDS:
+        clf = as_classifier(demo.MODEL_IDS[kind])
+        texts = demo.load_corpus(kind)["test_texts"]
+        probs = clf.predict_proba(texts)
+        predicted = probs.argmax(1)
+        masks = []
+        for text in texts:
+            words = clf.words(text)
+            functional = [j for j, w in enumerate(words) if w.lower() in demo.FUNCTION_WORDS]
+            rows = np.zeros((len(functional) + 1, len(words)), dtype=bool)
+            rows[np.arange(len(functional)), functional] = True
+            rows[-1] = [w.lower() not in demo.FUNCTION_WORDS and w.isalnum() for w in words]
+            masks.append(rows)
+        masked = clf.masked_proba_many(texts, masks)
+        single = np.concatenate([np.abs(m[:-1, c] - p[c]) for m, p, c in zip(masked, probs, predicted)])
+        content = np.array([p[c] - m[-1, c] for m, p, c in zip(masked, probs, predicted)])
+        out[kind] = single, content
+    return out
+
+
+@pytest.mark.parametrize("kind", demo.KINDS)
+def test_one_function_word_barely_moves_the_prediction(word_effects, kind):
+    single, content = word_effects[kind]
+    assert len(single) > 100  # enough (text, word) cases for a 90th percentile
+    assert np.median(single) < MAX_FUNCTION_WORD_MEDIAN
+    assert np.quantile(single, 0.9) < MAX_FUNCTION_WORD_P90
+    # ... while masking the content words (everything else) does: on average p(pred) falls by more than
+    # ten times the median function-word effect, and the prediction often changes
+    assert content.mean() > 0.2 and content.mean() > 10 * np.median(single)
+
+
+def test_masking_an_article_is_not_a_sentiment_signal(built):
+    """Recipe "1" moved p by 0.52 when the single word "An" was masked."""
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier("textxai/demo-sentiment")
+    text = "An utterly charming film with a terrific cast."
+    base = clf.predict_proba([text])[0]
+    masked = clf.masked_proba(text, np.eye(len(clf.words(text)), dtype=bool)[[0]])[0]
+    assert base.argmax() == 1 and abs(masked[1] - base[1]) < 0.05
 
 
 def test_text_classifier_agrees_with_the_reloaded_model(reloaded):
