@@ -405,7 +405,8 @@ def test_build_is_deterministic_and_leaves_global_state(tiny_home, tmp_path):
     infos = []
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
-        infos.append(_build.build(corpus, labels, tmp_path / name, seed=0, steps=20))
+        infos.append(_build.build(corpus, labels, tmp_path / name, seed=0, steps=20, augment=3,
+                                  function_words=demo.FUNCTION_WORDS))
     assert torch.equal(torch.get_rng_state(), rng_before) and torch.get_num_threads() == threads_before
     a, b = load_file(tmp_path / "a" / "model.safetensors"), load_file(tmp_path / "b" / "model.safetensors")
     assert a.keys() == b.keys()
@@ -413,7 +414,7 @@ def test_build_is_deterministic_and_leaves_global_state(tiny_home, tmp_path):
     assert infos[0]["final_loss"] == infos[1]["final_loss"]
     # a different seed gives a different head; the frozen lower layers are the MiniLM's own
     (tmp_path / "c").mkdir()
-    _build.build(corpus, labels, tmp_path / "c", seed=1, steps=20)
+    _build.build(corpus, labels, tmp_path / "c", seed=1, steps=20, augment=3, function_words=demo.FUNCTION_WORDS)
     c = load_file(tmp_path / "c" / "model.safetensors")
     assert not torch.equal(a["classifier.weight"], c["classifier.weight"])
     base = load_file(_build.base_model_path() / "model.safetensors")
