@@ -232,7 +232,7 @@ SAMPLES_PER_CALL = 1 << 15  # perturbed inputs per classifier call (several text
 
 def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, method, batch_size, progress, seed,
                            n_samples, perturbation="mask", kernel_width=0.25):
-    n_words = [e.n_words for e in clf._word_encodings(texts, pairs)]
+    n_words = [e.n_words for e in clf.word_encodings(texts, pairs)]
     out: list[np.ndarray] = [np.zeros(0)] * len(texts)
     todo = [i for i, n in enumerate(n_words) if n > 0]
     chunks, chunk, size = [], [], 0
