@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from textxai.editors import EDITORS, GradientSubstitutionEditor, get_editor
+from textxai.editors import EDITORS, GradientSubstitutionEditor, SubstituteGenerator, _stop_words, antonym_pairs, get_editor
 from textxai.words import word_distance, word_spans
 
 TEXTS = [
@@ -36,38 +36,18 @@ def log_p(clf, text, edit=None):
 
 
 @pytest.mark.parametrize("fixture", ["bert_clf", "roberta_clf"])
-def test_candidates_are_word_substitutions_by_nearest_neighbours(fixture, request):
+def test_candidates_are_generator_substitutes(fixture, request):
     clf = request.getfixturevalue(fixture)
-    editor = GradientSubstitutionEditor(clf, n_words=2, n_neighbours=5, n_substitutes=2)
-    emb = clf.embedding_matrix.detach().double().numpy()
-    bpe = any(t.startswith("\u0120") for t in clf.tokenizer.get_vocab())
-    ids, words = [], []
-    for i in range(min(len(clf.tokenizer), emb.shape[0])):
-        if i in clf.tokenizer.all_special_ids:
-            continue
-        tok = clf.tokenizer.convert_ids_to_tokens(i)
-        word = (tok[1:] if tok.startswith("\u0120") else None) if bpe else (None if tok.startswith("##") else tok)
-        if word and len(word) >= 2 and word.isalpha():
-            ids.append(i)
-            words.append(word)
-    unit = emb[ids] / np.linalg.norm(emb[ids], axis=1, keepdims=True)
+    editor = GradientSubstitutionEditor(clf, n_words=2, n_neighbours=5, n_substitutes=2, min_similarity=-1.0)
+    gen = SubstituteGenerator()   # the shared generator the editor uses (free mode)
     n_checked = 0
     for text in TEXTS:
         per_word = editor.substitutions(text)
-        enc = clf.encode([text])
-        token_ids = enc.tensors["input_ids"][0].numpy()
         for subs in per_word:
             assert 1 <= len(subs) <= 2
-            s0 = subs[0]
-            toks = [t for t, w in enumerate(enc.word_ids[0]) if w == s0.index]
-            centre = emb[token_ids[toks]].mean(axis=0)
-            sims = unit @ (centre / np.linalg.norm(centre))
-            order = [j for j in np.argsort(-sims, kind="stable") if words[j].lower() != s0.word.lower()][:5]
-            allowed = {words[j].lower() for j in order}
+            allowed = {w.lower() for w, _ in gen(subs[0].word, 5)}
             for s in subs:
-                assert s.substitute.lower() in allowed
-                assert s.score < 0
-                assert text[s.start:s.end] == s.word
+                assert s.substitute.lower() in allowed and s.score < 0 and text[s.start:s.end] == s.word
             assert [s.score for s in subs] == sorted(s.score for s in subs)
             n_checked += 1
         cands = editor.candidates(text)
@@ -76,16 +56,40 @@ def test_candidates_are_word_substitutions_by_nearest_neighbours(fixture, reques
         for cand in cands:
             assert cand != text
             assert 1 <= word_distance(text, cand) <= len(per_word)
-        for cand in dict.fromkeys(singles):
-            assert word_distance(text, cand) == 1
     assert n_checked > 0
     assert editor(TEXTS) == [editor([t])[0] for t in TEXTS]  # no dependence on the batch
 
 
+def test_generator_filters():
+    gen, keep = SubstituteGenerator(), SubstituteGenerator(keep_meaning=True)
+    assert gen("the") == [] and gen("qzxqzx") == []                 # stop words and unknown words: nothing
+    for word in ("film", "terrible", "market", "acting"):
+        subs = [w for w, _ in gen(word)]
+        assert subs and word not in subs
+        assert not any(w in _stop_words() or not w.isalpha() or w.startswith(word[:4]) for w in subs)
+    assert "bad" in [w for w, _ in gen("good")] or "better" in [w for w, _ in gen("good")]
+    assert not any((w, "good") in antonym_pairs() for w, _ in keep("good"))
+    assert [w for w, _ in gen("Film", 2)] == [w.capitalize() for w, _ in gen("film", 2)]   # case follows the word
+    sims = gen.similar_texts("a great film", ["a great movie", "tax rates rose"], 0.8)
+    assert sims[0] is not None and sims[0] >= 0.8 and sims[1] is None
+
+
+def test_max_words_makes_larger_edits():
+    from textxai.inconsistency import step_distances
+
+    small = GradientSubstitutionEditor("textxai/demo-sentiment", n_words=2, min_similarity=-1.0)
+    large = GradientSubstitutionEditor("textxai/demo-sentiment", n_words=2, max_words=5, min_similarity=-1.0)
+    text = "The brilliant young cast delivers a moving story with superb music and gorgeous photography."
+    assert max(word_distance(text, c) for c in small.candidates(text)) <= 2
+    assert max(word_distance(text, c) for c in large.candidates(text)) >= 4
+    # so a chain can have inc > 2 (the paper's inc@n is bounded by max_words - 1)
+    chain = [text, large.candidates(text)[0], large.candidates(text)[-1]]
+    assert step_distances(chain).tolist()[1] >= 3
+
+
 def test_scores_and_influence_match_finite_differences(double_bert):
     clf = double_bert
-    editor = GradientSubstitutionEditor(clf, n_words=3, n_neighbours=8, n_substitutes=8)
-    ids, words, vectors, _ = editor._vocab
+    editor = GradientSubstitutionEditor(clf, n_words=3, n_neighbours=8, n_substitutes=8, min_similarity=-1.0)
     eps = 1e-6
     checked = 0
     for text in TEXTS:
@@ -101,9 +105,11 @@ def test_scores_and_influence_match_finite_differences(double_bert):
                 e[torch.from_numpy(wid == w)] *= 1 + eps
             influence[w] = (log_p(clf, text, scale)[current] - base) / eps
         per_word = editor.substitutions(text)
-        alpha = [w for w in range(len(spans)) if spans[w][0].isalpha()]
-        expected_order = sorted(alpha, key=lambda w: -influence[w])[: len(per_word)]
-        assert [subs[0].index for subs in per_word] == expected_order
+        with_subs = [w for w in range(len(spans)) if spans[w][0].isalpha() and editor.generator(spans[w][0], 1)]
+        chosen = sorted(with_subs, key=lambda w: -influence[w])[: editor.n_words]
+        # the most influential words with replacements, in that order (a word left without a replacement
+        # predicted to lower the class drops out)
+        assert [subs[0].index for subs in per_word] == [w for w in chosen if w in {x[0].index for x in per_word}]
         for subs in per_word:
             w = subs[0].index
             assert subs[0].influence == pytest.approx(influence[w], rel=1e-3, abs=1e-9)
@@ -111,7 +117,7 @@ def test_scores_and_influence_match_finite_differences(double_bert):
             if len(toks) != 1:
                 continue
             for s in subs:
-                v = vectors[[k for k, word in enumerate(words) if word == s.substitute.lower()][0]]
+                v = editor._word_vectors([s.substitute])[0]
 
                 def move(e, wid, t=int(toks[0]), v=v):
                     e[t] = e[t] + eps * (v - e[t])

@@ -34,8 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score these chains instead of running the editor (.jsonl: {'edits': [...], 'labels': [...]})")
     parser.add_argument("--lm", default=None, help="causal LM (Hub id or folder) for perplexity@n")
     parser.add_argument("--n-words", type=positive_int_arg, default=3, help="built-in editor: words replaced at most (default 3)")
-    parser.add_argument("--n-neighbours", type=positive_int_arg, default=40,
-                        help="built-in editor: embedding neighbours considered per word (default 40)")
+    parser.add_argument("--max-words", type=positive_int_arg, default=None,
+                        help="built-in editor: most words one edit changes (default --n-words; larger edits allow inc > 2)")
+    parser.add_argument("--n-neighbours", type=positive_int_arg, default=30,
+                        help="built-in editor: GloVe neighbours considered per word (default 30)")
     parser.add_argument("--n-substitutes", type=positive_int_arg, default=3,
                         help="built-in editor: replacements kept per word (default 3)")
 
@@ -116,7 +118,7 @@ def run(args, texts, text_pairs, labels, classifier):
             raise ValueError("--pair-column: the built-in editor edits single texts; sentence pairs are not supported")
         texts = [t for t in texts if t.strip()]
         editor = get_editor(args.editor, classifier, n_words=args.n_words, n_neighbours=args.n_neighbours,
-                            n_substitutes=args.n_substitutes)
+                            n_substitutes=args.n_substitutes, max_words=getattr(args, "max_words", None))
         chains, chain_labels = inc.feedback_chains(editor, texts, classifier, steps=args.steps, selection=args.selection,
                                                    word_tokenizer=args.word_tokenizer, batch_size=args.batch_size,
                                                    progress=progress)
@@ -135,7 +137,7 @@ def demo(progress: bool = True):
 
     classifier = as_classifier("textxai/demo-sentiment")
     texts = demo_texts("sentiment", 8)
-    editor = get_editor("gradient_substitution", classifier)
+    editor = get_editor("gradient_substitution", classifier, max_words=5)   # larger edits: inc can exceed 2
     chains, labels = inc.feedback_chains(editor, texts, classifier, steps=5, progress=progress)
     n = [1, 2, 3, 4]
     results, figures = analyse(chains, labels, classifier, n=n, progress=False)

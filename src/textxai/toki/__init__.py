@@ -49,7 +49,7 @@ from textxai.toki.index import (EXPLAINERS, INDEX_FORMAT, KeywordIndex, build_ke
 from textxai.toki.assess import (assess, check_human_trust, evaluate_against_human, naive_labels, relate_to_class_name,
                                  relate_words, trust_metrics, trust_of_explanation)
 from textxai.toki.trust import ExplainOptions, IndexOptions, toki_trust
-from textxai.toki.attack import AttackResult, substitution_candidates, toki_attack, toki_editor
+from textxai.toki.attack import AttackOptions, AttackResult, substitution_candidates, toki_attack, toki_editor
 
 __all__ = [
     "LINKAGES", "check_unit", "cluster_words", "cosine_matrix", "importance_sums", "keyword_margins", "normalize_rows",
@@ -60,5 +60,5 @@ __all__ = [
     "identify_keywords", "model_fingerprint", "resolve_class_names", "top_words", "word_pools",
     "assess", "check_human_trust", "evaluate_against_human", "ExplainOptions", "IndexOptions", "naive_labels", "relate_to_class_name", "relate_words", "toki_trust",
     "trust_metrics", "trust_of_explanation",
-    "AttackResult", "substitution_candidates", "toki_attack", "toki_editor",
+    "AttackOptions", "AttackResult", "substitution_candidates", "toki_attack", "toki_editor",
 ]

@@ -1,6 +1,15 @@
-"""The TOKI-guided word-substitution attack (§4) and the attack as an editor."""
+"""The TOKI-guided word-substitution attack (§4) and the attack as an editor.
+
+Candidates come from the generator shared with the built-in counterfactual editor
+(:class:`textxai.editors.SubstituteGenerator`, meaning-keeping mode): GloVe neighbours checked by GloVe and
+MiniLM, no stop words, no antonyms, no word related to another class (an antonym of the original class's
+keywords). TOKI ranks them: words the model ties to another class (high importance in that class's pool)
+and not to the predicted one come first. A2T's constraints hold on whole texts: at most
+``max(min_words, floor(max_rate * n_words))`` substitutions, MiniLM sentence cosine >= ``min_similarity``.
+"""
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -8,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textxai.toki.assess import relate_words
-from textxai.toki.core import check_unit, cosine_matrix
+from textxai.toki.assess import relate_to_class_name, relate_words
+from textxai.toki.core import check_unit
 from textxai.toki.index import KeywordIndex, _check_labels, check_index
-from textxai.validation import short_repr
 from textxai.progress import progress_bar
+from textxai.validation import check_choice, short_repr
 
 # ----------------------------------------------------------------------------- the TOKI-guided attack (§4)
 def _is_word(w: str) -> bool:
@@ -24,37 +33,80 @@ def _replace(text: str, spans, i: int, new: str) -> str:
     return text[:start] + new + text[end:]
 
 
-def substitution_candidates(index: KeywordIndex, word: str, c: int, embedders: Sequence, n_neighbors: int = 10,
-                            n_candidates: int = 5) -> tuple[bool, list[str]]:
-    """§4: replacements for ``word`` in a text predicted ``c``, best first, and whether ``word`` is related to c.
+def class_lean(index: KeywordIndex, words: list[str], c: int, embedders: Sequence) -> np.ndarray:
+    """Per word, mean over the embedders of ``sim(word, class c) - max sim(word, other class)`` (anchor words)."""
+    from textxai.toki.index import class_vectors
+    from textxai.toki.core import cosine_matrix
 
-    Related word -> the ``n_neighbors`` keywords of ``c`` most similar to it, lowest importance first.
-    Unrelated word -> the ``n_neighbors`` non-keywords of the OTHER classes most similar to it, highest
-    importance first. Similarity is the mean cosine over the embedders. ``n_candidates`` are returned.
+    out = []
+    for emb in embedders:
+        vecs = class_vectors(emb, {k: index.anchors(k) for k in index.class_names})
+        sims = {k: cosine_matrix(emb.embed([w.lower() for w in words]), v[None, :])[:, 0] for k, v in vecs.items()}
+        out.append(sims[c] - np.max([sims[k] for k in sims if k != c], axis=0))
+    return np.mean(out, axis=0)
+
+
+def other_class_words(index: KeywordIndex, c: int, embedders: Sequence, word: str | None = None) -> Callable[[list[str]], np.ndarray]:
+    """A predicate over replacement words that would change the meaning for class ``c``: related to another
+    class (TOKI(-K.I), with votes: an antonym of ``c``'s keywords), or leaning toward another class (closer
+    to its anchor words than to those of ``c``) more than the original ``word`` does."""
+    classes = sorted(index.class_names)
+    base = min(0.0, float(class_lean(index, [word], c, embedders)[0])) if word else 0.0
+
+    def forbidden(words: list[str]) -> np.ndarray:
+        marks = [relate_to_class_name(words, index.anchors(k), embedders, index.theta_relate,
+                                      [index.anchors(o) for o in classes if o != k]) for k in classes if k != c]
+        marks.append(class_lean(index, words, c, embedders) < base)
+        return np.any(marks, axis=0)
+
+    return forbidden
+
+
+def substitution_candidates(index: KeywordIndex, word: str, c: int, embedders: Sequence, n_neighbors: int = 30,
+                            n_candidates: int = 5, generator=None) -> tuple[bool, list[str]]:
+    """§4: meaning-keeping replacements of ``word`` in a text predicted ``c``, TOKI's best first, and whether
+    ``word`` is related to ``c`` (eq. 5).
+
+    TOKI ranks the replacements by :func:`toki_scores` (closer to another class's keywords than to those
+    of ``c``); ties by the word.
     """
-    w = word.lower()
-    related = bool(relate_words(index, [w], c, embedders)[0])
-    if related:
-        pool = [(k, index.pools[c][k]) for k in index.keyword_list(c) if k != w]
-        sign = 1.0
-    else:
-        best: dict[str, float] = {}
-        for other in index.pools:
-            if other == c:
-                continue
-            for k in index.non_keywords(other):
-                if k != w and _is_word(k):
-                    best[k] = max(best.get(k, -np.inf), index.pools[other][k])
-        pool = sorted(best.items())
-        sign = -1.0
-    pool = [(k, s) for k, s in pool if _is_word(k)]
-    if not pool:
-        return related, []
-    words = [k for k, _ in pool]
-    sims = np.mean([cosine_matrix(e.embed([w]), e.embed(words))[0] for e in embedders], axis=0)
-    near = sorted(range(len(words)), key=lambda j: (-sims[j], words[j]))[:n_neighbors]
-    ranked = sorted(near, key=lambda j: (sign * pool[j][1], -sims[j], words[j]))
-    return related, [words[j] for j in ranked[:n_candidates]]
+    from textxai.editors import shared_generator
+
+    gen = generator or shared_generator(keep_meaning=True)
+    related = bool(relate_words(index, [word.lower()], c, embedders)[0])
+    cands = gen(word, n_neighbors, other_class_words(index, c, embedders, word))
+
+    scores = toki_scores(index, [w for w, _ in cands], c, embedders)
+    ranked = [w for _, w in sorted(zip(scores, [w for w, _ in cands]), key=lambda x: (-x[0], x[1]))]
+    return related, ranked[:n_candidates]
+
+
+def toki_scores(index: KeywordIndex, words: list[str], c: int, embedders: Sequence) -> np.ndarray:
+    """How strongly the model's own keywords tie each word to another class rather than to ``c``: its mean
+    cosine with the keywords of the closest other class minus that with the keywords of ``c`` (mean over the
+    embedders), plus its pool importance for another class minus that for ``c``."""
+    from textxai.toki.core import cosine_matrix
+
+    if not words:
+        return np.zeros(0)
+    keys = {k: index.keyword_list(k) or index.anchors(k) for k in index.class_names}
+    sims = []
+    for emb in embedders:
+        vecs = emb.embed([w.lower() for w in words])
+        mean = {k: cosine_matrix(vecs, emb.embed(v)).mean(axis=1) for k, v in keys.items()}
+        sims.append(np.max([mean[k] for k in keys if k != c], axis=0) - mean[c])
+    pool = np.array([max((index.pools[k].get(w.lower(), 0.0) for k in index.pools if k != c), default=0.0)
+                     - index.pools.get(c, {}).get(w.lower(), 0.0) for w in words])
+    return np.mean(sims, axis=0) + pool
+
+
+def _toki_order(index: KeywordIndex, words: list[str], positions: list[int], gradient, c: int, embedders) -> list[int]:
+    """Positions to attack: the words unrelated to ``c`` (eq. 5) first, where the model leans on something other
+    than the class's keywords, each group in decreasing gradient importance."""
+    related = relate_words(index, [words[j] for j in positions], c, embedders)
+    g = np.asarray(gradient)
+    grad = (lambda j: -g[j]) if len(g) == len(words) else (lambda j: 0.0)
+    return [j for _, j in sorted(((not r, grad(j), j), j) for r, j in zip(related, positions))]
 
 
 @dataclass
@@ -69,116 +121,135 @@ class AttackResult:
     substitutions: list[tuple[str, str]]
 
 
+@dataclass(frozen=True)
+class AttackOptions:
+    """The attack's budget and constraints (A2T: ``max_rate`` 0.1, ``min_words`` 2, ``min_similarity`` 0.8)."""
+
+    max_rate: float = 0.1
+    min_words: int = 2
+    min_similarity: float = 0.8
+    n_neighbors: int = 30
+    n_candidates: int = 5
+    width: int = 3
+    strategy: str = "toki"
+    seed: int = 0
+
+    def checked(self) -> "AttackOptions":
+        check_unit(self.max_rate, "max_rate")
+        check_unit(self.min_similarity, "min_similarity", -1.0, 1.0)
+        check_choice(self.strategy, "strategy", ("toki", "random"))
+        for name in ("min_words", "n_neighbors", "n_candidates", "width"):
+            value, low = getattr(self, name), 0 if name == "min_words" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name}={short_repr(value)}: expected a {'non-negative' if low == 0 else 'positive'} integer")
+        return self
+
+
 def _budget(n_words: int, max_rate: float, min_words: int) -> int:
     return max(min_words, int(math.floor(max_rate * n_words)))
 
 
-def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, max_rate: float = 0.1,
-                min_words: int = 2, min_similarity: float = 0.8, n_neighbors: int = 10, n_candidates: int = 5,
-                strategy: str = "toki", seed: int = 0, batch_size: int = 32, progress: bool = False,
-                sentence_embedder=None) -> dict:
+def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates_of, opts: AttackOptions,
+                gen, batch_size: int) -> AttackResult:
+    """Greedy substitution: each step tries the candidates of the next ``width`` positions of ``order`` and keeps
+    the one lowering p(c) most while keeping the sentence similarity (a position without such a candidate is
+    dropped); stop at a flip or when the budget is spent."""
+    from textxai import words as _words
+
+    spans = _words.word_spans(text, clf.word_tokenizer)
+    budget = _budget(sum(_is_word(w) for w, _, _ in spans), opts.max_rate, opts.min_words)
+    current, cur_spans, chain, subs, sim, todo = text, spans, [text], [], 1.0, list(order)
+    while todo and len(subs) < budget:
+        window, todo = todo[: opts.width], todo[opts.width:]
+        tried = [(j, k) for j in window for k in candidates_of(cur_spans[j][0])]
+        edited = [_replace(current, cur_spans, j, k) for j, k in tried]
+        sims = gen.similar_texts(text, edited, opts.min_similarity)
+        p = clf.predict_proba(edited, batch_size=batch_size) if edited else np.zeros((0, 1))
+        ok = [m for m in range(len(edited)) if sims[m] is not None and p[m, c] < p_c]
+        if not ok:
+            continue
+        m = min(ok, key=lambda m: (p[m, c], m))
+        j = tried[m][0]
+        todo = [x for x in window if x != j] + todo      # the other positions of the window stay in line
+        subs.append((cur_spans[j][0], tried[m][1]))
+        current, p_c, sim = edited[m], float(p[m, c]), sims[m]
+        chain.append(current)
+        cur_spans = _words.word_spans(current, clf.word_tokenizer)
+        if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
+            break
+        if int(p[m].argmax()) != c:
+            return AttackResult(text, current, c, True, len(subs), sim, chain, subs)
+    return AttackResult(text, current, c, False, len(subs), sim, chain, subs)
+
+
+def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, options: AttackOptions | None = None,
+                batch_size: int = 32, progress: bool = False, generator=None, **kwargs) -> dict:
     """The TOKI-guided word-substitution attack (§4), greedy over gradient word importance as A2T.
 
-    For each text (attacked only where the prediction equals ``labels`` when given): words are visited in
-    decreasing gradient importance; each candidate substitution (:func:`substitution_candidates`) is
-    tried, those whose MiniLM sentence-embedding cosine with the original is below ``min_similarity``
-    are dropped, and the one lowering the original class probability most is kept when it lowers it at
-    all. At most ``max(min_words, floor(max_rate * n_words))`` words change (A2T: 0.1 and 2). The attack
-    stops when the prediction changes.
-
-    ``strategy="random"`` is the baseline: random word positions (under ``seed``) and random replacement
-    words from all pools, same budget and constraints.
+    For each text (attacked only where the prediction equals ``labels`` when given): words are visited
+    unrelated-to-the-class first, each group in decreasing gradient importance (:func:`_toki_order`); the ``n_candidates`` best replacements by TOKI's ranking
+    (:func:`substitution_candidates`) are tried; the one lowering the original class's probability most
+    among those keeping MiniLM sentence cosine >= ``min_similarity`` is kept when it lowers it at all. The
+    attack stops when the prediction changes. ``strategy="random"`` is the baseline: random word positions
+    and ``n_candidates`` random replacements from the same generator (under ``seed``), same budget and
+    constraints. ``kwargs`` are :class:`AttackOptions` fields (``max_rate=0.2``, ...).
 
     Returns ``{"examples": [AttackResult...], "attack_success_rate", "avg_perturbations" (over successful
     attacks), "avg_similarity" (successful attacks), "n_attacked"}``.
     """
-    from textxai import words as _words
     from textxai.attribution import word_attributions
     from textxai.classifier import as_classifier
-    from textxai.embeddings import MiniLMEmbedder, get_embedders
+    from textxai.editors import shared_generator
+    from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_texts
+    from textxai.words import word_spans
 
+    unknown = sorted(set(kwargs) - {f.name for f in dataclasses.fields(AttackOptions)})
+    if unknown:
+        raise TypeError(f"toki_attack got unexpected option(s) {unknown}")
+    opts = dataclasses.replace(options or AttackOptions(), **kwargs).checked()
     clf = as_classifier(classifier)
     texts = check_texts(texts, "texts")
+    labels = None if labels is None else _check_labels(labels, len(texts), clf.num_labels, "labels")
     index = check_index(keyword_index, clf)
-    embs = get_embedders(embedders if embedders is not None else index.embedders, clf)
-    max_rate = check_unit(max_rate, "max_rate")
-    min_similarity = check_unit(min_similarity, "min_similarity", -1.0, 1.0)
-    if strategy not in ("toki", "random"):
-        raise ValueError(f"strategy={strategy!r}: expected 'toki' or 'random'")
-    for name, value in (("min_words", min_words), ("n_neighbors", n_neighbors), ("n_candidates", n_candidates)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "min_words" else 1):
-            raise ValueError(f"{name}={short_repr(value)}: expected a {'non-negative' if name == 'min_words' else 'positive'} integer")
-    sent = sentence_embedder or MiniLMEmbedder()
+    embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
+    gen = generator or shared_generator(keep_meaning=True)
     proba = clf.predict_proba(texts, batch_size=batch_size)
     predicted = proba.argmax(axis=1)
-    if labels is not None:
-        labels = _check_labels(labels, len(texts), clf.num_labels, "labels")
-    rng = random.Random(seed)
-    all_pool_words = sorted({w for pool in index.pools.values() for w in pool if _is_word(w)})
-    results = []
-    todo = [i for i in range(len(texts)) if labels is None or predicted[i] == labels[i]]
+    todo = {i for i in range(len(texts)) if labels is None or predicted[i] == labels[i]}
     grads = {}
-    if strategy == "toki" and todo:
-        scores = word_attributions([texts[i] for i in todo], clf, "gradient", target=[int(predicted[i]) for i in todo],
+    if opts.strategy == "toki" and todo:
+        ordered = sorted(todo)
+        scores = word_attributions([texts[i] for i in ordered], clf, "gradient", target=[int(predicted[i]) for i in ordered],
                                    batch_size=batch_size)
-        grads = dict(zip(todo, scores))
+        grads = dict(zip(ordered, scores))
+    rng = random.Random(opts.seed)
+    results = []
     iterator = progress_bar(range(len(texts)), progress, "toki attack", unit="text")
     for i in iterator:
         text, c = texts[i], int(predicted[i])
-        if i not in set(todo):
+        if i not in todo:
             results.append(AttackResult(text, text, c, None, 0, 1.0, [text], []))
             continue
-        spans = _words.word_spans(text, clf.word_tokenizer)
-        words = [w for w, _, _ in spans]
+        words = [w for w, _, _ in word_spans(text, clf.word_tokenizer)]
         positions = [j for j, w in enumerate(words) if _is_word(w)]
-        if strategy == "toki":
-            g = np.asarray(grads[i])
-            order = sorted(positions, key=lambda j: (-g[j], j)) if len(g) == len(words) else positions
+        if opts.strategy == "toki":
+            order = _toki_order(index, words, positions, grads[i], c, embs)
+            candidates_of = lambda w, c=c: substitution_candidates(index, w, c, embs, opts.n_neighbors,  # noqa: E731
+                                                                   opts.n_candidates, gen)[1]
         else:
             order = positions[:]
             rng.shuffle(order)
-        budget = _budget(len(positions), max_rate, min_words)
-        original_vec = sent.sentences([text])[0]
-        current, p_current = text, float(proba[i, c])
-        cur_spans = spans
-        chain, subs, success, sim = [text], [], False, 1.0
-        for j in order:
-            if len(subs) >= budget:
-                break
-            w = cur_spans[j][0]
-            if strategy == "toki":
-                _, cands = substitution_candidates(index, w, c, embs, n_neighbors, n_candidates)
-            else:
-                pool = [k for k in all_pool_words if k != w.lower()]
-                cands = rng.sample(pool, min(n_candidates, len(pool)))
-            if not cands:
-                continue
-            edited = [_replace(current, cur_spans, j, k) for k in cands]
-            p = clf.predict_proba(edited, batch_size=batch_size)
-            # the candidate lowering p(c) most among those meeting the similarity constraint; the constraint is
-            # checked lazily in that order (same choice as filtering first, far fewer sentence encodings)
-            chosen = None
-            for m in sorted(range(len(edited)), key=lambda m: (p[m, c], m)):
-                if p[m, c] >= p_current:
-                    break
-                s_m = float(sent.sentences([edited[m]])[0] @ original_vec)
-                if s_m >= min_similarity:
-                    chosen = (m, s_m)
-                    break
-            if chosen is None:
-                continue
-            m, sim = chosen
-            current, p_current = edited[m], float(p[m, c])
-            subs.append((w, cands[m]))
-            chain.append(current)
-            cur_spans = _words.word_spans(current, clf.word_tokenizer)
-            if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
-                break
-            if int(p[m].argmax()) != c:
-                success = True
-                break
-        results.append(AttackResult(text, current, c, success, len(subs), sim, chain, subs))
+
+            def candidates_of(w, c=c):
+                pool = [s for s, _ in gen(w, opts.n_neighbors, other_class_words(index, c, embs, w))]
+                return rng.sample(pool, min(opts.n_candidates, len(pool)))
+        results.append(_attack_one(clf, text, c, float(proba[i, c]), order, candidates_of, opts, gen, batch_size))
+    return summarize_attack(results)
+
+
+def summarize_attack(results: list[AttackResult]) -> dict:
+    """Success rate over attacked texts; perturbations and similarity over successful attacks."""
     attacked = [r for r in results if r.success is not None]
     won = [r for r in attacked if r.success]
     return {"examples": results, "n_attacked": len(attacked),
@@ -188,7 +259,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, m
 
 
 def toki_editor(classifier, keyword_index, embedders=None, n_words: int = 3, n_candidates: int = 3,
-                n_neighbors: int = 10) -> Callable[[list[str]], list[list[str]]]:
+                n_neighbors: int = 30) -> Callable[[list[str]], list[list[str]]]:
     """The attack as an editor ``list[str] -> list[list[str]]`` (e.g. for ``textxai.inconsistency.feedback_chains``).
 
     For each text: the ``n_words`` words of highest gradient importance for the predicted class, each
@@ -197,12 +268,12 @@ def toki_editor(classifier, keyword_index, embedders=None, n_words: int = 3, n_c
     from textxai import words as _words
     from textxai.attribution import word_attributions
     from textxai.classifier import as_classifier
-    from textxai.embeddings import get_embedders
+    from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_texts
 
     clf = as_classifier(classifier)
     index = check_index(keyword_index, clf)
-    embs = get_embedders(embedders if embedders is not None else index.embedders, clf)
+    embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
 
     def editor(texts: list[str]) -> list[list[str]]:
         texts = check_texts(texts, "texts")
