@@ -118,7 +118,7 @@ class Ceval(TextxaiMetric):
                  counterfactual_probs=None, original_labels=None, counterfactual_labels=None, batch_size=32,
                  device=None, max_new_tokens=4, judge_generate_kwargs=None, seed=0, return_per_example=False,
                  progress=False):
-        return ceval.score_counterfactuals(
+        return ceval.compute(
             references, predictions, reference_pairs, prediction_pairs, model=model, tokenizer=tokenizer, lm=lm,
             judge=judge, judge_topic=judge_topic, targets=targets, contrast=contrast, original_probs=original_probs,
             counterfactual_probs=counterfactual_probs, original_labels=original_labels,

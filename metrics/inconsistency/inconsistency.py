@@ -93,6 +93,6 @@ class Inconsistency(TextxaiMetric):
             model = as_classifier(model, tokenizer=tokenizer, device=device)
         else:
             model = None  # labels given: no model call
-        return inc.inconsistency(edits, n=n, labels=labels, model=model, lm=lm, word_tokenizer=word_tokenizer,
+        return inc.compute(edits, n=n, labels=labels, model=model, lm=lm, word_tokenizer=word_tokenizer,
                                  pooling=pooling, return_per_example=return_per_example, batch_size=batch_size,
                                  progress=progress)

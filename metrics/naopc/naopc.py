@@ -109,7 +109,7 @@ class Naopc(TextxaiMetric):
                  attribution_method=None, batch_size=32, device=None, return_per_example=False, seed=0,
                  progress=False):
         classifier = as_classifier(model, tokenizer=tokenizer, device=device)
-        res = naopc.compute_naopc(
+        res = naopc.compute(
             texts, attributions, classifier, text_pairs=text_pairs, target=target, normalization=normalization,
             beam_size=beam_size, max_exact_words=max_exact_words, perturbation=perturbation,
             batch_size=batch_size, attribution_method=attribution_method, seed=seed, progress=progress,

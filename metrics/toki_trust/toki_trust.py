@@ -99,7 +99,7 @@ class TokiTrust(TextxaiMetric):
                  train_texts=None, train_labels=None, train_text_pairs=None, save_index=None, explainer="lime",
                  explainer_options=None, top_k=10, theta_dist=0.3, theta_relate=None, theta_conf=0.9, embedders=None,
                  class_names=None, human_trust=None, batch_size=32, seed=0, device=None, progress=False):
-        return toki.toki_trust(texts, references, text_pairs=text_pairs, model=model, tokenizer=tokenizer,
+        return toki.compute(texts, references, text_pairs=text_pairs, model=model, tokenizer=tokenizer,
                                keyword_index=keyword_index, train_texts=train_texts, train_labels=train_labels,
                                train_text_pairs=train_text_pairs, save_index=save_index, explainer=explainer,
                                explainer_options=explainer_options, top_k=top_k, theta_dist=theta_dist,

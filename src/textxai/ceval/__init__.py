@@ -45,7 +45,10 @@ from textxai.ceval.plots import plot_method_distances, plot_probability_histogra
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flip_rate, flips, probability_change
 from textxai.ceval.score import ClassifierOutputs, JudgeOptions, RunOptions, score_counterfactuals
 
+compute = score_counterfactuals  # the entry point the ceval module calls (textxai.<paper>.compute); old name kept
+
 __all__ = [
+    "compute",
     "CONTRASTS", "FAILED_MARKERS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "JudgeOptions", "RunOptions",
     "contrast_classes", "deletion_candidates", "diversity", "flip_rate", "flips", "is_failed", "judge_quality",
     "method_distance_matrix", "parse_score", "pick_counterfactuals", "plot_method_distances",

@@ -52,7 +52,10 @@ from textxai.naopc.texts import (EXACT_WORDS_BY_DEVICE, NORMALIZATIONS, PERTURBA
                                  compare_attributions, compute_naopc, default_max_exact_words, explain_choice,
                                  limit_method)
 
+compute = compute_naopc  # the entry point the naopc module calls (textxai.<paper>.compute); old name kept
+
 __all__ = [
+    "compute",
     "AOPCLimits",
     "aopc",
     "aopc_curve",

@@ -51,7 +51,10 @@ from textxai.toki.assess import (assess, check_human_trust, evaluate_against_hum
 from textxai.toki.trust import ExplainOptions, IndexOptions, toki_trust
 from textxai.toki.attack import AttackOptions, AttackResult, substitution_candidates, toki_attack, toki_editor
 
+compute = toki_trust  # the entry point the toki_trust module calls (textxai.<paper>.compute); old name kept
+
 __all__ = [
+    "compute",
     "LINKAGES", "check_unit", "cluster_words", "cosine_matrix", "importance_sums", "keyword_margins", "normalize_rows",
     "plurality", "relatedness_margins", "vote",
     "KNOWN_THETA", "balance_threshold", "estimate_theta_relate", "load_synonym_pairs", "related_pair_scores",

@@ -1,0 +1,37 @@
+"""The naming rule of the paper modules: ``textxai.<paper>.compute`` is what the evaluate module calls; the old
+entry names stay as aliases of the same function for one release."""
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ALIASES = {"naopc": "compute_naopc", "ceval": "score_counterfactuals", "toki": "toki_trust",
+           "inconsistency": "inconsistency"}
+SCRIPTS = {"naopc": "metrics/naopc/naopc.py", "ceval": "metrics/ceval/ceval.py",
+           "toki": "metrics/toki_trust/toki_trust.py", "inconsistency": "metrics/inconsistency/inconsistency.py"}
+
+
+@pytest.mark.parametrize("paper", sorted(ALIASES))
+def test_compute_is_the_entry_point_and_the_old_name_an_alias(paper):
+    module = importlib.import_module(f"textxai.{paper}")
+    assert callable(module.compute)
+    assert getattr(module, ALIASES[paper]) is module.compute
+
+
+@pytest.mark.parametrize("paper", sorted(SCRIPTS))
+def test_module_script_calls_compute(paper):
+    tree = ast.parse((ROOT / SCRIPTS[paper]).read_text())
+    called = {node.func.attr for node in ast.walk(tree)
+              if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+    assert "compute" in called
+    assert ALIASES[paper] not in called
+
+
+def test_fim_has_compute():
+    from textxai import fim
+
+    assert callable(fim.compute)
