@@ -72,3 +72,22 @@ def test_errors(module, shortcut_clf, data):
                        theta_conf=2, **OPTS)
     with pytest.raises(ValueError, match=r"references\[0\]=7"):
         module.compute(texts=texts[:1], references=[7], model=shortcut_clf, train_texts=train, train_labels=train_labels, **OPTS)
+
+
+def test_keyword_index_cache_follows_the_weights(monkeypatch, tmp_path):
+    """A model whose weights change (training) gets a new index; the same weights reuse the cached one."""
+    import tiny_models
+    import torch
+
+    from textxai.classifier import TextClassifier
+    from textxai.toki import index as toki_index
+
+    builds = []
+    monkeypatch.setattr(toki_index, "build_keyword_index", lambda clf, texts, labels, **kw: builds.append(1) or len(builds))
+    monkeypatch.setattr(toki_index, "_INDEX_CACHE", toki_index.LRUCache(4))
+    clf = TextClassifier((tiny_models.tiny_bert(), tiny_models.bert_tokenizer(tmp_path / "tok")), device="cpu")
+    first = toki_index.cached_keyword_index(clf, ["a b"], [0], seed=0)
+    assert toki_index.cached_keyword_index(clf, ["a b"], [0], seed=0) == first and len(builds) == 1
+    with torch.no_grad():
+        next(clf.model.parameters()).add_(0.01)
+    assert toki_index.cached_keyword_index(clf, ["a b"], [0], seed=0) == 2 and len(builds) == 2

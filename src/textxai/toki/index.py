@@ -345,6 +345,19 @@ def check_index(index, classifier) -> KeywordIndex:
 _INDEX_CACHE = LRUCache(cache_size("TEXTXAI_INDEX_CACHE", 8))  # bounded: a Space builds indexes for visitors' data
 
 
+def weights_digest(clf) -> str:
+    """A cheap digest of the model's current weights (float64 sums per parameter tensor).
+
+    The fingerprint names a model; this tells its versions apart, so a model being trained (e.g. under
+    ``TextxaiCallback``) never gets the keyword index of its earlier weights from the cache.
+    """
+    import torch
+
+    with torch.no_grad():
+        sums = [(p.detach().double().sum().item(), p.detach().double().abs().sum().item()) for p in clf.model.parameters()]
+    return hashlib.sha256(json.dumps(sums).encode()).hexdigest()[:16]
+
+
 def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> KeywordIndex:
     """:func:`build_keyword_index`, memoised in this process on the model fingerprint, the data and options."""
     from textxai.classifier import as_classifier
@@ -353,7 +366,7 @@ def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> Key
     emb = kwargs.get("embedders")
     emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{e.name}:{id(e)}"
                                              for e in (emb if isinstance(emb, (list, tuple)) else [emb]))
-    key = hashlib.sha256(json.dumps([model_fingerprint(clf), id(clf), list(map(str, train_texts)),
+    key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), list(map(str, train_texts)),
                                      [int(y) for y in train_labels], emb_key,
                                      {k: v for k, v in kwargs.items() if k not in ("embedders", "progress")}],
                                     default=str).encode()).hexdigest()
