@@ -147,7 +147,7 @@ def test_bad_input(shortcut_clf):
         toki.build_keyword_index(shortcut_clf, [texts[i] for i in keep], [labels[i] for i in keep], explainer="omission", embedders=[emb], theta_relate=0.5)
     with pytest.raises(ValueError, match="class_names=\\['x'\\]: expected 3"):
         toki.build_keyword_index(shortcut_clf, texts, labels, class_names=["x"], embedders=[emb], theta_relate=0.5)
-    with pytest.raises(ValueError, match="train_labels has 7 items but there are 8 texts"):
+    with pytest.raises(ValueError, match="train_labels has 7 items but there are 8 examples"):
         toki.build_keyword_index(shortcut_clf, texts, labels[:7], embedders=[emb], theta_relate=0.5)
     with pytest.raises(ValueError, match=r"theta_relate=1.5: expected a number in \[-1, 1\]"):
         toki.build_keyword_index(shortcut_clf, texts, labels, embedders=[emb], theta_relate=1.5)

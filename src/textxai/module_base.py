@@ -293,11 +293,8 @@ class TextxaiModule(abc.ABC):
         """``result`` with confidence intervals from ``textxai.stats`` when ``confidence_level`` is given."""
         if confidence_level is None or result is None:
             return result
-        try:
-            from textxai.stats import add_intervals
-        except ImportError as err:
-            raise NotImplementedError(f"confidence_level={confidence_level!r}: confidence intervals need "
-                                      f"textxai.stats, which this installation does not have") from err
+        from textxai.stats import add_intervals  # lazy: scipy's bootstrap only when intervals are asked for
+
         return add_intervals(self.name, result, confidence_level=confidence_level, n_resamples=n_resamples,
                              seed=seed)
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from textxai.toki.core import _check_top_k, check_unit, class_margins, importance_sums, plurality, relatedness_margins, vote
-from textxai.toki.index import KeywordIndex, _check_labels, _pick, check_index, explain
-from textxai.validation import short_repr
+from textxai.toki.index import KeywordIndex, _pick, check_index, explain
+from textxai.validation import check_labels, short_repr
 
 def relate_words(index: KeywordIndex, words: Sequence[str], c: int, embedders: Sequence) -> np.ndarray:
     """Eq. 5 with votes: ``r(w, c)`` (bool) for each word, against the pool and keywords of class ``c``."""
@@ -123,7 +123,7 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     clf = as_classifier(classifier)
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
-    labels = _check_labels(labels, len(texts), clf.num_labels, "references")
+    labels = check_labels(labels, "references", n=len(texts), num_classes=clf.num_labels)
     human_trust = check_human_trust(human_trust, len(texts))
     index = check_index(keyword_index, clf)
     explainer = explainer or index.explainer or "lime"

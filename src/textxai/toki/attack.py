@@ -19,9 +19,9 @@ import numpy as np
 
 from textxai.toki.assess import relate_to_class_name, relate_words
 from textxai.toki.core import check_unit
-from textxai.toki.index import KeywordIndex, _check_labels, check_index
+from textxai.toki.index import KeywordIndex, check_index
 from textxai.progress import progress_bar
-from textxai.validation import check_choice, short_repr
+from textxai.validation import check_choice, check_labels, short_repr
 
 # ----------------------------------------------------------------------------- the TOKI-guided attack (§4)
 def _is_word(w: str) -> bool:
@@ -210,7 +210,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     opts = dataclasses.replace(options or AttackOptions(), **kwargs).checked()
     clf = as_classifier(classifier)
     texts = check_texts(texts, "texts")
-    labels = None if labels is None else _check_labels(labels, len(texts), clf.num_labels, "labels")
+    labels = None if labels is None else check_labels(labels, "labels", n=len(texts), num_classes=clf.num_labels)
     index = check_index(keyword_index, clf)
     embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
     gen = generator or shared_generator(keep_meaning=True)

@@ -12,7 +12,7 @@ import numpy as np
 from textxai.loading import LRUCache, cache_size
 from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margins, normalize_rows, plurality
 from textxai.toki.theta import resolve_theta_relate
-from textxai.validation import short_repr
+from textxai.validation import check_labels, short_repr
 
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 INDEX_FORMAT = 1
@@ -175,19 +175,6 @@ def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int,
 
 
 # ----------------------------------------------------------------------------- pipelines on a classifier
-def _check_labels(labels, n: int, num_labels: int, name: str) -> np.ndarray:
-    if isinstance(labels, str) or not hasattr(labels, "__len__"):
-        raise TypeError(f"{name}={short_repr(labels)}: expected a list of class indices")
-    if len(labels) != n:
-        raise ValueError(f"{name} has {len(labels)} items but there are {n} texts: expected the same length")
-    out = []
-    for i, y in enumerate(labels):
-        if isinstance(y, bool) or not isinstance(y, (int, np.integer)) or not 0 <= int(y) < num_labels:
-            raise ValueError(f"{name}[{i}]={short_repr(y)}: expected a class index in [0, {num_labels - 1}]")
-        out.append(int(y))
-    return np.array(out, dtype=int)
-
-
 def _generic(label) -> bool:
     return str(label).upper().startswith("LABEL_")
 
@@ -299,7 +286,7 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
     clf = as_classifier(classifier)
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
-    labels = _check_labels(train_labels, len(texts), clf.num_labels, "train_labels")
+    labels = check_labels(train_labels, "train_labels", n=len(texts), num_classes=clf.num_labels)
     names, anchors = resolve_class_anchors(clf, class_names)
     theta_dist = check_unit(theta_dist, "theta_dist")
     if linkage not in LINKAGES:

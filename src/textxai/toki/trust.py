@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from textxai.toki.assess import RESOLUTION, assess, check_human_trust
 from textxai.toki.core import LINKAGES, _check_top_k, check_unit
-from textxai.toki.index import EXPLAINERS, KeywordIndex, _check_labels, cached_keyword_index, check_index, resolve_class_anchors
-from textxai.validation import check_choice, check_positive_int, short_repr
+from textxai.toki.index import EXPLAINERS, KeywordIndex, cached_keyword_index, check_index, resolve_class_anchors
+from textxai.validation import check_choice, check_labels, check_positive_int, short_repr
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def validate(texts, references, text_pairs=None, model=None, tokenizer=None, dev
     clf = as_classifier(model, tokenizer=tokenizer, device=device) if tokenizer is not None or device is not None else as_classifier(model)
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
-    labels = [int(y) for y in _check_labels(references, len(texts), clf.num_labels, "references")]
+    labels = [int(y) for y in check_labels(references, "references", n=len(texts), num_classes=clf.num_labels)]
     human = check_human_trust(human_trust, len(texts))
     get_embedders(index.embedders, clf)   # names and objects only: nothing is loaded yet
     anchors = resolve_class_anchors(clf, index.class_names)[1] if index.class_names is not None or keyword_index is None else None
@@ -126,7 +126,7 @@ def validate(texts, references, text_pairs=None, model=None, tokenizer=None, dev
         raise ValueError("keyword_index=None and train_texts / train_labels missing: expected a keyword index "
                          "(object or folder) or the training texts and labels to build one")
     train_texts = check_texts(train_texts, "train_texts")
-    request.train = (train_texts, [int(y) for y in _check_labels(train_labels, len(train_texts), clf.num_labels, "train_labels")],
+    request.train = (train_texts, [int(y) for y in check_labels(train_labels, "train_labels", n=len(train_texts), num_classes=clf.num_labels)],
                      check_text_pairs(train_pairs, train_texts, "train_text_pairs"))
     return request
 
