@@ -166,3 +166,24 @@ def test_registry_is_the_one_list():
 
     assert toki.EXPLAINERS == attribution.METHODS == tuple(attribution.REGISTRY)
     assert set(attribution.GRADIENT_METHODS) == {"gradient", "input_x_gradient", "integrated_gradients"}
+
+
+@pytest.mark.parametrize("method, samples", [("omission", None), ("lime", 40), ("kernel_shap", 30)])
+def test_registry_evaluation_count_is_what_runs(bert_clf, monkeypatch, method, samples):
+    """The Space budget reads the registry's count: it must equal the rows the method really evaluates
+    (identical perturbation masks are evaluated once, so the count is an upper bound for sampling methods)."""
+    from textxai.attribution import REGISTRY
+    from textxai.classifier import TextClassifier
+
+    rows = []
+    real = TextClassifier._proba_of_rows
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda self, r, *a, **k: rows.append(len(r)) or real(self, r, *a, **k))
+    text = "the plot was thin but the acting was wonderful"
+    options = {} if samples is None else {"n_samples": samples}
+    word_attributions([text], bert_clf, method=method, target=[0], progress=False, **options)
+    n_words = len(bert_clf.words(text))
+    expected = REGISTRY[method].evaluations(n_words, samples)
+    if method == "omission":
+        assert sum(rows) == expected
+    else:
+        assert 0 < sum(rows) <= expected

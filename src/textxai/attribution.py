@@ -34,6 +34,19 @@ class AttributionMethod:
     family: str  # "gradient" (one forward+backward), "perturbation" (N masked inputs), "sampling" (n_samples)
     summary: str
     options: tuple[str, ...] = ()
+    default_samples: int | None = None  # n_steps of integrated gradients, n_samples of the sampling methods
+
+    def evaluations(self, n_words: int, samples: int | None = None) -> int:
+        """Model evaluations of one explanation of a text of ``n_words`` words (``samples``: steps or samples).
+
+        >>> REGISTRY["omission"].evaluations(10), REGISTRY["lime"].evaluations(10), REGISTRY["gradient"].evaluations(10)
+        (11, 5000, 1)
+        """
+        if self.family == "perturbation":
+            return n_words + 1
+        if self.default_samples is None:
+            return 1
+        return int(samples or self.default_samples)
 
 
 REGISTRY: dict[str, AttributionMethod] = {m.name: m for m in (
@@ -42,14 +55,14 @@ REGISTRY: dict[str, AttributionMethod] = {m.name: m for m in (
     AttributionMethod("input_x_gradient", "gradient", "embedding x gradient summed over the embedding dimension "
                       "(captum InputXGradient)"),
     AttributionMethod("integrated_gradients", "gradient", "captum IntegratedGradients from an all-mask-token "
-                      "baseline (special tokens kept), summed over the embedding dimension", ("n_steps",)),
+                      "baseline (special tokens kept), summed over the embedding dimension", ("n_steps",), 50),
     AttributionMethod("omission", "perturbation", "drop of the target probability when the word alone is removed",
                       ("perturbation",)),
     AttributionMethod("lime", "sampling", "LIME as the lime package's text explainer: word-presence samples, cosine "
                       "kernel of width 0.25, weighted ridge (alpha 1); n_samples=5000 as TOKI",
-                      ("n_samples", "perturbation", "kernel_width")),
+                      ("n_samples", "perturbation", "kernel_width"), 5000),
     AttributionMethod("kernel_shap", "sampling", "Kernel SHAP: Shapley-kernel coalition sampling, least squares "
-                      "(as captum KernelShap); n_samples=1000", ("n_samples", "perturbation")),
+                      "(as captum KernelShap); n_samples=1000", ("n_samples", "perturbation"), 1000),
 )}
 METHODS = tuple(REGISTRY)
 GRADIENT_METHODS = tuple(name for name, m in REGISTRY.items() if m.family == "gradient")
@@ -285,11 +298,11 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
         probs = clf.predict_proba(texts, pairs, batch_size=batch_size)
     targets = resolve_targets(target, probs, n=len(texts), num_labels=clf.num_labels)
     if method in GRADIENT_METHODS:
-        kwargs = {"n_steps": check_positive_int(options.get("n_steps", 50), "n_steps")} if method == "integrated_gradients" else {}
+        kwargs = {"n_steps": check_positive_int(options.get("n_steps", REGISTRY[method].default_samples), "n_steps")} if method == "integrated_gradients" else {}
         return _gradient_attributions(clf, texts, pairs, targets, method, batch_size, progress, **kwargs)
     perturbation = options.get("perturbation", "mask")
     if method == "omission":
         return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation)
-    n_samples = check_positive_int(options.get("n_samples", 5000 if method == "lime" else 1000), "n_samples")
+    n_samples = check_positive_int(options.get("n_samples", REGISTRY[method].default_samples), "n_samples")
     return _sampling_attributions(clf, texts, pairs, targets, method, batch_size, progress, seed, n_samples,
                                   perturbation, options.get("kernel_width", 0.25))

@@ -386,13 +386,6 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-ATTRIBUTION_EVALUATIONS = {  # model evaluations of one explanation of a text of n words (s = samples / steps)
-    "gradient": lambda n, s: 1, "saliency": lambda n, s: 1, "input_x_gradient": lambda n, s: 1,
-    "integrated_gradients": lambda n, s: s or 50, "occlusion": lambda n, s: n + 1, "omission": lambda n, s: n + 1,
-    "lime": lambda n, s: s or 5000, "kernel_shap": lambda n, s: s or 5000, "shapley_sampling": lambda n, s: (s or 25) * n,
-}
-
-
 _WORDISH = re.compile(r"\w+|[^\w\s]")
 
 
@@ -407,9 +400,11 @@ def approx_words(text: str) -> int:
 
 
 def attribution_evaluations(method: str, n_words: int, samples: int | None = None) -> int:
-    """Model evaluations of one word attribution by ``method`` (unknown methods: counted as 50)."""
-    cost = ATTRIBUTION_EVALUATIONS.get(str(method).split(" ")[0].lower())
-    return int(cost(n_words, samples)) if cost else 50
+    """Model evaluations of one word attribution by ``method`` (from the attribution registry; unknown: 50)."""
+    from textxai.attribution import REGISTRY
+
+    entry = REGISTRY.get(str(method).split(" ")[0].lower())
+    return entry.evaluations(n_words, samples) if entry else 50
 
 
 def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_size: int = 5,
