@@ -56,3 +56,15 @@ def test_demo_section(model_folder, monkeypatch):
                 assert row["lower"] - 1e-12 <= row["comprehensiveness"] <= row["upper"] + 1e-12
                 assert -1e-9 <= row["naopc_comprehensiveness"] <= 1 + 1e-9
     assert {"scores", "curves_first_text"} <= set(figures)
+
+
+def test_report_warns_about_texts_with_nearly_coinciding_limits():
+    from textxai.runners import naopc as runner
+
+    results = dict(n_texts=2, mean_words=4.0, normalization_used=["exact"], model_evaluations=32, mean_lower=0.1,
+                   mean_upper=0.3, methods={"omission": dict(comprehensiveness=0.1, sufficiency=0.0,
+                                                             naopc_comprehensiveness=0.5, naopc_sufficiency=0.0)},
+                   narrow_limit_texts=[1])
+    assert "Warning: text(s) 2 have limits closer than 0.001" in runner.report(results)
+    results["narrow_limit_texts"] = []
+    assert "Warning" not in runner.report(results)

@@ -68,3 +68,17 @@ def test_browser_numbers_equal_module(app, sharp_folder, expected, gradio_url, p
         assert float(page.locator(f"#{elem}").inner_text()) == pytest.approx(expected[key], abs=2e-6)
     assert "omission" in page.locator("#naopc-result").inner_text()
     assert page.locator("#naopc-words .textxai-word").count() == 8
+
+
+def test_texts_with_nearly_coinciding_limits_are_flagged():
+    from helpers import load_space_app
+
+    app = load_space_app("naopc")
+    row = dict(n_words=4, normalization="exact", comprehensiveness=0.1, sufficiency=0.0, naopc_comprehensiveness=0.5,
+               naopc_sufficiency=0.0, n_evaluations=16)
+    res = dict(comprehensiveness=0.1, sufficiency=0.0, naopc_comprehensiveness=0.5, naopc_sufficiency=0.0,
+               per_example=[dict(row, lower=0.0, upper=0.4), dict(row, lower=0.2, upper=0.2005)])
+    html = app.summary_html(res, "omission")
+    assert html.count('class="naopc-narrow"') == 1 and "text(s) 2: upper and lower limits closer than 0.001" in html
+    res["per_example"][1]["upper"] = 0.202  # 2e-3 apart: meaningful
+    assert "naopc-narrow" not in app.summary_html(res, "omission")

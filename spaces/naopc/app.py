@@ -41,9 +41,11 @@ def summary_html(res: dict, method: str) -> str:
     head = "".join(f"<th>{spaces.escape(name)}</th>" for name, _, _ in cells)
     body = "".join(f'<td><b id="{elem}">{_fmt(v)}</b></td>' for _, elem, v in cells)
     rows = []
+    narrow = set(naopc.narrow_limit_texts(res["per_example"]))
     for i, r in enumerate(res["per_example"]):
+        flag = ' class="naopc-narrow" title="limits nearly coincide: NAOPC is meaningless here"' if i in narrow else ""
         rows.append(
-            f"<tr><td>{i + 1}</td><td>{r['n_words']}</td><td>{spaces.escape(r['normalization'])}</td>"
+            f"<tr{flag}><td>{i + 1}{' ⚠' if i in narrow else ''}</td><td>{r['n_words']}</td><td>{spaces.escape(r['normalization'])}</td>"
             f'<td>{_fmt(r["lower"])}</td><td>{_fmt(r["upper"])}</td>'
             f'<td class="naopc-row-comp">{_fmt(r["comprehensiveness"])}</td><td>{_fmt(r["sufficiency"])}</td>'
             f'<td>{_fmt(r["naopc_comprehensiveness"])}</td><td>{_fmt(r["naopc_sufficiency"])}</td>'
@@ -54,7 +56,10 @@ def summary_html(res: dict, method: str) -> str:
         "<th>comp.</th><th>suff.</th><th>NAOPC comp.</th><th>NAOPC suff.</th><th>model calls</th></tr>"
         + "".join(rows) + "</table>"
     )
-    return (f'<div class="naopc-result"><div>Attribution method: <b>{spaces.escape(method)}</b> — means over '
+    note = (f"<div class='naopc-narrow-note'>⚠ text(s) {', '.join(str(i + 1) for i in sorted(narrow))}: upper and "
+            f"lower limits closer than {naopc.NARROW_LIMITS:g}, the model barely reacts to removing words, so NAOPC "
+            "rescales noise there.</div>") if narrow else ""
+    return (f'<div class="naopc-result">{note}<div>Attribution method: <b>{spaces.escape(method)}</b> — means over '
             f"{len(res['per_example'])} text(s)</div><table><tr>{head}</tr><tr>{body}</tr></table>"
             f"<div style='margin-top: 0.8em'>{per_text}</div></div>")
 

@@ -45,8 +45,8 @@ The paper's Table 1 model f1(x) = 0.2 x1 + 0.3 x2 + 0.1 x3 + 0.4 x4 at x = (1, 1
 """
 from __future__ import annotations
 
-from textxai.naopc.core import (AOPCLimits, aopc, aopc_curve, comprehensiveness_order, normalize, rank_agreement,
-                                sufficiency_order)
+from textxai.naopc.core import (NARROW_LIMITS, AOPCLimits, aopc, aopc_curve, comprehensiveness_order, narrow_limit_texts,
+                                normalize, rank_agreement, sufficiency_order)
 from textxai.naopc.limits import DEFAULT_MAX_EXACT_WORDS, LIMIT_METHODS, aopc_limits, aopc_limits_many
 from textxai.naopc.texts import (EXACT_WORDS_BY_DEVICE, NORMALIZATIONS, PERTURBATIONS, NAOPCOptions,
                                  compare_attributions, compute_naopc, default_max_exact_words, explain_choice,
@@ -64,6 +64,8 @@ __all__ = [
     "comprehensiveness_order",
     "sufficiency_order",
     "normalize",
+    "narrow_limit_texts",
+    "NARROW_LIMITS",
     "rank_agreement",
     "compute_naopc",
     "compare_attributions",

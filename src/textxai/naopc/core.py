@@ -66,6 +66,19 @@ def normalize(score: float, lower: float, upper: float) -> float:
     return float((score - lower) / (upper - lower))
 
 
+NARROW_LIMITS = 1e-3  # upper - lower below this: the text's NAOPC rescales noise (the model barely reacts)
+
+
+def narrow_limit_texts(per_example: Sequence[dict], tol: float = NARROW_LIMITS) -> list[int]:
+    """Indices of the texts whose AOPC limits nearly coincide (``upper - lower < tol``): NAOPC is meaningless there.
+
+    >>> narrow_limit_texts([{"lower": 0.1, "upper": 0.5}, {"lower": 0.2, "upper": 0.2004}, {"lower": None, "upper": None}])
+    [1]
+    """
+    return [i for i, r in enumerate(per_example)
+            if r.get("lower") is not None and r.get("upper") is not None and r["upper"] - r["lower"] < tol]
+
+
 # ------------------------------------------------------------------------------------------ set memo
 def _keys_to_masks(keys: Sequence[int], n: int) -> np.ndarray:
     """Integer bitmasks (bit j = feature j removed) -> bool masks [k, n]."""

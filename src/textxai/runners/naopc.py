@@ -93,6 +93,7 @@ def analyse(texts, text_pairs, classifier, attributions: dict, normalization="au
         "mean_upper": None if first[0]["upper"] is None else float(np.mean([row["upper"] for row in first])),
         "model_evaluations": int(sum(row["n_evaluations"] for row in first)),
         "per_example": {name: r["per_example"] for name, r in res.items()},
+        "narrow_limit_texts": naopc.narrow_limit_texts(first),
     }
     if len(res) >= 2 and first[0]["lower"] is not None:
         names = list(res)
@@ -212,6 +213,10 @@ def report(results: dict, title: str = "NAOPC") -> str:
         lines.append(choice[0].upper() + choice[1:] + ".")
     if results["mean_lower"] is not None:
         lines.append(f"Mean AOPC limits of this model: lower {results['mean_lower']:.3f}, upper {results['mean_upper']:.3f}.")
+    if results.get("narrow_limit_texts"):
+        listed = ", ".join(str(i + 1) for i in results["narrow_limit_texts"])
+        lines.append(f"Warning: text(s) {listed} have limits closer than {naopc.NARROW_LIMITS:g} (upper - lower): the "
+                     "model barely reacts to removing words there, so their NAOPC rescales noise.")
     w = 20 if results.get("intervals") else 13
     lines += ["", f"{'method':<22} {'comp ↑':<{w}} {'suff ↓':<{w}} {'NAOPC comp ↑':<{w}} {'NAOPC suff ↓':<{w}}"]
     for name, m in results["methods"].items():
