@@ -15,10 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 from textxai.loading import first_line
 from textxai import stats
+from textxai.stats import to_jsonable  # lives in stats (which writes results files too): no cli <-> stats cycle
 from textxai.modules import MODULE_NAMES, list_modules
 from textxai.validation import check_positive_int, one_line, positive_int_arg, short_repr
 
@@ -31,23 +30,6 @@ def runner(name: str):
         if error.name == f"textxai.runners.{name}":
             return None
         raise
-
-
-def to_jsonable(value):
-    """Plain JSON values from numpy scalars/arrays, tuples and nested containers (NaN -> None)."""
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return to_jsonable(value.tolist())
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
 
 
 def write_outputs(output: Path, stem: str, results: dict, figures: dict) -> list[Path]:

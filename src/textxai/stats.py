@@ -928,6 +928,23 @@ def _expand(module_name: str, result: Mapping, label: str) -> dict:
     return {label: result}
 
 
+def to_jsonable(value):
+    """Plain JSON values (for results files) from numpy scalars/arrays, tuples and nested containers (NaN -> None)."""
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
 def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] | None = None,
                   confidence_level: float = 0.95, n_resamples: int = DEFAULT_N_RESAMPLES, seed: int | None = 0,
                   sweep_sizes: Sequence[int] | None = None):
@@ -1008,8 +1025,6 @@ def _cmd_compare(args) -> int:
     if args.output:
         import json
         from pathlib import Path
-
-        from textxai.cli import to_jsonable
 
         folder = Path(args.output)
         folder.mkdir(parents=True, exist_ok=True)
