@@ -281,7 +281,55 @@ def test_core_errors(kwargs, match):
 
 
 def test_bad_score_fn_and_order():
-    with pytest.raises(ValueError, match="score_fn returned shape"):
+    with pytest.raises(ValueError, match=r"score_fn=.*<lambda> returned shape \(1, 2\) on the intact inputs"):
         N.aopc_limits(lambda m: np.zeros((len(m), 2)), 3)
     with pytest.raises(ValueError, match="permutation of 0..2"):
         N.aopc(lambda m: np.zeros(len(m)), [0, 0, 1])
+
+
+# ------------------------------------------------------------------- user callables (issue 15 item 3/4)
+from textxai.validation import CallbackError  # noqa: E402
+
+
+def test_score_fn_errors_are_wrapped_with_context_and_chained():
+    def fragile(masks):
+        if masks.sum(axis=1).max() >= 2:
+            raise KeyError("boom")
+        return 1.0 - masks.mean(axis=1)
+
+    with pytest.raises(CallbackError, match=r"score_fn=.*fragile raised KeyError on beam level 2") as info:
+        N.aopc_limits(fragile, 4, method="beam-paper")
+    assert isinstance(info.value.__cause__, KeyError)
+    with pytest.raises(CallbackError, match=r"score_fn=.*fragile raised KeyError on the exact limits") as info:
+        N.aopc_limits(fragile, 4, method="exact")
+    assert isinstance(info.value.__cause__, KeyError)
+    with pytest.raises(CallbackError, match=r"score_fn=.*fragile raised KeyError on the 4 prefix sets of order=\[2, 0, 1\]"):
+        N.aopc(fragile, [2, 0, 1])
+
+    def many(masks_list):
+        raise ZeroDivisionError("nope")
+
+    with pytest.raises(CallbackError, match=r"score_many=.*many raised ZeroDivisionError on the intact inputs "
+                                            r"\(2 removal masks of 2 inputs\)") as info:
+        N.aopc_limits_many(many, [3, 4], method="beam")
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda m: np.full(len(m), np.nan), r"score_fn=.*<lambda> returned nan for mask 0 on the intact inputs: expected finite"),
+    (lambda m: np.where(m.any(axis=1), np.inf, 1.0), r"score_fn=.*<lambda> returned inf for mask 0 on beam level 1"),
+    (lambda m: np.ones(len(m) + 1), r"score_fn=.*<lambda> returned shape \(2,\) on the intact inputs for 1 masks"),
+    (lambda m: "high", r"score_fn=.*<lambda> returned 'high' on the intact inputs: expected 1 probabilities"),
+])
+def test_score_fn_bad_outputs_are_clear_value_errors(bad, match):
+    with pytest.raises(ValueError, match=match):
+        N.aopc_limits(bad, 3, method="beam-paper")
+
+
+def test_score_many_bad_outputs_name_score_many():
+    with pytest.raises(ValueError, match=r"score_many=.*<lambda> returned .* for 2 inputs: expected a list of 2"):
+        N.aopc_limits_many(lambda masks: [np.ones(len(masks[0]))], [3, 3])
+    with pytest.raises(ValueError, match=r"score_many=.*<lambda> returned nan for mask 0 on the intact inputs, input 1"):
+        N.aopc_limits_many(lambda masks: [np.ones(len(masks[0])), np.full(len(masks[1]), np.nan)], [3, 3])
+    with pytest.raises(TypeError, match=r"score_many=3: expected a callable"):
+        N.aopc_limits_many(3, [3])

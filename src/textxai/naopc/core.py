@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textxai.validation import check_finite, short_repr
+from textxai.validation import call_user, callable_name, check_finite, short_repr
 
 ScoreFn = Callable[[np.ndarray], np.ndarray]
 ScoreManyFn = Callable[[list], list]
@@ -120,8 +120,56 @@ class _Memo:
         return np.array([p0 - self.values[k] for k in _order_to_keys(order)], dtype=float)
 
 
-def _evaluate(memos: list[_Memo], requests: list[Sequence[int]], score_many: ScoreManyFn) -> int:
-    """Evaluate every requested set not yet in its memo, in ONE call of ``score_many`` across inputs."""
+class UserScores:
+    """A user's scoring callable used as ``score_many``: its errors wrapped with context, its outputs checked.
+
+    ``fn`` is a ``score_fn`` (one input: bool masks ``[k, n]`` -> ``[k]``; ``many=False``) or a
+    ``score_many`` (a list of mask arrays -> a list of probability arrays; ``many=True``). An exception
+    inside it becomes a :class:`~textxai.validation.CallbackError` naming the argument, the callable and
+    the step, chained to the original; a wrong shape or a non-finite value is a ValueError naming them.
+    """
+
+    def __init__(self, fn, argument: str, many: bool):
+        if not callable(fn):
+            raise TypeError(f"{argument}={short_repr(fn)}: expected a callable mapping bool removal masks to probabilities")
+        self.fn, self.argument, self.many = fn, argument, many
+
+    def __call__(self, masks_list: list, step: str = "a model round") -> list:
+        if self.many:
+            where = f"{step} ({sum(len(m) for m in masks_list)} removal masks of {len(masks_list)} inputs)"
+            outs = call_user(self.fn, self.argument, where, masks_list)
+            if not isinstance(outs, (list, tuple)) or len(outs) != len(masks_list):
+                raise ValueError(f"{self.argument}={callable_name(self.fn)} returned {short_repr(outs, 80)} on {step} for "
+                                 f"{len(masks_list)} inputs: expected a list of {len(masks_list)} probability arrays")
+            return [self.checked(out, len(m), f"{step}, input {i}") for i, (m, out) in enumerate(zip(masks_list, outs))]
+        return [self.checked(call_user(self.fn, self.argument, f"{step} ({len(m)} removal masks)", m), len(m), step)
+                if len(m) else np.zeros(0) for m in masks_list]
+
+    def checked(self, out, k: int, where: str) -> np.ndarray:
+        """``out`` as ``k`` finite floats, else a ValueError naming the callable, ``where`` and what was expected."""
+        name = f"{self.argument}={callable_name(self.fn)}"
+        if k == 0:
+            return np.zeros(0)
+        try:
+            arr = np.asarray(out, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name} returned {short_repr(out, 80)} on {where}: expected {k} probabilities") from exc
+        if arr.shape not in ((k,), (k, 1)):
+            raise ValueError(f"{name} returned shape {arr.shape} on {where} for {k} masks: expected ({k},), "
+                             "one target probability per mask")
+        arr = arr.reshape(-1)
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            raise ValueError(f"{name} returned {float(arr[bad[0]])!r} for mask {int(bad[0])} on {where}: expected finite "
+                             "probabilities (no NaN or inf)")
+        return arr
+
+
+def _evaluate(memos: list[_Memo], requests: list[Sequence[int]], score_many: ScoreManyFn, step: str = "a model round") -> int:
+    """Evaluate every requested set not yet in its memo, in ONE call of ``score_many`` across inputs.
+
+    A :class:`UserScores` gets ``step`` (named in its errors); internal ``score_many`` (the classifier's) do not.
+    """
     missing = []
     for memo, req in zip(memos, requests):
         seen = memo.values
@@ -131,27 +179,15 @@ def _evaluate(memos: list[_Memo], requests: list[Sequence[int]], score_many: Sco
     if total == 0:
         return 0
     masks = [_keys_to_masks(todo, memo.n) for memo, todo in zip(memos, missing)]
-    outs = score_many(masks)
-    if len(outs) != len(masks):
-        raise ValueError(f"score_fn returned {len(outs)} arrays for {len(masks)} inputs: expected one per input")
-    for i, (memo, todo, out) in enumerate(zip(memos, missing, outs)):
-        out = np.asarray(out, dtype=float).reshape(-1) if len(todo) else np.zeros(0)
-        if out.shape != (len(todo),):
-            raise ValueError(
-                f"score_fn returned shape {np.shape(out)} for input {i} with {len(todo)} masks: "
-                f"expected ({len(todo)},), one probability per mask"
-            )
-        if not np.all(np.isfinite(out)):
-            raise ValueError(f"score_fn returned non-finite values for input {i}: expected finite probabilities")
-        memo.values.update(zip(todo, out.tolist()))
+    outs = score_many(masks, step=step) if isinstance(score_many, UserScores) else score_many(masks)
+    for memo, todo, out in zip(memos, missing, outs):
+        if todo:
+            memo.values.update(zip(todo, np.asarray(out, dtype=float).reshape(-1).tolist()))
     return total
 
 
-def _single(score_fn: ScoreFn) -> ScoreManyFn:
-    def score_many(masks_list):
-        return [score_fn(m) if len(m) else np.zeros(0) for m in masks_list]
-
-    return score_many
+def _single(score_fn: ScoreFn) -> UserScores:
+    return UserScores(score_fn, "score_fn", many=False)
 
 
 # ------------------------------------------------------------------------------------------------ AOPC
@@ -164,9 +200,7 @@ def aopc_curve(score_fn: ScoreFn, order: Sequence[int]) -> np.ndarray:
     """
     order = _check_order(order)
     keys = [0] + _order_to_keys(order)
-    probs = np.asarray(score_fn(_keys_to_masks(keys, len(order))), dtype=float).reshape(-1)
-    if probs.shape != (len(keys),):
-        raise ValueError(f"score_fn returned shape {probs.shape} for {len(keys)} masks: expected ({len(keys)},)")
+    probs = _single(score_fn)([_keys_to_masks(keys, len(order))], step=f"the {len(keys)} prefix sets of order={short_repr(order, 60)}")[0]
     return probs[0] - probs[1:]
 
 

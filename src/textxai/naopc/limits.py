@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from textxai.naopc.core import (AOPCLimits, ScoreFn, ScoreManyFn, _evaluate, _Memo, _order_to_keys, _single)
+from textxai.naopc.core import (AOPCLimits, ScoreFn, ScoreManyFn, UserScores, _evaluate, _Memo, _order_to_keys, _single)
 from textxai.progress import progress_bar
 from textxai.validation import check_choice, check_positive_int, short_repr
 
@@ -81,7 +81,7 @@ def _exact_many(memos: list[_Memo], score_many: ScoreManyFn) -> list[tuple]:
             total += 1 << memos[stop].n
             stop += 1
         requests = [range(1 << m.n) if start <= i < stop else [] for i, m in enumerate(memos)]
-        _evaluate(memos, requests, score_many)
+        _evaluate(memos, requests, score_many, f"the exact limits (every subset of inputs {start}..{stop - 1})")
         start = stop
     results = []
     for memo in memos:
@@ -185,11 +185,11 @@ def _search(memos: list[_Memo], score_many: ScoreManyFn, beams: list[list[_Beam]
         for i in active:
             requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i].n, tolerance)]
         if tolerance is not None:
-            _evaluate(memos, requests, score_many)
+            _evaluate(memos, requests, score_many, f"beam level {step}")
             requests = [[] for _ in memos]
         for i in active:
             requests[i] = [k for beam in beams[i] for k in beam.full_requests(memos[i], tolerance)]
-        _evaluate(memos, requests, score_many)
+        _evaluate(memos, requests, score_many, f"beam level {step}")
         for i in active:
             for beam in beams[i]:
                 beam.advance(memos[i], beam_size, tolerance is not None)
@@ -203,7 +203,7 @@ def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
     the upper limit removes them first.
     """
     requests = [[((1 << m.n) - 1) ^ (1 << j) for j in range(m.n)] for m in memos]
-    _evaluate(memos, requests, score_many)
+    _evaluate(memos, requests, score_many, "the keep-one-feature sets")
     return [[memo.values[((1 << memo.n) - 1) ^ (1 << j)] for j in range(memo.n)] for memo in memos]
 
 
@@ -304,10 +304,12 @@ def aopc_limits_many(
         for i, n in enumerate(ns):
             if n > max_exact_words:
                 raise _too_many_words(n, max_exact_words, f"ns[{i}]: ")
+    if not isinstance(score_many, UserScores):
+        score_many = UserScores(score_many, "score_many", many=True)
     memos = [_Memo(n) for n in ns]
     if not memos:
         return []
-    _evaluate(memos, [[0] for _ in memos], score_many)
+    _evaluate(memos, [[0] for _ in memos], score_many, "the intact inputs")
     if method == "exact":
         results = _exact_many(memos, score_many)
     else:

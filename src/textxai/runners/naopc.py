@@ -69,16 +69,17 @@ def _choice(rows, classifier, normalization, max_exact_words) -> str:
     return naopc.explain_choice([r["n_words"] for r in rows], normalization, max_exact, device.type)
 
 
-def analyse(texts, text_pairs, classifier, attributions: dict, normalization="auto", beam_size=None,
-            max_exact_words=None, perturbation="mask", target="predicted", batch_size=32,
-            seed=0, progress=False, intervals=stats.DEMO_OPTIONS):
-    """Results per attribution set, a ranking by AOPC and by NAOPC, and the figures."""
+def analyse(texts, text_pairs, classifier, attributions: dict, target="predicted",
+            options: naopc.NAOPCOptions | None = None, intervals=stats.DEMO_OPTIONS):
+    """Results per attribution set, a ranking by AOPC and by NAOPC, and the figures.
+
+    ``options``: a :class:`textxai.naopc.NAOPCOptions` (normalization, beam_size, max_exact_words,
+    perturbation, batch_size, seed, progress); ``None`` takes its defaults.
+    """
+    opts = naopc.NAOPCOptions() if options is None else options
     compare = parallel.sharded(naopc.compare_attributions, over=("texts", "attributions", "text_pairs", "target"),
                                merge=_join_methods)  # naopc.compare_attributions itself in one process
-    res = compare(texts, classifier, attributions, text_pairs=text_pairs, target=target,
-                                     normalization=normalization, beam_size=beam_size,
-                                     max_exact_words=max_exact_words, perturbation=perturbation,
-                                     batch_size=batch_size, seed=seed, progress=progress)
+    res = compare(texts, classifier, attributions, text_pairs=text_pairs, target=target, options=opts)
     first = next(iter(res.values()))["per_example"]
     results = {
         "methods": {
@@ -88,7 +89,7 @@ def analyse(texts, text_pairs, classifier, attributions: dict, normalization="au
         "n_texts": len(texts),
         "mean_words": float(np.mean([row["n_words"] for row in first])),
         "normalization_used": sorted({row["normalization"] for row in first}),
-        "limits_choice": _choice(first, classifier, normalization, max_exact_words),
+        "limits_choice": _choice(first, classifier, opts.normalization, opts.max_exact_words),
         "mean_lower": None if first[0]["lower"] is None else float(np.mean([row["lower"] for row in first])),
         "mean_upper": None if first[0]["upper"] is None else float(np.mean([row["upper"] for row in first])),
         "model_evaluations": int(sum(row["n_evaluations"] for row in first)),
@@ -243,11 +244,12 @@ def run(args, texts, text_pairs, labels, classifier):
             attributions = {k: v[: args.limit] for k, v in attributions.items()}
     else:
         attributions = {m: None for m in args.attribution_methods}
-    results, figs = analyse(texts, text_pairs, classifier, attributions, normalization=args.normalization,
-                            beam_size=args.beam_size, max_exact_words=args.max_exact_words,
-                            perturbation=args.perturbation, target=_target(args.target), batch_size=args.batch_size,
-                            seed=args.seed, progress=not getattr(args, "no_progress", False),
-                            intervals=stats.cli_options(args))
+    options = naopc.NAOPCOptions(normalization=args.normalization, beam_size=args.beam_size,
+                                 max_exact_words=args.max_exact_words, perturbation=args.perturbation,
+                                 batch_size=args.batch_size, seed=args.seed,
+                                 progress=not getattr(args, "no_progress", False))
+    results, figs = analyse(texts, text_pairs, classifier, attributions, target=_target(args.target),
+                            options=options, intervals=stats.cli_options(args))
     for name, m in results["methods"].items():  # flat scalars for the command line summary
         for key, value in m.items():
             results[f"{name}/{key}"] = value
@@ -273,6 +275,6 @@ def demo(progress: bool = True):
 
     classifier = as_classifier("textxai/demo-sentiment")
     texts = _demo_texts()
-    results, figs = analyse(texts, None, classifier, {m: None for m in DEMO_METHODS}, normalization="auto",
-                            max_exact_words=10, progress=progress)
+    options = naopc.NAOPCOptions(normalization="auto", max_exact_words=10, progress=progress)
+    results, figs = analyse(texts, None, classifier, {m: None for m in DEMO_METHODS}, options=options)
     return report(results, "NAOPC — demo sentiment model, three attribution methods"), results, figs
