@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -106,8 +107,8 @@ def test_flip_rate_failed_count_as_not_flipped():
     assert ceval.flip_rate([0, 0, 1, 1], [1, 1, 1, 0], failed=[True, False, False, False]) == 0.5
 
 
-def test_score_counterfactuals_handles_failed_generations():
-    r = ceval.score_counterfactuals(
+def test_compute_handles_failed_generations():
+    r = ceval.compute(
         ["a bad film", "a dull film", "it was awful"],
         [["a good film", "a great film"], ["-1", "a fine film"], [None, ""]],
         original_probs=[[0.9, 0.1], [0.8, 0.2], [0.7, 0.3]],
@@ -129,12 +130,58 @@ def test_batch_independence_and_order():
     preds = ["a good film", "a fine film !", "it was great"]
     p = np.array([[0.9, 0.1], [0.8, 0.2], [0.7, 0.3]])
     q = np.array([[0.2, 0.8], [0.6, 0.4], [0.1, 0.9]])
-    full = ceval.score_counterfactuals(refs, preds, original_probs=p, counterfactual_probs=q, return_per_example=True)
+    full = ceval.compute(refs, preds, original_probs=p, counterfactual_probs=q, return_per_example=True)
     for i in range(3):
-        one = ceval.score_counterfactuals([refs[i]], [preds[i]], original_probs=p[i:i + 1], counterfactual_probs=q[i:i + 1],
-                                          return_per_example=True)
+        one = ceval.compute([refs[i]], [preds[i]], original_probs=p[i:i + 1], counterfactual_probs=q[i:i + 1],
+                            return_per_example=True)
         for key in ("token_distance", "probability_change", "flipped"):
             assert one["per_example"][key][0] == full["per_example"][key][i]
+
+
+# ------------------------------------------------------------------- option groups and the old entry name
+def test_option_groups_equal_their_keywords_and_keywords_override():
+    refs, preds = ["a bad film", "a dull film ."], [["a good film", "a fine film"], ["-1", "a great film !"]]
+    p, q = [[0.9, 0.1], [0.3, 0.7]], [[0.2, 0.8], [0.6, 0.4]]
+    judge = lambda prompts: [str(1 + len(x) % 5) for x in prompts]  # noqa: E731  a reply that depends on the prompt
+    flat = ceval.compute(refs, preds, original_probs=p, counterfactual_probs=q, judge=judge, judge_topic="film review",
+                         return_per_example=True)
+    grouped = ceval.compute(refs, preds, outputs=ceval.ClassifierOutputs(original_probs=p, counterfactual_probs=q),
+                            quality=ceval.QualityOptions(judge=judge, judge_topic="film review"),
+                            run=ceval.RunOptions(return_per_example=True))
+    assert repr(grouped) == repr(flat) and "per_example" in flat and flat["text_quality"] > 1  # repr: nan == nan
+    # a keyword overrides the same field of a group given beside it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)   # nothing flipped: the documented NaN warning
+        other = ceval.compute(refs, preds, outputs=ceval.ClassifierOutputs(original_probs=q, counterfactual_probs=q),
+                              original_probs=p, counterfactual_probs=p)
+    assert other["flip_rate"] == 0.0
+
+
+@pytest.mark.parametrize("kwargs, error, pattern", [
+    (dict(judge_topc="x"), TypeError, r"unexpected keyword argument 'judge_topc' \(did you mean 'judge_topic'\?\): "
+                                      r"expected one of \[.*'judge_topic'.*\]"),
+    (dict(orignal_probs=[[0.5, 0.5]]), TypeError, "'orignal_probs' .*did you mean 'original_probs'"),
+    (dict(outputs={"original_probs": [[0.5, 0.5]]}), TypeError, "outputs=.*expected a ClassifierOutputs or None"),
+    (dict(quality=ceval.RunOptions()), TypeError, "quality=.*expected a QualityOptions"),
+])
+def test_unknown_keyword_or_wrong_group_names_it(kwargs, error, pattern):
+    with pytest.raises(error, match=pattern):
+        ceval.compute(["a"], ["b"], **kwargs)
+
+
+def test_score_counterfactuals_is_a_deprecated_alias_warning_once(monkeypatch):
+    from textxai.ceval import score
+
+    monkeypatch.setattr(score, "_DEPRECATION_SHOWN", False)
+    kwargs = dict(original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]], return_per_example=True)
+    with pytest.warns(DeprecationWarning, match="use textxai.ceval.compute"):
+        old = ceval.score_counterfactuals(["a bad film"], ["a good film"], **kwargs)
+    assert repr(old) == repr(ceval.compute(["a bad film"], ["a good film"], **kwargs))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the second call does not warn again
+        ceval.score_counterfactuals(["a bad film"], ["a good film"], **kwargs)
+        with pytest.raises(TypeError, match="'batchsize' .*did you mean 'batch_size'"):
+            ceval.score_counterfactuals(["a"], ["b"], batchsize=2)
 
 
 # --------------------------------------------------------------------------------------- bad input
@@ -168,7 +215,7 @@ def test_batch_independence_and_order():
 ])
 def test_bad_input_names_the_argument(kwargs, error, pattern):
     with pytest.raises(error, match=pattern):
-        ceval.score_counterfactuals(**kwargs)
+        ceval.compute(**kwargs)
 
 
 # -------------------------------------------------------------------------------- reference oracle
@@ -189,8 +236,8 @@ def test_imdb_module_means_from_stored_outputs(reference_dir, method):
     df = _read(reference_dir, "imdb", method)
     p, q = _binary_probs(df)
     np.testing.assert_array_equal(np.argmax(q, axis=1), df.pred_gen_labels)
-    r = ceval.score_counterfactuals(df.orig_text.tolist(), [[a, b] for a, b in zip(df.gen_text, df.gen_text_2)],
-                                    original_probs=p, counterfactual_probs=q, return_per_example=True)
+    r = ceval.compute(df.orig_text.tolist(), [[a, b] for a, b in zip(df.gen_text, df.gen_text_2)],
+                      original_probs=p, counterfactual_probs=q, return_per_example=True)
     failed = (df.gen_text == "-1").to_numpy()
     assert r["num_failed"] == failed.sum() == (1 if method == "mice" else 0)
     flipped = (df.pred_orig_labels != df.pred_gen_labels).to_numpy() & ~failed
@@ -216,8 +263,8 @@ README_MEANS = {
 def test_imdb_means_equal_reference_readme(reference_dir, method):
     df = _read(reference_dir, "imdb", method)
     p, q = _binary_probs(df)
-    r = ceval.score_counterfactuals(df.orig_text.tolist(), [[a, b] for a, b in zip(df.gen_text, df.gen_text_2)],
-                                    original_probs=p, counterfactual_probs=q)
+    r = ceval.compute(df.orig_text.tolist(), [[a, b] for a, b in zip(df.gen_text, df.gen_text_2)],
+                      original_probs=p, counterfactual_probs=q)
     want = README_MEANS[method]
     assert r["num_examples"] == want["rows"]
     assert round(r["flip_rate"], 2) == want["flip_rate"]
@@ -233,9 +280,9 @@ def test_imdb_means_equal_reference_readme(reference_dir, method):
     if "diversity" in want:
         assert round(r["diversity"], 1) == want["diversity"]
     # labels alone give the same flip rate
-    r2 = ceval.score_counterfactuals(df.orig_text.tolist(), df.gen_text.tolist(),
-                                     original_labels=df.pred_orig_labels.tolist(),
-                                     counterfactual_labels=df.pred_gen_labels.tolist())
+    r2 = ceval.compute(df.orig_text.tolist(), df.gen_text.tolist(),
+                       original_labels=df.pred_orig_labels.tolist(),
+                       counterfactual_labels=df.pred_gen_labels.tolist())
     assert r2["flip_rate"] == r["flip_rate"] and math.isnan(r2["probability_change"])
 
 
@@ -255,8 +302,8 @@ def test_snli_distances_every_row_and_flip_rate(reference_dir, method):
     cf_hypotheses = df.orig_hypothesis.tolist() + df.gen_hypothesis.tolist()
     labels_orig = df.pred_orig_labels.tolist() * 2
     labels_cf = df.pred_gen_premise_labels.tolist() + df.pred_gen_hypothesis_labels.tolist()
-    r = ceval.score_counterfactuals(premises, cf_premises, hypotheses, cf_hypotheses, original_labels=labels_orig,
-                                    counterfactual_labels=labels_cf, return_per_example=True)
+    r = ceval.compute(premises, cf_premises, hypotheses, cf_hypotheses, original_labels=labels_orig,
+                      counterfactual_labels=labels_cf, return_per_example=True)
     per = r["per_example"]
     # every row on the raw strings, MiCE's failed sides ("-1": 21 premises, 12 hypotheses) included
     assert [ceval.token_distance(a, b) for a, b in zip(df.orig_premise, df.gen_premise)] == df.distance_premise.tolist()

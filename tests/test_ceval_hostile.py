@@ -42,7 +42,7 @@ def spied(bert_clf, monkeypatch):
 def test_bad_options_are_refused_before_any_model_call(spied, kwargs, argument):
     clf, calls = spied
     with pytest.raises((ValueError, TypeError)) as caught:
-        ceval.score_counterfactuals(["a bad film"], ["a good film"], model=clf, **kwargs)
+        ceval.compute(["a bad film"], ["a good film"], model=clf, **kwargs)
     assert argument in str(caught.value)
     assert calls == []  # no predict_proba pass happened
 
@@ -51,8 +51,8 @@ def test_valid_call_runs_two_passes_and_label_name_targets_work(spied):
     clf, calls = spied
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = ceval.score_counterfactuals(["a bad film"], ["a good film"], model=clf,
-                                             targets=[clf.labels[1]], return_per_example=True)
+        result = ceval.compute(["a bad film"], ["a good film"], model=clf,
+                               targets=[clf.labels[1]], return_per_example=True)
     assert calls == [1, 1] and result["contrast"] == "target" and result["per_example"]["contrast_class"] == [1]
 
 
@@ -84,14 +84,14 @@ def test_valid_call_runs_two_passes_and_label_name_targets_work(spied):
     (lambda: ceval.judge_quality(["a", "b"], lambda p: ["1"]), "judge returned 1 replies for 2 prompts"),
     (lambda: ceval.judge_quality(["a"], lambda p: "4"), "judge returned '4'"),
     (lambda: ceval.judge_quality(["a"], None), "judge=None"),
-    (lambda: ceval.score_counterfactuals("a film", ["b"]), "references='a film'"),
-    (lambda: ceval.score_counterfactuals(["a film"], "b"), "predictions='b'"),
-    (lambda: ceval.score_counterfactuals(["a", "b"], ["c"]), "predictions has 1 items but references has 2"),
-    (lambda: ceval.score_counterfactuals(["a"], [[]]), "predictions[0]=[]"),
-    (lambda: ceval.score_counterfactuals(["a"], [5]), "predictions[0]=5"),
-    (lambda: ceval.score_counterfactuals([""], ["b"]), "references[0]=''"),
-    (lambda: ceval.score_counterfactuals(["a"], ["b"], reference_pairs=["h"]), "prediction_pairs=None"),
-    (lambda: ceval.score_counterfactuals(["a"], ["b"], original_probs=[[0.5, 0.5]]), "counterfactual_probs (or"),
+    (lambda: ceval.compute("a film", ["b"]), "references='a film'"),
+    (lambda: ceval.compute(["a film"], "b"), "predictions='b'"),
+    (lambda: ceval.compute(["a", "b"], ["c"]), "predictions has 1 items but references has 2"),
+    (lambda: ceval.compute(["a"], [[]]), "predictions[0]=[]"),
+    (lambda: ceval.compute(["a"], [5]), "predictions[0]=5"),
+    (lambda: ceval.compute([""], ["b"]), "references[0]=''"),
+    (lambda: ceval.compute(["a"], ["b"], reference_pairs=["h"]), "prediction_pairs=None"),
+    (lambda: ceval.compute(["a"], ["b"], original_probs=[[0.5, 0.5]]), "counterfactual_probs (or"),
 ])
 def test_public_functions_refuse_bad_input_naming_the_argument(call, argument):
     with pytest.raises((ValueError, TypeError)) as caught:
@@ -128,10 +128,10 @@ def _nan_warnings(call):
 ])
 def test_every_nan_has_its_count_and_one_warning(kwargs, key, count_key):
     predictions = kwargs.pop("predictions", ["a good film"])
-    result, seen = _nan_warnings(lambda: ceval.score_counterfactuals(["a bad film"], predictions, **kwargs))
+    result, seen = _nan_warnings(lambda: ceval.compute(["a bad film"], predictions, **kwargs))
     assert np.isnan(result[key])
     assert len(seen) == 1 and key in str(seen[0].message)
     assert result[count_key] == (4 if count_key == "num_unparsed_judgements" else 0)
-    _, none = _nan_warnings(lambda: ceval.score_counterfactuals(
+    _, none = _nan_warnings(lambda: ceval.compute(
         ["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]]))
     assert none == []  # nothing to warn about when every metric has examples

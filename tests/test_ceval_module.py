@@ -24,7 +24,7 @@ def test_module_matches_library(module):
     p = np.array([[0.9, 0.1], [0.2, 0.8], [0.7, 0.3], [0.4, 0.6]])
     q = np.array([[0.3, 0.7], [0.6, 0.4], [0.6, 0.4], [0.5, 0.5]])
     out = module.compute(references=REFS, predictions=CFS, original_probs=p, counterfactual_probs=q, return_per_example=True)
-    ref = ceval.score_counterfactuals(REFS, CFS, original_probs=p, counterfactual_probs=q, return_per_example=True)
+    ref = ceval.compute(REFS, CFS, original_probs=p, counterfactual_probs=q, return_per_example=True)
     assert out.keys() == ref.keys()
     for key, value in ref.items():
         if isinstance(value, float) and math.isnan(value):
@@ -46,7 +46,7 @@ def test_model_path_equals_precomputed_and_batch_size(module, bert_clf):
     p = bert_clf.predict_proba(REFS)
     q = p.copy()
     q[:3] = bert_clf.predict_proba(CFS[:3])          # the failed one is never sent to the model
-    ref = ceval.score_counterfactuals(REFS, CFS, original_probs=p, counterfactual_probs=q, return_per_example=True)
+    ref = ceval.compute(REFS, CFS, original_probs=p, counterfactual_probs=q, return_per_example=True)
     assert out["per_example"]["flipped"] == ref["per_example"]["flipped"]
     np.testing.assert_allclose(out["per_example"]["probability_change"], ref["per_example"]["probability_change"], atol=1e-6)
     one = module.compute(references=REFS, predictions=CFS, model=bert_clf, batch_size=1, return_per_example=True)
@@ -231,9 +231,9 @@ def test_paper_normalized_distance_from_stored_rows(reference_dir):
     root = reference_dir / "ceval" / "results" / "imdb"
     for method, want in {"mice": 0.20, "gbda": 0.25, "crest": 0.33}.items():
         df = pd.read_csv(root / method / "results_auto_eval.csv", keep_default_na=False)
-        r = ceval.score_counterfactuals(df.orig_text.tolist(), df.gen_text.tolist(),
-                                        original_labels=df.pred_orig_labels.tolist(),
-                                        counterfactual_labels=df.pred_gen_labels.tolist())
+        r = ceval.compute(df.orig_text.tolist(), df.gen_text.tolist(),
+                          original_labels=df.pred_orig_labels.tolist(),
+                          counterfactual_labels=df.pred_gen_labels.tolist())
         assert round(r["token_distance_normalized_flipped"], 2) == want, method
 
 

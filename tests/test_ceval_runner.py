@@ -60,7 +60,7 @@ def test_cli_run_with_counterfactual_columns(tmp_path, bert_parts, bert_clf):
     assert cli.main(["run", "ceval", "--model", str(folder), "--data", str(data), "--text-column", "orig_text",
                      "--counterfactual-column", "gen_text", "gen_text_2", "--output", str(out), "--no-progress"]) == 0
     results = json.loads((out / "ceval.json").read_text())
-    ref = ceval.score_counterfactuals(TEXTS, [list(x) for x in zip(cfs, cfs2)], model=bert_clf)
+    ref = ceval.compute(TEXTS, [list(x) for x in zip(cfs, cfs2)], model=bert_clf)
     assert results["num_failed"] == 1 and results["num_examples"] == 3
     assert results["flip_rate"] == ref["flip_rate"]
     assert results["token_distance"] == ref["token_distance"] and results["diversity"] == ref["diversity"]

@@ -25,7 +25,7 @@ def tiny_folder(tiny_bert_folder):
 
 
 def _expected(folder, original=ORIGINAL, cfs=CFS):
-    return ceval.score_counterfactuals([original] * len(cfs), cfs, model=TextClassifier(folder), return_per_example=True)
+    return ceval.compute([original] * len(cfs), cfs, model=TextClassifier(folder), return_per_example=True)
 
 
 def _cell(html: str, key: str) -> str:
@@ -67,8 +67,8 @@ def test_csv_round_trip(app, tiny_folder, tmp_path):
         writer.writerow(["orig_text", "gen_text", "gen_text_2"])
         writer.writerows(rows)
     summary, out_path, _ = app.score_csv(tiny_folder, str(path), "none")
-    ref = ceval.score_counterfactuals(originals, [[r[1], r[2]] for r in rows], model=TextClassifier(tiny_folder),
-                                      return_per_example=True)
+    ref = ceval.compute(originals, [[r[1], r[2]] for r in rows], model=TextClassifier(tiny_folder),
+                        return_per_example=True)
     assert _cell(summary, "flip-rate") == f"{ref['flip_rate']:.3f}" and "2 rows scored" in summary
     with open(out_path, newline="", encoding="utf-8") as handle:
         out = list(csv.DictReader(handle))
@@ -112,7 +112,7 @@ def test_browser_csv_upload_and_download(app, tiny_folder, gradio_url, page, tmp
     page.locator("#ceval-upload input[type=file]").set_input_files(str(path))
     page.locator("#ceval-run-csv").click()
     page.wait_for_selector("#rows-scored")
-    ref = ceval.score_counterfactuals(originals, [CFS[0], "a wonderful film , i loved it !"], model=TextClassifier(tiny_folder))
+    ref = ceval.compute(originals, [CFS[0], "a wonderful film , i loved it !"], model=TextClassifier(tiny_folder))
     assert page.locator("#flip-rate").inner_text().strip() == f"{ref['flip_rate']:.3f}"
     assert page.locator("#token-distance").inner_text().strip() == f"{ref['token_distance']:.2f}"
     link = page.locator("#ceval-download a").first

@@ -99,8 +99,8 @@ def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_ch
     spaces.check_inputs(counterfactuals, max_texts=MAX_COUNTERFACTUALS, name="counterfactuals")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    results = ceval.score_counterfactuals([original] * len(counterfactuals), counterfactuals, model=classifier, lm=lm,
-                                          return_per_example=True)
+    results = ceval.compute([original] * len(counterfactuals), counterfactuals, model=classifier, lm=lm,
+                            return_per_example=True)
     diversity = ceval.diversity([counterfactuals])[0] if len(counterfactuals) >= 2 else None
     fig = None
     per = results["per_example"]
@@ -144,7 +144,7 @@ def score_csv(model_choice: str, path, lm_choice: str):
     spaces.check_budget(len(originals) + sum(len(row) for row in cfs), "csv", "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    results = ceval.score_counterfactuals(originals, cfs, model=classifier, lm=lm, return_per_example=True)
+    results = ceval.compute(originals, cfs, model=classifier, lm=lm, return_per_example=True)
     per = results["per_example"]
     keys = [k for k in ("original_label", "counterfactual_label", "flipped", "contrast_class", "original_contrast_prob",
                         "counterfactual_contrast_prob", "probability_change", "token_distance",

@@ -32,7 +32,8 @@ distance, diversity, perplexity and text quality.
 
 The package is split at its seams: ``distances`` (token distance, diversity, method matrix),
 ``probabilities`` (flips, contrast classes, probability change), ``judge`` (LLM text quality),
-``score`` (everything at once, staged), ``plots`` (the paper's figures), ``baselines`` (a deletion
+``score`` (everything at once: :func:`compute`, staged; ``score_counterfactuals`` is its deprecated old
+name), ``plots`` (the paper's figures), ``baselines`` (a deletion
 generator). Every public name stays importable from ``textxai.ceval``.
 """
 from __future__ import annotations
@@ -40,17 +41,15 @@ from __future__ import annotations
 from textxai.ceval._checks import FAILED_MARKERS, _check_generation, _check_list, _check_originals, _check_probs, is_failed
 from textxai.ceval.baselines import _delete_words, deletion_candidates, pick_counterfactuals
 from textxai.ceval.distances import _tokens, diversity, method_distance_matrix, token_distance, token_distances
-from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, judge_quality, parse_score, quality_prompt
+from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_quality, parse_score, quality_prompt
 from textxai.ceval.plots import plot_method_distances, plot_probability_histogram
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flip_rate, flips, probability_change
-from textxai.ceval.score import ClassifierOutputs, JudgeOptions, RunOptions, score_counterfactuals
-
-compute = score_counterfactuals  # the entry point the ceval module calls (textxai.<paper>.compute); old name kept
+from textxai.ceval.score import ClassifierOutputs, QualityOptions, RunOptions, compute, score_counterfactuals
 
 __all__ = [
     "compute",
-    "CONTRASTS", "FAILED_MARKERS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "JudgeOptions", "RunOptions",
-    "contrast_classes", "deletion_candidates", "diversity", "flip_rate", "flips", "is_failed", "judge_quality",
+    "CONTRASTS", "FAILED_MARKERS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "QualityOptions", "RunOptions",
+    "check_judge", "contrast_classes", "deletion_candidates", "diversity", "flip_rate", "flips", "is_failed", "judge_quality",
     "method_distance_matrix", "parse_score", "pick_counterfactuals", "plot_method_distances",
     "plot_probability_histogram", "probability_change", "quality_prompt", "score_counterfactuals", "token_distance",
     "token_distances",

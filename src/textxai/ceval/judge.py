@@ -68,15 +68,13 @@ class _GenerativeJudge:
     """Greedy replies of a causal LM (id, folder, (model, tokenizer) pair, ``textxai.lm.CausalLM`` or pipeline)."""
 
     def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 4, generate_kwargs=None, seed: int = 0):
-        self.max_new_tokens = check_positive_int(max_new_tokens, "max_new_tokens")
-        if generate_kwargs is not None and not isinstance(generate_kwargs, Mapping):
-            raise TypeError(f"judge_generate_kwargs={short_repr(generate_kwargs)}: expected a dict of generate() options")
+        self.max_new_tokens = max_new_tokens  # checked by check_judge
         self.generate_kwargs = {"do_sample": False, **(generate_kwargs or {})}
         self.seed = seed
         self.model, self.tokenizer = _load_causal_lm(judge, tokenizer, device)
         self.device = next(self.model.parameters()).device
 
-    def __call__(self, prompts: list[str], batch_size: int = 8, progress: bool = False) -> list[str]:
+    def __call__(self, prompts: list[str], progress: bool = False) -> list[str]:
         import torch
 
         from textxai.classifier import frozen_eval
@@ -86,7 +84,7 @@ class _GenerativeJudge:
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
         if pad_id is None:
             pad_id = 0
-        # one prompt at a time: no padding, so a reply never depends on the other prompts or on batch_size
+        # one prompt at a time: no padding, so a reply never depends on the other prompts
         if self.generate_kwargs.get("do_sample"):
             torch.manual_seed(self.seed)        # sampling (CEval: do_sample=True, top_k=50, temperature=0.7) repeats
         for prompt in progress_bar(prompts, progress, "judge", unit="prompt"):
@@ -123,15 +121,30 @@ def is_callable_judge(judge) -> bool:
     return callable(judge) and not hasattr(judge, "generate") and not hasattr(judge, "tokenizer")
 
 
-def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, batch_size: int = 8,
-                  max_new_tokens: int = 4, progress: bool = False, indices=None, generate_kwargs=None,
-                  seed: int = 0) -> dict:
+def check_judge(judge, topic=None, max_new_tokens: int = 4, generate_kwargs=None) -> None:
+    """Every check of the judge's settings, before any prompt is built (``topic`` None: the default)."""
+    if judge is None:
+        raise ValueError("judge=None: expected a causal LM (id, folder, (model, tokenizer)) or a callable prompts -> replies")
+    check_positive_int(max_new_tokens, "max_new_tokens")
+    if generate_kwargs is not None and not isinstance(generate_kwargs, Mapping):
+        raise TypeError(f"judge_generate_kwargs={short_repr(generate_kwargs)}: expected a dict of generate() options")
+    if topic is not None and (not isinstance(topic, str) or not topic.strip()):
+        raise ValueError(f"judge_topic={short_repr(topic)}: expected a non-empty string such as 'movie review'")
+    if not is_callable_judge(judge) and not isinstance(judge, (str, tuple)) \
+            and not hasattr(judge, "generate") and not hasattr(judge, "tokenizer"):
+        raise TypeError(f"judge={short_repr(judge)} ({type(judge).__name__}): expected a causal LM "
+                        "(id, folder, (model, tokenizer), pipeline) or a callable prompts -> replies")
+
+
+def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = 4,
+                  progress: bool = False, indices=None, generate_kwargs=None, seed: int = 0) -> dict:
     """Ask ``judge`` CEval's four questions about every text; returns per-aspect score arrays and counts.
 
     ``judge``: a callable ``list[str] prompts -> list[str] replies`` or a causal LM (see ``_load_causal_lm``),
     decoded greedily unless ``generate_kwargs`` says otherwise (e.g. CEval's ``{"do_sample": True,
     "top_k": 50, "temperature": 0.7}``, repeatable under ``seed``). Unparseable replies become NaN and are
-    counted in ``num_unparsed``.
+    counted in ``num_unparsed``. Prompts are asked one at a time (no padding), so a reply never depends on
+    the other texts.
 
     >>> out = judge_quality(["Nice film."], lambda prompts: ["4"] * len(prompts))
     >>> out["grammar"].tolist(), out["num_unparsed"]
@@ -143,10 +156,7 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
             raise TypeError(f"texts[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
     indices = list(range(len(texts))) if indices is None else list(indices)
     check_same_length(texts, indices, "texts", "indices")
-    check_positive_int(max_new_tokens, "max_new_tokens")
-    check_positive_int(batch_size, "batch_size")
-    if judge is None:
-        raise ValueError("judge=None: expected a causal LM (id, folder, (model, tokenizer)) or a callable prompts -> replies")
+    check_judge(judge, topic, max_new_tokens, generate_kwargs)
     if is_callable_judge(judge):
         def ask(prompts):
             return call_user(judge, "judge", f"the {aspect!r} prompts of {len(prompts)} texts", prompts)
@@ -155,7 +165,7 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
                                      generate_kwargs=generate_kwargs, seed=seed)
 
         def ask(prompts):
-            return generator(prompts, batch_size=batch_size, progress=progress)
+            return generator(prompts, progress=progress)
 
     out: dict = {"prompts": {}, "replies": {}}
     unparsed = 0

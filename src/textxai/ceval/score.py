@@ -1,9 +1,10 @@
 """All CEval metrics at once, in four named stages: validate everything -> model outputs -> per metric -> reduce.
 
-:func:`score_counterfactuals` keeps its keyword interface; inside, the options travel as small
-dataclasses (:class:`ClassifierOutputs`, :class:`JudgeOptions`, :class:`RunOptions`) and every check
-runs in :func:`validate` before the first model call, so e.g. ``targets=[7]`` for a two-class model is
-refused before any ``predict_proba`` pass.
+:func:`compute` takes its options as three small dataclasses (:class:`ClassifierOutputs`,
+:class:`QualityOptions`, :class:`RunOptions`), each field also accepted as a plain keyword
+(``textxai.options``); every check runs in :func:`validate` before the first model call, so e.g.
+``targets=[7]`` for a two-class model is refused before any ``predict_proba`` pass.
+:func:`score_counterfactuals` is its deprecated old name (same arguments).
 
 NaN in a result is the documented answer to "no example to average over": ``probability_change_flipped``
 when nothing flipped (``num_flipped`` 0 beside it), distances when every generation failed
@@ -21,8 +22,9 @@ import numpy as np
 
 from textxai.ceval._checks import _check_generation, _check_list, _check_originals, _check_probs, check_labels
 from textxai.ceval.distances import _failed_any, diversity, token_distance, token_distances
-from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, is_callable_judge, judge_quality
+from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_quality
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flips, probability_change
+from textxai.options import apply_keywords
 from textxai.validation import check_positive_int, check_same_length, short_repr
 
 
@@ -37,24 +39,30 @@ class ClassifierOutputs:
 
 
 @dataclass(frozen=True)
-class JudgeOptions:
-    """The text-quality judge: a causal LM or a callable ``prompts -> replies``, and how it is asked."""
+class QualityOptions:
+    """CEval's text-quality metrics: perplexity under a causal ``lm``, and an LLM ``judge`` (a causal LM or a
+    callable ``prompts -> replies``) asked about ``judge_topic``, greedily for up to ``max_new_tokens`` tokens
+    unless ``judge_generate_kwargs`` asks for sampling (then repeatable under ``seed``)."""
 
+    lm: object = None
     judge: object = None
-    tokenizer: object = None
-    topic: str | None = None
+    judge_tokenizer: object = None
+    judge_topic: str | None = None
     max_new_tokens: int = 4
-    generate_kwargs: Mapping | None = None
+    judge_generate_kwargs: Mapping | None = None
     seed: int = 0
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How the models run: batch size, device, progress bars."""
+    """How the models are loaded and run, and what comes back: the classifier's ``tokenizer`` (for a loaded
+    transformers model), ``device``, ``batch_size``, progress bars, per-example values in the result."""
 
+    tokenizer: object = None
     batch_size: int = 32
     device: object = None
     progress: bool = False
+    return_per_example: bool = False
 
 
 @dataclass
@@ -128,18 +136,12 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
     return originals, sets, multi, nli
 
 
-def _check_judge(options: JudgeOptions) -> None:
-    if options.judge is None:
-        return
-    check_positive_int(options.max_new_tokens, "max_new_tokens")
-    if options.generate_kwargs is not None and not isinstance(options.generate_kwargs, Mapping):
-        raise TypeError(f"judge_generate_kwargs={short_repr(options.generate_kwargs)}: expected a dict of generate() options")
-    if options.topic is not None and (not isinstance(options.topic, str) or not options.topic.strip()):
-        raise ValueError(f"judge_topic={short_repr(options.topic)}: expected a non-empty string such as 'movie review'")
-    if not is_callable_judge(options.judge) and not isinstance(options.judge, (str, tuple)) \
-            and not hasattr(options.judge, "generate") and not hasattr(options.judge, "tokenizer"):
-        raise TypeError(f"judge={short_repr(options.judge)} ({type(options.judge).__name__}): expected a causal LM "
-                        "(id, folder, (model, tokenizer), pipeline) or a callable prompts -> replies")
+def _check_quality(options: QualityOptions) -> None:
+    if options.judge is not None:
+        check_judge(options.judge, options.judge_topic, options.max_new_tokens, options.judge_generate_kwargs)
+    lm = options.lm
+    if lm is not None and isinstance(lm, str) and not lm.strip():
+        raise ValueError(f"lm={lm!r}: expected a causal LM id or folder, or None (no perplexity)")
 
 
 def _map_targets(targets, classifier, n: int, num_classes: int | None) -> np.ndarray:
@@ -158,8 +160,8 @@ def _map_targets(targets, classifier, n: int, num_classes: int | None) -> np.nda
     return check_labels(targets, "targets", n, num_classes)
 
 
-def validate(references, predictions, reference_pairs, prediction_pairs, *, model, tokenizer, lm, targets, contrast,
-             outputs: ClassifierOutputs, judge: JudgeOptions, run: RunOptions) -> Request:
+def validate(references, predictions, reference_pairs, prediction_pairs, *, model, targets, contrast,
+             outputs: ClassifierOutputs, quality: QualityOptions, run: RunOptions) -> Request:
     """Stage 1: every check, before any model call. Loads (does not run) the classifier when one is needed."""
     check_positive_int(run.batch_size, "batch_size")
     originals, sets, multi, nli = _prepare(references, predictions, reference_pairs, prediction_pairs)
@@ -169,9 +171,7 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
     if contrast == "target" and targets is None:
         raise ValueError("contrast='target' needs targets= (one target class per example)")
     contrast = contrast or ("target" if targets is not None else "counterfactual_argmax" if nli else "argmin")
-    _check_judge(judge)
-    if lm is not None and isinstance(lm, str) and not lm.strip():
-        raise ValueError(f"lm={lm!r}: expected a causal LM id or folder, or None (no perplexity)")
+    _check_quality(quality)
     failed = np.array([_failed_any(s[0]) for s in sets], dtype=bool)
     request = Request(originals, sets, multi, nli, contrast, failed)
 
@@ -186,7 +186,7 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
     if model is not None and (need_orig or need_cf or targets is not None and any(isinstance(t, str) for t in _iter(targets))):
         from textxai.classifier import as_classifier
 
-        request.classifier = as_classifier(model, tokenizer=tokenizer, device=run.device)
+        request.classifier = as_classifier(model, tokenizer=run.tokenizer, device=run.device)
         if num_classes is not None and request.classifier.num_labels != num_classes:
             raise ValueError(f"model has {request.classifier.num_labels} classes but the given probabilities have "
                              f"{num_classes}: expected the same")
@@ -320,14 +320,14 @@ def perplexity_metrics(request: Request, lm, flipped, run: RunOptions) -> tuple[
     return result, {"perplexity": ppl.tolist()}
 
 
-def quality_metrics(request: Request, options: JudgeOptions, run: RunOptions) -> tuple[dict, dict]:
+def quality_metrics(request: Request, options: QualityOptions, run: RunOptions) -> tuple[dict, dict]:
     if options.judge is None:
         return {}, {}
     ok, joined = _scored_texts(request)
-    topic = options.topic or TOPICS["nli" if request.nli else "text"]
-    quality = judge_quality(joined, options.judge, topic=topic, tokenizer=options.tokenizer, device=run.device,
-                            batch_size=run.batch_size, max_new_tokens=options.max_new_tokens, progress=run.progress,
-                            indices=ok.tolist(), generate_kwargs=options.generate_kwargs, seed=options.seed)
+    topic = options.judge_topic or TOPICS["nli" if request.nli else "text"]
+    quality = judge_quality(joined, options.judge, topic=topic, tokenizer=options.judge_tokenizer, device=run.device,
+                            max_new_tokens=options.max_new_tokens, progress=run.progress, indices=ok.tolist(),
+                            generate_kwargs=options.judge_generate_kwargs, seed=options.seed)
     result, per, means = {}, {}, []
     for aspect in QUALITY_ASPECTS:
         scores = np.full(request.n, np.nan)
@@ -371,12 +371,9 @@ def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example:
     return result
 
 
-def score_counterfactuals(references, predictions, reference_pairs=None, prediction_pairs=None, *, model=None,
-                          tokenizer=None, lm=None, judge=None, judge_tokenizer=None, judge_topic: str | None = None,
-                          targets=None, contrast: str | None = None, original_probs=None, counterfactual_probs=None,
-                          original_labels=None, counterfactual_labels=None, batch_size: int = 32, device=None,
-                          max_new_tokens: int = 4, judge_generate_kwargs=None, seed: int = 0,
-                          return_per_example: bool = False, progress: bool = False) -> dict:
+def compute(references, predictions, reference_pairs=None, prediction_pairs=None, *, model=None, targets=None,
+            contrast: str | None = None, outputs: ClassifierOutputs | None = None, quality: QualityOptions | None = None,
+            run: RunOptions | None = None, **options) -> dict:
     """All CEval metrics for counterfactuals ``predictions`` of originals ``references``.
 
     - ``predictions[i]``: one counterfactual (string) or a list of them; with a list the first one is "the"
@@ -386,31 +383,50 @@ def score_counterfactuals(references, predictions, reference_pairs=None, predict
     - NLI: ``reference_pairs`` (original hypotheses) and ``prediction_pairs`` (counterfactual hypotheses);
       ``references`` / ``predictions`` are then the premises. Edit one side and copy the other.
     - Classifier outputs: ``model`` (anything ``textxai.classifier.as_classifier`` takes), or precomputed
-      ``original_probs`` / ``counterfactual_probs`` ([n, C] softmax rows), or just
-      ``original_labels`` / ``counterfactual_labels`` (flip rate only).
-    - ``contrast``: ``"target"`` (needs ``targets``), ``"argmin"``, ``"counterfactual_argmax"``; default
-      ``"target"`` when targets are given, else CEval's choice per task: argmin (texts), counterfactual
-      argmax (NLI).
-    - ``lm``: causal LM for perplexity (``textxai.lm.perplexity``); ``judge``: instruction-following LM or
-      callable for the four text-quality questions, about ``judge_topic``; greedy, up to ``max_new_tokens``
-      tokens, unless ``judge_generate_kwargs`` asks for sampling (then repeatable under ``seed``).
+      ``outputs`` (:class:`ClassifierOutputs`: ``original_probs`` / ``counterfactual_probs`` as [n, C]
+      softmax rows, or just ``original_labels`` / ``counterfactual_labels`` for the flip rate).
+    - ``contrast``: ``"target"`` (needs ``targets``, class indices or label names), ``"argmin"``,
+      ``"counterfactual_argmax"``; default ``"target"`` when targets are given, else CEval's choice per
+      task: argmin (texts), counterfactual argmax (NLI).
+    - ``quality``: :class:`QualityOptions` (``lm`` for perplexity, ``judge`` for the four text-quality
+      questions); ``run``: :class:`RunOptions` (tokenizer, batch_size, device, progress, return_per_example).
+    - ``**options``: any field of the three groups as a plain keyword (``lm="gpt2"``,
+      ``original_probs=...``, ``return_per_example=True``); it overrides the same field of a group given
+      beside it. Anything else raises ``TypeError`` naming it.
 
     Every input is checked before any model runs (stage :func:`validate`).
 
-    >>> r = score_counterfactuals(["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]],
-    ...                           counterfactual_probs=[[0.2, 0.8]])
+    >>> r = compute(["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]])
     >>> r["flip_rate"], round(r["probability_change"], 2), r["token_distance"]
     (1.0, 0.7, 1.0)
     """
-    outputs = ClassifierOutputs(original_probs, counterfactual_probs, original_labels, counterfactual_labels)
-    judging = JudgeOptions(judge, judge_tokenizer, judge_topic, max_new_tokens, judge_generate_kwargs, seed)
-    run = RunOptions(batch_size, device, progress)
-    request = validate(references, predictions, reference_pairs, prediction_pairs, model=model, tokenizer=tokenizer,
-                       lm=lm, targets=targets, contrast=contrast, outputs=outputs, judge=judging, run=run)
+    groups = apply_keywords("ceval.compute", options, outputs=(ClassifierOutputs, outputs),
+                            quality=(QualityOptions, quality), run=(RunOptions, run))
+    outputs, quality, run = groups["outputs"], groups["quality"], groups["run"]
+    request = validate(references, predictions, reference_pairs, prediction_pairs, model=model, targets=targets,
+                       contrast=contrast, outputs=outputs, quality=quality, run=run)
     p_orig, q_cf, y_orig, y_cf = model_outputs(request, run)
     flip_part = flip_metrics(request, y_orig, y_cf)
     flipped = np.asarray(flip_part[1]["flipped"], dtype=bool) if "flipped" in flip_part[1] else None
     parts = [flip_part, probability_metrics(request, p_orig, q_cf, flipped), distance_metrics(request, flipped),
-             diversity_metrics(request), perplexity_metrics(request, lm, flipped, run),
-             quality_metrics(request, judging, run)]
-    return reduce(request, parts, return_per_example)
+             diversity_metrics(request), perplexity_metrics(request, quality.lm, flipped, run),
+             quality_metrics(request, quality, run)]
+    return reduce(request, parts, run.return_per_example)
+
+
+_DEPRECATION_SHOWN = False
+
+
+def score_counterfactuals(references, predictions, reference_pairs=None, prediction_pairs=None, **keywords) -> dict:
+    """Deprecated alias of :func:`compute` (the ``textxai.<paper>.compute`` rule), kept for one release.
+
+    Takes the same keywords as before (``model``, ``lm``, ``judge``, ``original_probs``, ``batch_size``, ...:
+    every field of the option groups, plus ``model``, ``targets``, ``contrast``); a misspelt one raises
+    ``TypeError`` naming it. Warns once per process (``DeprecationWarning``).
+    """
+    global _DEPRECATION_SHOWN
+    if not _DEPRECATION_SHOWN:
+        _DEPRECATION_SHOWN = True
+        warnings.warn("textxai.ceval.score_counterfactuals is deprecated: use textxai.ceval.compute (same arguments)",
+                      DeprecationWarning, stacklevel=2)
+    return compute(references, predictions, reference_pairs, prediction_pairs, **keywords)

@@ -66,9 +66,11 @@ def generate(texts, classifier, editor: str = "gradient_substitution", k: int = 
 
 def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfactual_pairs=None,
             intervals=stats.DEMO_OPTIONS, **options):
-    """Metrics (with per-example values and intervals over the originals) and the figures for one generator."""
-    results = ceval.score_counterfactuals(texts, counterfactuals, text_pairs, counterfactual_pairs, model=classifier,
-                                          return_per_example=True, **options)
+    """Metrics (with per-example values and intervals over the originals) and the figures for one generator.
+
+    ``options``: those of :func:`textxai.ceval.compute` (targets, contrast, quality, run or their fields)."""
+    results = ceval.compute(texts, counterfactuals, text_pairs, counterfactual_pairs, model=classifier,
+                            return_per_example=True, **options)
     results["originals"] = list(texts)
     results["counterfactuals"] = [list(c) if isinstance(c, (list, tuple)) else [c] for c in counterfactuals]
     figures = {}
@@ -145,9 +147,11 @@ def run(args, texts, text_pairs, labels, classifier):
     targets = _column(args, args.target_column) if args.target_column else None
     if targets is not None:
         targets = [int(t) if str(t).lstrip("-").isdigit() else t for t in targets]
+    quality = ceval.QualityOptions(lm=args.lm, judge=args.judge, judge_topic=args.judge_topic)
     results, figures = analyse(texts, counterfactuals, classifier, text_pairs, counterfactual_pairs, targets=targets,
-                               contrast=args.contrast, lm=args.lm, judge=args.judge, judge_topic=args.judge_topic,
-                               batch_size=args.batch_size, progress=progress, intervals=stats.cli_options(args))
+                               contrast=args.contrast, quality=quality,
+                               run=ceval.RunOptions(batch_size=args.batch_size, progress=progress),
+                               intervals=stats.cli_options(args))
     print(report(results, f"CEval on {Path(args.data).name}"))
     return results, figures
 
