@@ -278,6 +278,16 @@ def test_inputs_reach_each_module_under_its_own_argument_names(tokenizer):
                     "prediction_pairs": ["p", "q"], "model": ("model", tokenizer), "batch_size": 5, "progress": False}
     assert scalars["eval_ceval_flip_rate"] == 0.5 and "eval_ceval_contrast" not in scalars
 
+    # the same through the option groups (keywords override a group's field), and the short common case
+    seen.clear()
+    grouped = TextxaiCallback(Recorder(), inputs=integrations.CallbackInputs(texts=["x"], text_pairs=["p", "q"],
+                                                                            counterfactuals=["c", "d"]),
+                              options=integrations.CallbackOptions(batch_size=5, prefix="dev"), texts=["a", "b"])
+    assert grouped.evaluate("model", tokenizer)["dev_ceval_flip_rate"] == 0.5
+    assert seen["references"] == ["a", "b"] and seen["batch_size"] == 5 and seen["prediction_pairs"] == ["p", "q"]
+    short = TextxaiCallback("naopc", TEXTS, every=3)
+    assert short.data["texts"] == TEXTS and short.every == 3 and short.prefix == "eval" and short.batch_size is None
+
 
 @pytest.mark.parametrize("kwargs, error, match", [
     (dict(modules="bleu", texts=TEXTS), ValueError, "'bleu' is not a textxai module"),
@@ -292,6 +302,10 @@ def test_inputs_reach_each_module_under_its_own_argument_names(tokenizer):
     (dict(modules="naopc", texts=TEXTS, time_budget=-1), ValueError, "time_budget=-1"),
     (dict(modules=["naopc", "textxai/naopc"], texts=TEXTS), ValueError, "'naopc' is given twice"),
     (dict(modules=[3], texts=TEXTS), TypeError, "3 is neither a module name"),
+    (dict(modules="naopc", texts=TEXTS, text_pair=TEXTS), TypeError,
+     r"unexpected keyword argument 'text_pair' \(did you mean 'text_pairs'\?\): expected one of \['batch_size', "),
+    (dict(modules="naopc", texts=TEXTS, options={"batch_size": 2}), TypeError, "options=.*expected a CallbackOptions"),
+    (dict(modules="naopc", texts=TEXTS, prefix=""), ValueError, "prefix='': expected a non-empty string"),
 ])
 def test_errors_name_the_argument(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -33,11 +33,13 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
 from transformers import TrainerCallback
 
+from textxai.options import apply_keywords
 from textxai.validation import check_positive_int, check_same_length, check_texts, short_repr
 
 logger = logging.getLogger(__name__)
@@ -135,43 +137,77 @@ def _module_specs(modules) -> list[tuple[str, object, dict]]:
     return specs
 
 
+@dataclass(frozen=True)
+class CallbackInputs:
+    """The data the modules read besides the model (see ``MODULE_INPUTS``).
+
+    texts: the raw evaluation texts (naopc, fim_difficulty, toki_trust; ceval's originals).
+    text_pairs: their second texts, for sentence-pair models.
+    labels: their true classes (toki_trust's ``references``).
+    counterfactuals, counterfactual_pairs: ceval's ``predictions`` / ``prediction_pairs`` (the pairs default
+        to ``text_pairs``: the hypothesis unchanged).
+    edits: inconsistency's chains ``[original, edit 1, ...]``.
+    """
+
+    texts: Sequence[str] | None = None
+    text_pairs: Sequence[str] | None = None
+    labels: Sequence | None = None
+    counterfactuals: Sequence | None = None
+    counterfactual_pairs: Sequence | None = None
+    edits: Sequence | None = None
+
+
+@dataclass(frozen=True)
+class CallbackOptions:
+    """How the modules run and how their scalars are named.
+
+    tokenizer: the model's tokenizer; default the Trainer's ``processing_class``.
+    batch_size: passed to modules that take one; default ``args.per_device_eval_batch_size``.
+    progress: progress bars of the modules (default off).
+    prefix: key prefix (default ``"eval"``, as ``compute_metrics`` results).
+    """
+
+    tokenizer: object = None
+    batch_size: int | None = None
+    progress: bool = False
+    prefix: str = "eval"
+
+
 class TextxaiCallback(TrainerCallback):
     """Run textxai modules on the model being trained at evaluations and log their scalars.
+
+    ``TextxaiCallback("naopc", eval_texts, every=2)`` is the common case; the rest are option groups whose
+    fields are also accepted as plain keywords (``labels=...``, ``batch_size=8``; see ``textxai.options``).
 
     Args:
         modules: a module name (``"naopc"``), a loaded module (``textxai.load("naopc")``), a list of them,
             or a dict ``{name or module: options}`` where options are the module's ``compute`` keyword
             arguments, e.g. ``{"naopc": {"attribution_method": "gradient", "normalization": "beam"}}``.
             ``model`` / ``tokenizer`` are set by the callback.
-        texts: the raw evaluation texts (naopc, fim_difficulty, toki_trust; ceval's originals).
-        text_pairs: their second texts, for sentence-pair models.
-        labels: their true classes (toki_trust's ``references``).
-        counterfactuals, counterfactual_pairs: ceval's ``predictions`` / ``prediction_pairs`` (the
-            pairs default to ``text_pairs``: the hypothesis unchanged).
-        edits: inconsistency's chains ``[original, edit 1, ...]``.
+        texts: the raw evaluation texts (a shortcut for ``inputs.texts``).
         trainer: the ``Trainer``; the callback adds itself and logs through ``trainer.log``, so the scalars
             reach every reporting integration. Without it (``Trainer(callbacks=[callback])``) they go
             into the evaluation's own ``log_history`` entry and ``evaluate()``'s result only.
-        tokenizer: the model's tokenizer; default the Trainer's ``processing_class``.
         every: run at the 1st, (1+every)-th, (1+2*every)-th ... evaluation (default every evaluation).
         time_budget: seconds per evaluation; a module is skipped, with a logged note, once the budget is
             spent or when its previous run would not fit in what is left (``None``: no limit).
-        batch_size: passed to modules that take one; default ``args.per_device_eval_batch_size``.
-        progress: progress bars of the modules (default off).
-        prefix: key prefix (default ``"eval"``, as ``compute_metrics`` results).
+        inputs: :class:`CallbackInputs` (text_pairs, labels, counterfactuals, counterfactual_pairs, edits).
+        options: :class:`CallbackOptions` (tokenizer, batch_size, progress, prefix).
+        **keywords: any field of the two groups; it overrides the same field of a group given beside it.
     """
 
-    def __init__(self, modules, texts=None, *, text_pairs=None, labels=None, counterfactuals=None,
-                 counterfactual_pairs=None, edits=None, trainer=None, tokenizer=None, every: int = 1,
-                 time_budget: float | None = None, batch_size: int | None = None, progress: bool = False,
-                 prefix: str = "eval"):
+    def __init__(self, modules, texts=None, *, trainer=None, every: int = 1, time_budget: float | None = None,
+                 inputs: CallbackInputs | None = None, options: CallbackOptions | None = None, **keywords):
+        if texts is not None:
+            keywords["texts"] = texts
+        groups = apply_keywords("TextxaiCallback", keywords, inputs=(CallbackInputs, inputs),
+                                options=(CallbackOptions, options))
+        inputs, options = groups["inputs"], groups["options"]
         self.specs = _module_specs(modules)
-        self.data = self._check_data(texts=texts, text_pairs=text_pairs, labels=labels,
-                                     counterfactuals=counterfactuals, counterfactual_pairs=counterfactual_pairs,
-                                     edits=edits)
-        for name, _, options in self.specs:
+        self.data = self._check_data(**{f.name: getattr(inputs, f.name) for f in fields(inputs)})
+        for name, _, module_options in self.specs:
             missing = [field for field in _REQUIRED.get(name, ())
-                       if self.data[field] is None and _compute_argument(name, field) not in options]
+                       if self.data[field] is None and _compute_argument(name, field) not in module_options]
             if missing:
                 raise ValueError(f"modules: {name} needs {' and '.join(missing)}; pass {missing[0]}=... to the callback")
         self.every = check_positive_int(every, "every")
@@ -179,12 +215,12 @@ class TextxaiCallback(TrainerCallback):
                                         or not time_budget >= 0):
             raise ValueError(f"time_budget={short_repr(time_budget)}: expected seconds >= 0 or None")
         self.time_budget = time_budget
-        self.batch_size = None if batch_size is None else check_positive_int(batch_size, "batch_size")
-        self.progress = bool(progress)
-        if not isinstance(prefix, str) or not prefix:
-            raise ValueError(f"prefix={short_repr(prefix)}: expected a non-empty string such as 'eval'")
-        self.prefix = prefix
-        self.tokenizer = tokenizer
+        self.batch_size = None if options.batch_size is None else check_positive_int(options.batch_size, "batch_size")
+        self.progress = bool(options.progress)
+        if not isinstance(options.prefix, str) or not options.prefix:
+            raise ValueError(f"prefix={short_repr(options.prefix)}: expected a non-empty string such as 'eval'")
+        self.prefix = options.prefix
+        self.tokenizer = options.tokenizer
         self.trainer = trainer
         self.durations: dict[str, float] = {}  # seconds of each module's last run
         self.skipped: list[tuple[int, str]] = []  # (global step, module) of every skipped run
@@ -311,4 +347,4 @@ def _compute_argument(name: str, field: str) -> str:
     return next((arg for arg, f in MODULE_INPUTS.get(name, {}).items() if f == field), field)
 
 
-__all__ = ["TextxaiCallback", "flat_scalars", "rng_untouched", "MODULE_INPUTS"]
+__all__ = ["TextxaiCallback", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "MODULE_INPUTS"]
