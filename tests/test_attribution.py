@@ -81,7 +81,10 @@ def test_omission_equals_direct_computation(bert_clf):
 
 
 @pytest.mark.parametrize("method", ["gradient", "input_x_gradient", "integrated_gradients", "omission", "lime"])
-def test_batch_size_invariance_and_seed_repeatability(roberta_clf, method):
+def test_batch_size_invariance_and_seed_repeatability(roberta_clf, method, monkeypatch):
+    from textxai import attribution
+
+    monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # the sampling methods' batches: batch_size rows exactly
     options = {"n_samples": 60} if method == "lime" else ({"n_steps": 8} if method == "integrated_gradients" else {})
     pairs = ["a man", "nobody", "x", "it's fine"]
     runs = [word_attributions(TEXTS, roberta_clf, method, text_pairs=pairs, batch_size=bs, seed=3, **options)
@@ -187,3 +190,70 @@ def test_registry_evaluation_count_is_what_runs(bert_clf, monkeypatch, method, s
         assert sum(rows) == expected
     else:
         assert 0 < sum(rows) <= expected
+
+
+def test_weighted_ridge_equals_the_normal_equations_with_a_free_intercept():
+    # direct closed form: [1 X]^T W [1 X] + diag(0, alpha, ..., alpha) against our weighted centring
+    from textxai.attribution import weighted_ridge
+
+    rng = np.random.default_rng(0)
+    for alpha in (1.0, 0.3):
+        x = (rng.random((200, 7)) < 0.5).astype(float)
+        y, w = rng.random(200), rng.random(200) + 0.01
+        design = np.hstack([np.ones((200, 1)), x])
+        penalty = alpha * np.diag([0.0] + [1.0] * 7)
+        direct = np.linalg.solve(design.T @ (design * w[:, None]) + penalty, design.T @ (w * y))[1:]
+        np.testing.assert_allclose(weighted_ridge(x, y, w, alpha), direct, atol=1e-10)
+
+
+def test_lime_surrogate_equals_the_lime_package_on_its_own_samples():
+    # the lime package's LimeTextExplainer on a known function of the words present: its samples, kernel and
+    # Ridge (feature_selection auto with all features) give the same coefficients as lime_weights + weighted_ridge
+    lime_text = pytest.importorskip("lime.lime_text")
+    from textxai.attribution import lime_weights, weighted_ridge
+
+    words = [f"w{i}" for i in range(9)]
+    beta = np.linspace(-1, 2, 9)
+    seen = []
+
+    def classifier_fn(strings):
+        present = np.array([[w in s.split() for w in words] for s in strings])
+        seen.append(present)
+        p = 1 / (1 + np.exp(-(present @ beta - 2 + present[:, 0] * present[:, 1])))  # not linear: the fit matters
+        return np.stack([1 - p, p], axis=1)
+
+    explainer = lime_text.LimeTextExplainer(bow=False, split_expression=lambda s: s.split(), mask_string="[MASK]",
+                                            random_state=3)
+    exp = explainer.explain_instance(" ".join(words), classifier_fn, labels=(1,), num_features=9, num_samples=700)
+    theirs = np.zeros(9)
+    for j, s in exp.as_map()[1]:
+        theirs[j] = s
+    present = seen[0]
+    ours = weighted_ridge(present.astype(float), classifier_fn([" ".join(np.where(present[i], words, "[MASK]"))
+                                                                for i in range(len(present))])[:, 1], lime_weights(present))
+    np.testing.assert_allclose(ours, theirs, atol=1e-8)
+
+
+def test_lime_evaluates_each_distinct_mask_once_and_dedup_changes_nothing(bert_clf, monkeypatch):
+    from textxai import attribution
+    from textxai.attribution import SamplingOptions, lime_samples, lime_weights, weighted_ridge
+
+    text, n_samples = "good bad film", 500  # 3 words: 8 possible masks among 500 samples
+    rows = []
+    real = TextClassifier._proba_of_rows
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda self, r, *a, **k: rows.append(len(r)) or real(self, r, *a, **k))
+    monkeypatch.setattr(attribution, "BATCH_TOKENS", 8)  # small batches: the fill changes nothing either
+    ours = word_attributions([text], bert_clf, "lime", target=1, seed=4, n_samples=n_samples, batch_size=3)[0]
+    present = lime_samples(np.random.default_rng(4), 3, n_samples)
+    assert sum(rows) == len(np.unique(present, axis=0)) == 8
+    assert SamplingOptions("lime", n_samples, seed=4).plan(3)[0].tolist() == present.tolist()
+    y = np.array([bert_clf.masked_proba(text, ~row)[0, 1] for row in present])  # every sample, one by one
+    np.testing.assert_allclose(ours, weighted_ridge(present.astype(float), y, lime_weights(present)), atol=1e-8)
+
+
+def test_expected_distinct_lime_masks_matches_sampling():
+    from textxai.attribution import lime_distinct_masks, lime_samples
+
+    for n, n_samples in ((6, 300), (11, 2000)):
+        counts = [len(np.unique(lime_samples(np.random.default_rng(s), n, n_samples), axis=0)) for s in range(5)]
+        assert abs(np.mean(counts) - lime_distinct_masks(n, n_samples)) < 0.03 * lime_distinct_masks(n, n_samples)

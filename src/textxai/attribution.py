@@ -161,12 +161,14 @@ def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, per
 
 
 # ------------------------------------------------------------------------------------ sampling methods
-# LIME and Kernel SHAP are written here rather than through captum: captum's Lime / KernelShap call the model
-# once per batch of perturbations of ONE input, re-evaluate identical masks, and fit the surrogate with
-# scikit-learn per input; here every text's masks are drawn first, identical masks are evaluated once, the
-# masks of many texts go to the classifier together (length-sorted batches), and the weighted ridge /
-# least squares surrogate is solved in closed form. bench/bench_attribution.py measures it against the
-# `lime` package.
+# LIME and Kernel SHAP are written here rather than through captum (captum's Lime / KernelShap were 2x slower
+# than the lime package): captum calls the model once per batch of perturbations of ONE input, re-evaluates
+# identical masks, and fits the surrogate with scikit-learn per input. Here every text's masks are drawn
+# first, identical masks of a text are evaluated once (LIME removes k ~ U{1..n} words, so a 12-word text has
+# ~2,100 distinct masks among 5,000 samples, a 10-word one ~950; Kernel SHAP's kernel favours k = 1 and n-1),
+# the masks of many texts go to the classifier together in length-sorted batches filled to BATCH_TOKENS
+# tokens, and the weighted ridge / least squares surrogate is solved in closed form. The model forward is
+# all the time there is (bench/report.py measures it against the `lime` package and captum).
 def lime_samples(rng: np.random.Generator, n_words: int, n_samples: int) -> np.ndarray:
     """LIME's text sampling (the ``lime`` package's ``LimeTextExplainer``): presence masks ``[n_samples, n]``.
 
@@ -181,6 +183,19 @@ def lime_samples(rng: np.random.Generator, n_words: int, n_samples: int) -> np.n
     for row, k in enumerate(sizes, start=1):
         present[row, rng.choice(n_words, k, replace=False)] = False
     return present
+
+
+def lime_distinct_masks(n_words: int, n_samples: int) -> float:
+    """Expected number of distinct masks among ``n_samples`` LIME samples of an ``n_words`` text (the model
+    inputs LIME costs here): sum over k of C(n, k) (1 - (1 - 1 / (n C(n, k)))^(n_samples - 1)), plus the intact text.
+
+    >>> [round(lime_distinct_masks(n, 5000)) for n in (8, 10, 12, 16, 20, 30)]
+    [256, 947, 2078, 3450, 3998, 4496]
+    """
+    from math import comb
+
+    return 1 + sum(comb(n_words, k) * -np.expm1((n_samples - 1) * np.log1p(-1 / (n_words * comb(n_words, k))))
+                   for k in range(1, n_words + 1))
 
 
 def lime_weights(present: np.ndarray, kernel_width: float = 0.25) -> np.ndarray:
@@ -230,40 +245,56 @@ def weighted_ridge(x: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: flo
         xc * np.sqrt(weights)[:, None], np.sqrt(weights) * yc, rcond=None)[0]
 
 
-def _sample_plan(method, n_words, n_samples, seed, kernel_width):
-    """Presence masks, their surrogate weights and ridge alpha for one text (seeded per text: order-free)."""
-    rng = np.random.default_rng(seed)
-    if method == "lime":
-        present = lime_samples(rng, n_words, n_samples)
-        return present, lime_weights(present, kernel_width), 1.0
-    present = kernel_shap_samples(rng, n_words, n_samples)
-    return present, np.ones(len(present)), 0.0
+@dataclass(frozen=True)
+class SamplingOptions:
+    """How a sampling method explains one text: ``method`` ("lime" | "kernel_shap"), ``n_samples`` masks drawn
+    with ``seed`` (the same seed for every text: a text's explanation does not depend on its neighbours),
+    words removed by ``perturbation``, LIME's ``kernel_width``."""
+
+    method: str
+    n_samples: int
+    seed: int = 0
+    perturbation: str = "mask"
+    kernel_width: float = 0.25
+
+    def plan(self, n_words: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """Presence masks ``[n_samples, n_words]``, their surrogate weights and the ridge alpha of one text."""
+        rng = np.random.default_rng(self.seed)
+        if self.method == "lime":
+            present = lime_samples(rng, n_words, self.n_samples)
+            return present, lime_weights(present, self.kernel_width), 1.0
+        present = kernel_shap_samples(rng, n_words, self.n_samples)
+        return present, np.ones(len(present)), 0.0
 
 
 SAMPLES_PER_CALL = 1 << 15  # perturbed inputs per classifier call (several texts together; bounds memory)
+# Tokens per forward batch of perturbed inputs: batches of short texts are filled up to this (inference only,
+# about the activation memory of 32 rows of 512 tokens). On the 2 shared cores here 32 rows of 21 tokens cost
+# 46 ms per row, 512 rows 14 ms (bench/report.py).
+BATCH_TOKENS = 1 << 14
 
 
-def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, method, batch_size, progress, seed,
-                           n_samples, perturbation="mask", kernel_width=0.25):
-    n_words = [e.n_words for e in clf.word_encodings(texts, pairs)]
+def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, options: SamplingOptions, batch_size: int,
+                           progress: bool) -> list[np.ndarray]:
+    encodings = clf.word_encodings(texts, pairs)
     out: list[np.ndarray] = [np.zeros(0)] * len(texts)
-    todo = [i for i, n in enumerate(n_words) if n > 0]
     chunks, chunk, size = [], [], 0
-    for i in todo:  # whole texts per classifier call, at most SAMPLES_PER_CALL masks (or one text)
-        if chunk and size + n_samples > SAMPLES_PER_CALL:
+    for i in (i for i, e in enumerate(encodings) if e.n_words > 0):  # whole texts per call, <= SAMPLES_PER_CALL masks
+        if chunk and size + options.n_samples > SAMPLES_PER_CALL:
             chunks.append(chunk)
             chunk, size = [], 0
         chunk.append(i)
-        size += n_samples
+        size += options.n_samples
     if chunk:
         chunks.append(chunk)
-    for chunk in progress_bar(chunks, progress, method, unit="chunk"):
-        plans = [_sample_plan(method, n_words[i], n_samples, seed, kernel_width) for i in chunk]
-        # identical masks of a text are evaluated once
-        uniques = [np.unique(present, axis=0, return_inverse=True) for present, _, _ in plans]
+    for chunk in progress_bar(chunks, progress, options.method, unit="chunk"):
+        plans = [options.plan(encodings[i].n_words) for i in chunk]
+        uniques = [np.unique(present, axis=0, return_inverse=True) for present, _, _ in plans]  # each mask once
+        longest = max(len(encodings[i].input_ids) for i in chunk)
         probs = clf.masked_proba_many([texts[i] for i in chunk], [~u for u, _ in uniques],
                                       None if pairs is None else [pairs[i] for i in chunk],
-                                      batch_size=batch_size, perturbation=perturbation)
+                                      batch_size=max(batch_size, BATCH_TOKENS // longest),
+                                      perturbation=options.perturbation)
         for i, (present, weights, alpha), (_, inverse), p in zip(chunk, plans, uniques, probs):
             y = p[:, int(targets[i])][inverse.reshape(-1)]
             out[i] = weighted_ridge(present.astype(float), y, weights, alpha)
@@ -304,5 +335,5 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     if method == "omission":
         return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation)
     n_samples = check_positive_int(options.get("n_samples", REGISTRY[method].default_samples), "n_samples")
-    return _sampling_attributions(clf, texts, pairs, targets, method, batch_size, progress, seed, n_samples,
-                                  perturbation, options.get("kernel_width", 0.25))
+    sampling = SamplingOptions(method, n_samples, seed, perturbation, options.get("kernel_width", 0.25))
+    return _sampling_attributions(clf, texts, pairs, targets, sampling, batch_size, progress)
