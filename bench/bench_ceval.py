@@ -43,6 +43,36 @@ def spacy_tokens(text: str) -> list[str]:
     return [t.text for t in _words._spacy_tokenizer()(text)]
 
 
+def report_row(stride: int = 12, reference: str | None = None):
+    """One row of bench/report.py: token distance + diversity end to end (tokenize + distance) on every
+    ``stride``-th pair of CEval's stored IMDb results, ours vs nltk.edit_distance on spaCy tokens; None without
+    the reference data."""
+    from report import Row
+
+    root = Path(reference or Path(__file__).resolve().parents[2] / "shared" / "reference") / "ceval" / "results" / "imdb"
+    if not root.exists():
+        return None
+    pairs = []
+    for method in METHODS:
+        df = pd.read_csv(root / method / "results_auto_eval.csv", keep_default_na=False)
+        for a, b, c in zip(df.orig_text, df.gen_text, df.gen_text_2):
+            pairs += [(a, b), (b, c)]
+    pairs = [p for i, p in enumerate(pairs) if (i // 2) % stride == 0]
+    spacy_tokens("warm up")
+    _words._tokenize_cached.cache_clear()
+    _words._codes.cache_clear()
+    t0 = time.perf_counter()
+    fast = [ceval.token_distance(a, b) for a, b in pairs]
+    t_fast = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    slow = [nltk_edit_distance(spacy_tokens(a), spacy_tokens(b)) for a, b in pairs]
+    t_slow = time.perf_counter() - t0
+    assert fast == slow, "values differ"
+    return Row(f"CEval token distance + diversity, {len(pairs)} IMDb pairs, end to end", f"{BASELINE.split(' ')[0]} "
+               "on spaCy tokens (CEval's code) (s)", f"{t_slow:.2f}", f"{t_fast:.3f} (identical values)",
+               f"{t_slow / t_fast:,.0f}x faster")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", default=str(Path(__file__).resolve().parents[2] / "shared" / "reference"))

@@ -43,6 +43,31 @@ def naive_lambda(clf, text: str) -> float:
     return float(np.linalg.eigvalsh(G)[-1])
 
 
+def report_row(clf, n_tokens: int = 16, n_texts: int = 1):
+    """One row of bench/report.py: lambda_max per example, ours vs explicit G + eigvalsh (one torch thread, as main)."""
+    from report import Row
+
+    from textxai import fim
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        texts = texts_of_length(clf, n_tokens, n_texts)
+        fim.difficulty(texts[:1], clf)  # warm-up
+        start = time.perf_counter()
+        ours_vals = fim.difficulty(texts, clf, batch_size=len(texts))["difficulty"]
+        ours = (time.perf_counter() - start) / len(texts)
+        start = time.perf_counter()
+        ref = [naive_lambda(clf, x) for x in texts]
+        naive = (time.perf_counter() - start) / len(texts)
+    finally:
+        torch.set_num_threads(threads)
+    rel = float(np.max(np.abs(np.asarray(ours_vals) - ref) / np.abs(ref)))
+    return Row(f"FIM lambda_max, {n_texts} texts x {n_tokens} tokens (D = {n_tokens * clf.embedding_matrix.shape[1]:,})",
+               "explicit G + numpy eigvalsh (s/example)", f"{naive:.3f}", f"{ours:.4f} (rel. diff {rel:.0e})",
+               f"{naive / ours:,.0f}x faster")
+
+
 def main(argv=None):
     from textxai import fim
 

@@ -63,6 +63,28 @@ def synthetic_chains(n_chains, steps=10, length=200, seed=0):
     return chains
 
 
+def report_row(n_chains: int = 2000, baseline_chains: int = 10):
+    """One row of bench/report.py: inc@n per chain, ours vs the authors' style (nltk DP on spaCy tokens)."""
+    from report import Row
+
+    from textxai import inconsistency as inc
+
+    chains = synthetic_chains(n_chains)
+    inc.inconsistency([["warm up", "spaCy import", "x"]], n=[1])
+    baseline_inc([["warm up", "spaCy import", "x"]], [1])
+    t0 = time.perf_counter()
+    inc.inconsistency(chains, n=[1, 2, 3, 5, 9])
+    per_fast = (time.perf_counter() - t0) / len(chains)
+    sub = chains[:baseline_chains]
+    t0 = time.perf_counter()
+    _, slow_d = baseline_inc(sub, [1, 2, 3, 5, 9])
+    per_slow = (time.perf_counter() - t0) / len(sub)
+    assert inc.inconsistency(sub, n=[1], return_per_example=True)["per_example"]["minimality"] == slow_d
+    return Row(f"inconsistency inc@n, {n_chains:,} chains x 10 steps of ~200 words (baseline on {len(sub)})",
+               "nltk DP on spaCy tokens, authors' style (ms/chain)", f"{per_slow * 1e3:.0f}",
+               f"{per_fast * 1e3:.2f} (identical distances)", f"{per_slow / per_fast:,.0f}x faster")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--chains", type=int, default=10_000)
