@@ -43,6 +43,20 @@ def spacy_tokens(text: str) -> list[str]:
     return [t.text for t in _words._spacy_tokenizer()(text)]
 
 
+def end_to_end(pairs) -> tuple[float, float]:
+    """Seconds of ours (token cache cold) and of the baseline, tokenization + distance of every pair; equal values."""
+    _words._tokenize_cached.cache_clear()
+    _words._codes.cache_clear()
+    t0 = time.perf_counter()
+    fast = [ceval.token_distance(a, b) for a, b in pairs]
+    t_fast = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    slow = [nltk_edit_distance(spacy_tokens(a), spacy_tokens(b)) for a, b in pairs]
+    t_slow = time.perf_counter() - t0
+    assert fast == slow, "values differ"
+    return t_fast, t_slow
+
+
 def report_row(stride: int = 12, reference: str | None = None):
     """One row of bench/report.py: token distance + diversity end to end (tokenize + distance) on every
     ``stride``-th pair of CEval's stored IMDb results, ours vs nltk.edit_distance on spaCy tokens; None without
@@ -59,15 +73,7 @@ def report_row(stride: int = 12, reference: str | None = None):
             pairs += [(a, b), (b, c)]
     pairs = [p for i, p in enumerate(pairs) if (i // 2) % stride == 0]
     spacy_tokens("warm up")
-    _words._tokenize_cached.cache_clear()
-    _words._codes.cache_clear()
-    t0 = time.perf_counter()
-    fast = [ceval.token_distance(a, b) for a, b in pairs]
-    t_fast = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    slow = [nltk_edit_distance(spacy_tokens(a), spacy_tokens(b)) for a, b in pairs]
-    t_slow = time.perf_counter() - t0
-    assert fast == slow, "values differ"
+    t_fast, t_slow = end_to_end(pairs)
     return Row(f"CEval token distance + diversity, {len(pairs)} IMDb pairs, end to end", f"{BASELINE.split(' ')[0]} "
                "on spaCy tokens (CEval's code) (s)", f"{t_slow:.2f}", f"{t_fast:.3f} (identical values)",
                f"{t_slow / t_fast:,.0f}x faster")
@@ -96,15 +102,8 @@ def main() -> None:
     spacy_tokens("warm up")
 
     # ---- 2. end to end from raw strings
-    _words._tokenize_cached.cache_clear()
-    _words._codes.cache_clear()
-    t0 = time.perf_counter()
+    t_fast_e2e, t_slow_e2e = end_to_end(pairs)
     fast = [ceval.token_distance(a, b) for a, b in pairs]
-    t_fast_e2e = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    slow = [nltk_edit_distance(spacy_tokens(a), spacy_tokens(b)) for a, b in pairs]
-    t_slow_e2e = time.perf_counter() - t0
-    assert fast == slow, "values differ"
 
     # ---- 1. edit distance only, texts already tokenized (ours: cached as code strings, see textxai.words._codes)
     tokens = [(spacy_tokens(a), spacy_tokens(b)) for a, b in pairs]

@@ -314,6 +314,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run: few texts and samples (about 2 min)")
     parser.add_argument("--texts", type=int, default=None, help="NAOPC beam texts (default 8; the issue's run: 20)")
+    parser.add_argument("--lime-texts", type=int, default=None, help="LIME held-out texts per length bucket (default 1)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
     parser.add_argument("--skip", nargs="*", default=[], choices=[
         "beam", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency"])
@@ -331,7 +332,7 @@ def main(argv=None):
         "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 6)),
         "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
         "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
-        "lime": lambda: lime_rows(clf, 1, 300 if quick else 5000),
+        "lime": lambda: lime_rows(clf, args.lime_texts or 1, 300 if quick else 5000),
         "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
         "toki": lambda: [toki_row(clf, 2 if quick else 4, 300 if quick else 5000)],
         "fim": lambda: [bench_fim.report_row(clf, 16, 1)],  # the naive eigvalsh of D = 6,144 takes ~1 min,
