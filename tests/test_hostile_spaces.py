@@ -73,7 +73,9 @@ def test_estimates_follow_the_algorithms():
     assert spaces.naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
     assert spaces.toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
     assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 501
-    assert spaces.feedback_evaluations([10], steps=2) == 2 * (1 + 3 * 10 * 3)
+    per_step = 1 + 2 * (3 * 3 + 2) + 31 * 3  # gradient, 11 candidates predicted + compared, 3 new words' substitutes
+    assert spaces.feedback_evaluations([10], steps=2) == 1 + 2 * per_step + 31 * 10
+    assert spaces.fim_evaluations(3, num_labels=4, random_flips=True, trials=5) == 3 * 4 + 3 * 6
 
 
 def test_wall_time_budget_stops_a_long_job_between_batches(tiny_bert_folder):
@@ -86,16 +88,6 @@ def test_wall_time_budget_stops_a_long_job_between_batches(tiny_bert_folder):
         with pytest.raises(WorkBudgetExceeded, match="run: stopped after 4 model evaluations; the budget is 5"):
             list(length_sorted_batches([1] * 8, 2))
     assert len(list(length_sorted_batches([1] * 8, 2))) == 4  # outside the block: no budget
-
-
-def test_cli_max_evaluations_stops_the_run(tmp_path, capsys):
-    from textxai import cli
-
-    (tmp_path / "d.csv").write_text("text\na wonderful and moving film\n")
-    code = cli.main(["run", "naopc", "--model", "textxai/demo-sentiment", "--data", str(tmp_path / "d.csv"),
-                     "--output", str(tmp_path / "o"), "--no-progress", "--max-evaluations", "3"], one_line_errors=True)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 1 and len(err) == 1 and "the budget is 3 (--max-evaluations)" in err[0]
 
 
 def test_ceval_csv_download_escapes_formulas_and_prunes_old_files(tmp_path, tiny_bert_folder, monkeypatch):
@@ -231,3 +223,48 @@ def test_a_silent_hub_frees_the_space_worker_within_one_deadline(monkeypatch):
             spaces.resolve_lm("someone/silent-lm", hosted=True)
     finally:
         release.set()
+
+
+def test_concurrent_requests_are_served_or_told_to_retry(monkeypatch):
+    """More concurrent requests than the queue holds (127.0.0.1): each one is served correctly or refused at
+    once with Gradio's "Queue is full ... try again" — none fails otherwise, none is lost."""
+    import threading
+
+    import gradio as gr
+    from gradio_client import Client
+
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    release, n = threading.Event(), 6
+
+    def echo(text):
+        release.wait(60)  # the worker is busy until every request has been queued or refused
+        return f"<p>{spaces.escape(text)}</p>"
+
+    with spaces.space("Load", module="naopc", paper_url="https://example.org", concurrency_limit=1, max_size=2) as demo:
+        box, out = gr.Textbox(), gr.HTML()
+        gr.Button("Run").click(spaces.user_errors(echo), box, out, api_name="echo")
+    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    outcomes, lock = [], threading.Lock()
+
+    def one(i):
+        try:
+            got = Client(demo.local_url, verbose=False).predict(f"text <{i}>", api_name="/echo")
+            kind = "served" if got == f"<p>text &lt;{i}&gt;</p>" else f"wrong: {got}"
+        except Exception as error:  # noqa: BLE001 - the outcome is the point
+            kind = "retry" if "queue is full" in str(error).lower() and "try again" in str(error).lower() else repr(error)
+        with lock:
+            outcomes.append(kind)
+            if outcomes.count("retry") >= n - 3:  # at most 1 running + 2 waiting are accepted
+                release.set()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        release.set()
+        demo.close()
+    assert len(outcomes) == n and set(outcomes) <= {"served", "retry"}, outcomes
+    assert 1 <= outcomes.count("served") <= 3 and outcomes.count("retry") >= n - 3, outcomes

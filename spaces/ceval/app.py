@@ -141,7 +141,9 @@ def score_csv(model_choice: str, path, lm_choice: str):
     for i, text in enumerate(originals):
         if not text.strip():
             raise spaces.SpaceError(f"orig_text of row {i + 1} is empty: expected the original text")
-    spaces.check_budget(len(originals) + sum(len(row) for row in cfs), "csv", "score fewer rows")
+    lm_named = str(lm_choice or "").strip() not in ("", "none")
+    spaces.check_budget(spaces.ceval_evaluations(len(originals), sum(len(row) for row in cfs), lm=lm_named), "csv",
+                        "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
     results = ceval.compute(originals, cfs, model=classifier, lm=lm, return_per_example=True)

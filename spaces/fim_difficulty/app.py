@@ -58,7 +58,10 @@ def _probs_dict(clf, probs) -> dict:
 def score(model_choice: str, text: str):
     """Difficulty HTML, colored words, probabilities and the slider reset (its range set by the flip strength)."""
     text = _text(text)
-    clf = spaces.resolve_model(model_choice)
+    clf = spaces.resolve_model(model_choice)  # loaded, not called: its classes set the work
+    reference = 0 if str(model_choice).strip() in _CORPUS else len(corpus_texts())
+    spaces.check_budget(spaces.fim_evaluations(1 + reference, clf.num_labels, min_flip=True, max_strength=20.0, tol=1e-3),
+                        "model", "choose a model with fewer classes")
     res = fim.difficulty([text], clf, return_eigenvector=True)
     lam = float(res["difficulty"][0])
     ref = corpus_difficulty(model_choice, clf)

@@ -13,6 +13,9 @@ from contextvars import ContextVar
 from textxai.progress import progress_bar
 
 
+_clock = time.monotonic  # the budget's clock (tests replace it by a simulated one)
+
+
 class WorkBudgetExceeded(RuntimeError):
     """A request went over its budget of model evaluations or wall time (see :func:`work_budget`)."""
 
@@ -21,14 +24,14 @@ class _Budget:
     def __init__(self, max_evaluations: int | None, seconds: float | None, what: str):
         self.max_evaluations, self.what, self.used = max_evaluations, what, 0
         self.seconds = seconds
-        self.deadline = None if seconds is None else time.monotonic() + seconds
+        self.deadline = None if seconds is None else _clock() + seconds
 
     def charge(self, n: int) -> None:
         self.used += n
         if self.max_evaluations is not None and self.used > self.max_evaluations:
             raise WorkBudgetExceeded(f"{self.what}: stopped after {self.used - n:,} model evaluations; the budget is "
                                      f"{self.max_evaluations:,} (--max-evaluations); ask for less work or raise it")
-        if self.deadline is not None and time.monotonic() > self.deadline:
+        if self.deadline is not None and _clock() > self.deadline:
             raise WorkBudgetExceeded(f"{self.what}: stopped after {self.seconds:g} s (its time budget) and "
                                      f"{self.used - n:,} model evaluations; ask for less work or run textxai locally")
 
@@ -39,7 +42,9 @@ _BUDGET: ContextVar[_Budget | None] = ContextVar("textxai_work_budget", default=
 @contextmanager
 def work_budget(max_evaluations: int | None = None, seconds: float | None = None, what: str = "this request"):
     """Inside the block, every model evaluation batched here counts; past ``max_evaluations`` inputs or
-    ``seconds`` of wall time the next batch raises :class:`WorkBudgetExceeded` (checked between batches).
+    ``seconds`` of wall time the next batch raises :class:`WorkBudgetExceeded` (checked before every batch of
+    every model: classifier, embedder, LM — each long loop makes its model calls in batches, so it is stopped
+    within one batch of its budget). The block yields the budget: ``budget.used`` is the count so far.
 
     >>> with work_budget(max_evaluations=3):
     ...     [len(b) for b in length_sorted_batches([1, 2, 3, 4], 2)]
@@ -47,9 +52,10 @@ def work_budget(max_evaluations: int | None = None, seconds: float | None = None
     ...
     textxai.batching.WorkBudgetExceeded: this request: stopped after 2 model evaluations; the budget is 3 (--max-evaluations); ask for less work or raise it
     """
-    token = _BUDGET.set(_Budget(max_evaluations, seconds, what))
+    budget = _Budget(max_evaluations, seconds, what)
+    token = _BUDGET.set(budget)
     try:
-        yield
+        yield budget
     finally:
         _BUDGET.reset(token)
 

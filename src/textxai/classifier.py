@@ -202,8 +202,28 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool 
                 f"model={name!r} has no tokenizer that could be loaded ({first_line(error)}); pass tokenizer=..."
             ) from error
     elif isinstance(tokenizer, str):
-        tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+        tokenizer = tokenizer_from_name(tokenizer)
     return model, tokenizer
+
+
+def tokenizer_from_name(name: str):
+    """``AutoTokenizer.from_pretrained(name)`` (within the Hub deadline when it may reach the Hub); any failure
+    is one ``ValueError`` naming ``tokenizer``."""
+    from transformers import AutoTokenizer
+
+    from textxai.loading import first_line, is_local_source, with_deadline
+
+    if not name.strip():
+        raise ValueError(f"tokenizer={name!r}: expected a Hub id or a local folder of a tokenizer, or a tokenizer object")
+    try:
+        if is_local_source(name):
+            return AutoTokenizer.from_pretrained(name)
+        return with_deadline(lambda: AutoTokenizer.from_pretrained(name), f"tokenizer={name!r}")
+    except TimeoutError:
+        raise
+    except Exception as error:  # noqa: BLE001 - OSError, HFValidationError, KeyError...: one message
+        raise ValueError(f"tokenizer={name!r:.80} could not be loaded ({first_line(error)}); expected a Hub id or a "
+                         "local folder of a tokenizer, or a tokenizer object") from error
 
 
 def check_device(device):
@@ -272,9 +292,7 @@ class TextClassifier:
         if tokenizer is None:
             raise ValueError(f"tokenizer=None: a loaded model ({type(model).__name__}) needs its tokenizer; pass tokenizer=...")
         if isinstance(tokenizer, str):
-            from transformers import AutoTokenizer
-
-            tokenizer = AutoTokenizer.from_pretrained(tokenizer)
+            tokenizer = tokenizer_from_name(tokenizer)
         if not callable(getattr(tokenizer, "__call__", None)) or not hasattr(tokenizer, "convert_tokens_to_ids"):
             raise TypeError(f"tokenizer={tokenizer!r:.80}: expected a transformers tokenizer")
         if not getattr(model.config, "num_labels", None):

@@ -277,8 +277,13 @@ def cmd_run(args) -> int:
     if parallel.num_processes() > 1 and getattr(glue, "DATA_PARALLEL", False):
         print(f"textxai run {args.module}: {parallel.share_note(len(texts))}", file=sys.stderr, flush=True)
     from textxai.batching import work_budget
+    from textxai.estimates import check_evaluations, for_run
 
-    with work_budget(max_evaluations=args.max_evaluations, what=f"textxai run {args.module}"):
+    what = f"textxai run {args.module}"
+    if args.max_evaluations is not None:  # refused before any model call; the counting budget stays the backstop
+        check_evaluations(for_run(args.module, args, texts, pairs, classifier), args.max_evaluations, what,
+                          "use fewer or shorter texts (--limit) or lighter options")
+    with work_budget(max_evaluations=args.max_evaluations, what=what):
         results, figures = glue.run(args, texts, pairs, labels, classifier)
     if not parallel.is_main_process():  # every process holds the gathered results; the main process writes
         parallel.wait_for_everyone()
@@ -348,7 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--batch-size", type=positive_int_arg, default=32)
         sub.add_argument("--no-progress", action="store_true")
         sub.add_argument("--max-evaluations", type=positive_int_arg, default=None, metavar="N",
-                         help="stop (exit 1) once the run has made N model evaluations (default: no limit)")
+                         help="refuse (exit 2) a run estimated above N model evaluations before it starts, and stop (exit 1) "
+                              "one that makes more (default: no limit)")
         sub.add_argument("--output", default="textxai-output")
         glue.add_arguments(sub)
         stats.add_cli_arguments(sub)  # --confidence-level, --n-resamples, --sample-size-sweep

@@ -53,9 +53,11 @@ MAX_CHARS = 2000
 CONCURRENCY_LIMIT = 1
 QUEUE_MAX_SIZE = 16
 MAX_PARAMETERS = 500_000_000  # a hosted CPU Space refuses bigger Hub models (checked before downloading)
-# Work per request. Measured here: the demo MiniLM classifier runs 25-34 masked-text evaluations per second on
-# 2 shared, busy CPU cores (12-80 words); an idle 2-vCPU Space does about 100. 60 s of work:
-EVALUATIONS_PER_SECOND = 100
+# Work per request (bench/space_rate.py): the demo MiniLM classifier makes 35-39 masked-text evaluations per CPU
+# second for texts of 12-40 words (20 at 120 words) on this machine's AMD EPYC cores, measured under load
+# (17-18/s of wall time at load average 10 on 2 cores). A free CPU Space has 2 vCPUs: ~70 evaluations/s.
+# 60 s of work:
+EVALUATIONS_PER_SECOND = 70
 MAX_EVALUATIONS = int(os.environ.get("TEXTXAI_SPACE_MAX_EVALUATIONS", 60 * EVALUATIONS_PER_SECOND))
 MAX_SECONDS = float(os.environ.get("TEXTXAI_SPACE_MAX_SECONDS", 90))  # wall time of one request, then it stops
 MAX_OUTPUT_FILES = 32  # result files (CSV downloads) kept on disk; older ones are removed
@@ -366,7 +368,7 @@ def check_budget(evaluations: int, what: str, hint: str = "", max_evaluations: i
     >>> check_budget(10**6, "texts", "use fewer texts")
     Traceback (most recent call last):
     ...
-    textxai.spaces.SpaceError: texts: this request needs about 1,000,000 model evaluations (~2.8 h here); this Space runs at most 6,000 (~60 s) per request — use fewer texts, or run textxai locally (`textxai run`)
+    textxai.spaces.SpaceError: texts: this request needs about 1,000,000 model evaluations (~4.0 h here); this Space runs at most 4,200 (~60 s) per request — use fewer texts, or run textxai locally (`textxai run`)
     """
     limit = MAX_EVALUATIONS if max_evaluations is None else max_evaluations
     if evaluations > limit:
@@ -386,58 +388,9 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-_WORDISH = re.compile(r"\w+|[^\w\s]")
-
-
-def approx_words(text: str) -> int:
-    """Words and punctuation marks of ``text`` (close to the spaCy word count, without loading spaCy): estimates
-    must answer within milliseconds.
-
-    >>> approx_words("A wonderful, moving film.")
-    6
-    """
-    return len(_WORDISH.findall(text))
-
-
-def attribution_evaluations(method: str, n_words: int, samples: int | None = None) -> int:
-    """Model evaluations of one word attribution by ``method`` (from the attribution registry; unknown: 50)."""
-    from textxai.attribution import REGISTRY
-
-    entry = REGISTRY.get(str(method).split(" ")[0].lower())
-    return entry.evaluations(n_words, samples) if entry else 50
-
-
-def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_size: int = 5,
-                      max_exact_words: int = 12, method: str = "integrated_gradients") -> int:
-    """Model evaluations of NAOPC for texts of ``n_words`` words: the explanation, both AOPC curves and the
-    limits — exact (every word subset: 2^n) up to ``max_exact_words`` words, else two beams (B states x the
-    remaining words at each of n steps, both directions: about B n (n + 1)).
-
-    >>> naopc_evaluations([10]), naopc_evaluations([80], beam_size=20)
-    (1094, 129810)
-    """
-    total = 0
-    for n in n_words:
-        total += attribution_evaluations(method, n) + 2 * n
-        if normalization == "none":
-            continue
-        exact = normalization == "auto" and n <= max_exact_words or normalization == "exact"
-        total += 2 ** n if exact else beam_size * n * (n + 1)
-    return int(total)
-
-
-def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], explainer: str, samples: int | None = None,
-                     index_cached: bool = False) -> int:
-    """Model evaluations of TOKI: explaining every training text (unless its keyword index is cached) and
-    every assessed text, plus one prediction per text."""
-    texts = list(text_words) + ([] if index_cached else list(train_words))
-    return int(sum(attribution_evaluations(explainer, n, samples) + 1 for n in texts))
-
-
-def feedback_evaluations(text_words: Sequence[int], steps: int, substitutes: int = 3, max_words: int = 3) -> int:
-    """Model evaluations of ``steps`` editor feedback steps: per step and text, one gradient pass and the
-    candidate edits (about ``substitutes`` per word for up to ``max_words`` words, over every word)."""
-    return int(sum(steps * (1 + substitutes * n * max_words) for n in text_words))
+# one estimate per module, shared with the CLI (textxai.estimates): no second table here
+from textxai.estimates import (approx_words, attribution_evaluations, ceval_evaluations,  # noqa: E402,F401
+                               feedback_evaluations, fim_evaluations, naopc_evaluations, toki_evaluations)
 
 
 # --------------------------------------------------------------------------- result files

@@ -1,0 +1,230 @@
+"""Work a request implies, estimated BEFORE it runs: one function per module, read by the CLI
+(``textxai run --max-evaluations``) and by the Space handlers (:func:`textxai.spaces.check_budget`).
+
+A *model evaluation* is one input row through a network: the classifier (a prediction, a masked or sampled
+text, one backward pass), the MiniLM sentence embedder of a similarity filter, or a language model. Each
+estimate answers in milliseconds (no model, no spaCy: words are counted by :func:`approx_words`) and errs
+on the side of more work; the counting budget of :func:`textxai.batching.work_budget` stays the backstop.
+
+>>> naopc_evaluations([10]), naopc_evaluations([80], "auto", beam_size=20)
+(1094, 129810)
+>>> check_evaluations(500, 1000, "textxai run naopc")
+500
+>>> check_evaluations(5000, 1000, "textxai run naopc", "use --limit")
+Traceback (most recent call last):
+...
+ValueError: --max-evaluations 1,000: textxai run naopc needs about 5,000 model evaluations (estimated before any model call) — use --limit, or raise --max-evaluations
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+_WORDISH = re.compile(r"\w+|[^\w\s]")
+
+# The built-in counterfactual editor (textxai.editors.GradientSubstitutionEditor) with its defaults
+EDITOR_WORDS, EDITOR_SUBSTITUTES, EDITOR_NEIGHBOURS = 3, 3, 30
+
+
+def approx_words(text: str) -> int:
+    """Words and punctuation marks of ``text`` (close to the spaCy word count, without loading spaCy).
+
+    >>> approx_words("A wonderful, moving film.")
+    6
+    """
+    return len(_WORDISH.findall(text)) if isinstance(text, str) else 0
+
+
+def attribution_evaluations(method: str | None, n_words: int, samples: int | None = None) -> int:
+    """Evaluations of one word attribution by ``method`` (read from the attribution registry; ``None``: the
+    attributions are given, 0; an unknown name: 50).
+
+    >>> attribution_evaluations("omission", 10), attribution_evaluations("lime", 10), attribution_evaluations(None, 10)
+    (11, 5000, 0)
+    """
+    if method is None:
+        return 0
+    from textxai.attribution import REGISTRY
+
+    entry = REGISTRY.get(str(method).split(" ")[0].lower())
+    return entry.evaluations(n_words, samples) if entry else 50
+
+
+# --------------------------------------------------------------------------- one estimate per module
+def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_size: int | None = None,
+                      max_exact_words: int = 12, method="integrated_gradients", samples: int | None = None) -> int:
+    """NAOPC for texts of ``n_words`` words: per attribution ``method`` (a name, a list of names, or ``None``
+    when the attributions are given) the explanation and both AOPC curves (2 n); once per text the limits —
+    exact (2^n subsets) where :func:`textxai.naopc.texts.limit_method` picks exact, else two beams of B states
+    over n steps (about B n (n + 1); B from ``beam_size`` or the method's default).
+
+    >>> naopc_evaluations([3], "auto", 5, 12, "omission"), naopc_evaluations([3], "none", method=["lime", "gradient"])
+    (18, 5013)
+    """
+    from textxai.naopc.limits import DEFAULT_BEAM_SIZE
+    from textxai.naopc.texts import limit_method
+
+    methods = [method] if method is None or isinstance(method, str) else list(method)
+    total = 0
+    for n in n_words:
+        total += sum(attribution_evaluations(m, n, samples) + 2 * n for m in methods)
+        kind = limit_method(n, normalization, max_exact_words)
+        if kind == "none":
+            continue
+        beam = beam_size or DEFAULT_BEAM_SIZE.get(kind, 1)
+        total += 2 ** n if kind == "exact" else beam * n * (n + 1)
+    return int(total)
+
+
+def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], explainer: str,
+                     samples: int | None = None, index_cached: bool = False, attack_words: Sequence[int] = (),
+                     max_rate: float = 0.1, min_words: int = 2, n_candidates: int = 5, width: int = 3) -> int:
+    """TOKI: one prediction and one explanation per training text (unless its keyword index is cached) and per
+    assessed text; per attacked text of n words a gradient, the substitutes of its words (1 + 30 MiniLM rows
+    per word) and, at each greedy step, ``width`` x ``n_candidates`` edits (predicted and compared with
+    MiniLM), over at most n / width + max(min_words, rate n) steps.
+
+    >>> toki_evaluations([10, 20], [5], "omission"), toki_evaluations([10], [5], "lime", 500, index_cached=True)
+    (41, 501)
+    >>> toki_evaluations([], [], "omission", attack_words=[9])
+    430
+    """
+    texts = list(text_words) + ([] if index_cached else list(train_words))
+    total = sum(attribution_evaluations(explainer, n, samples) + 1 for n in texts)
+    for n in attack_words:  # + the substitutes of each word ranked by MiniLM over its GloVe neighbours
+        steps = math.ceil(n / width) + max(min_words, int(max_rate * n))
+        total += 1 + 2 * steps * width * n_candidates + (1 + EDITOR_NEIGHBOURS) * n
+    return int(total)
+
+
+def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int = EDITOR_WORDS,
+                         n_substitutes: int = EDITOR_SUBSTITUTES, max_words: int | None = None,
+                         distinct_words: int | None = None, n_neighbours: int = EDITOR_NEIGHBOURS) -> int:
+    """Inconsistency feedback chains with the built-in editor: per text one prediction, then per step one
+    gradient pass and its candidate edits (``n_words`` x ``n_substitutes`` single substitutions and the
+    cumulative ones up to ``max_words``), each predicted and compared with MiniLM (2 rows per candidate).
+    Substitutes of a word are ranked by MiniLM over its ``n_neighbours`` GloVe neighbours (1 + n_neighbours
+    rows, once per distinct word: ``distinct_words`` of the texts, default every word, plus the new words
+    each step brings in).
+
+    >>> feedback_evaluations([10, 40], steps=2)
+    2016
+    >>> feedback_evaluations([10, 40], steps=2, distinct_words=30)
+    1396
+    """
+    max_words = n_words if max_words is None else max_words
+    candidates = max(n_words, max_words) * n_substitutes + max(0, max_words - 1)
+    words = sum(text_words) if distinct_words is None else distinct_words
+    per_step = 1 + 2 * candidates + (1 + n_neighbours) * max_words
+    return int(len(text_words) * (1 + steps * per_step) + (1 + n_neighbours) * words)
+
+
+def distinct_words(texts: Sequence[str]) -> int:
+    """Distinct lower-cased alphabetic words over ``texts`` (the words the editor looks substitutes up for).
+
+    >>> distinct_words(["A good film.", "a bad film"])
+    4
+    """
+    return len({w.lower() for t in texts if isinstance(t, str) for w in _WORDISH.findall(t) if w.isalpha()})
+
+
+def fim_evaluations(n_texts: int, num_labels: int = 2, min_flip: bool = False, max_strength: float = 6.0,
+                    tol: float = 1e-3, random_flips: bool = False, trials: int = 20, shift_texts: int = 0) -> int:
+    """FIM difficulty: per text one forward and C - 1 backward passes (C classes); the min-flip search adds
+    that again and 1 + log2(max_strength / tol) forwards; random flips ``trials`` + 1; a shift file C per text.
+
+    >>> fim_evaluations(10), fim_evaluations(10, min_flip=True, max_strength=6.0, tol=1e-2)
+    (20, 150)
+    """
+    total = n_texts * num_labels + shift_texts * num_labels
+    if min_flip:
+        total += n_texts * (num_labels + 1 + max(1, math.ceil(math.log2(max_strength / tol))))
+    if random_flips:
+        total += n_texts * (trials + 1)
+    return int(total)
+
+
+def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
+                      lm: bool = False, judge: bool = False, max_new_tokens: int = 4,
+                      distinct_words: int | None = None) -> int:
+    """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
+    editor (``generated_words``) one editor step each (:func:`feedback_evaluations`) and their candidates
+    predicted again to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
+    ``max_new_tokens`` generation steps per counterfactual.
+
+    >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True)
+    (30, 140)
+    """
+    total = n_originals + n_counterfactuals
+    if generated_words:
+        candidates = EDITOR_WORDS * EDITOR_SUBSTITUTES + EDITOR_WORDS - 1
+        total += feedback_evaluations(generated_words, 1, distinct_words=distinct_words)
+        total += candidates * len(generated_words)
+    if lm:
+        total += n_originals + n_counterfactuals
+    if judge:
+        total += max_new_tokens * n_counterfactuals
+    return int(total)
+
+
+# --------------------------------------------------------------------------- the CLI: its arguments -> one estimate
+def _words(texts) -> list[int]:
+    return [approx_words(t) for t in texts or ()]
+
+
+def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] | None, classifier=None) -> int:
+    """The estimate of ``textxai run <module>`` from its command-line arguments and data (read, not run).
+
+    ``classifier`` (loaded, not called) gives the number of classes and the device; without it, 2 and CPU.
+    """
+    words = _words(texts) if text_pairs is None else [a + b for a, b in zip(_words(texts), _words(text_pairs))]
+    num_labels = int(getattr(classifier, "num_labels", 2) or 2)
+    get = lambda name, default=None: getattr(args, name, default)  # noqa: E731
+    if module == "naopc":
+        from textxai.naopc.texts import default_max_exact_words
+
+        device = getattr(classifier, "device", "cpu")
+        methods = None if get("attributions_column") else get("attribution_methods") or ["integrated_gradients"]
+        return naopc_evaluations(words, get("normalization", "auto"), get("beam_size"),
+                                 get("max_exact_words") or default_max_exact_words(device), methods)
+    if module == "toki_trust":
+        train_words = []
+        if get("train_data") and not get("keyword_index"):
+            from textxai.cli import load_table
+
+            train, pairs, _ = load_table(get("train_data"), get("text_column", "text"), get("pair_column"), None,
+                                         "train", get("train_limit"))
+            train_words = _words(train) if pairs is None else [a + b for a, b in zip(_words(train), _words(pairs))]
+        explainer = get("explainer", "lime")
+        samples = get("lime_samples") if explainer == "lime" else None
+        attacked = words[: get("attack", 0) or 0] if text_pairs is None else []
+        return toki_evaluations(train_words, words, explainer, samples, attack_words=attacked,
+                                max_rate=get("max_rate", 0.1) or 0.1)
+    if module == "inconsistency":
+        if get("chains"):
+            return len(texts)  # the chains are given: one prediction per text at most
+        return feedback_evaluations(words, get("steps", 10), get("n_words", EDITOR_WORDS),
+                                    get("n_substitutes", EDITOR_SUBSTITUTES), get("max_words"), distinct_words(texts),
+                                    get("n_neighbours", EDITOR_NEIGHBOURS))
+    if module == "fim_difficulty":
+        return fim_evaluations(len(words), num_labels, bool(get("min_flip")), get("max_strength", 6.0), get("tol", 1e-3),
+                               bool(get("random_flips")), get("trials", 20), len(words) if get("shift_against") else 0)
+    if module == "ceval":
+        columns = get("counterfactual_column")
+        n_cf = len(words) * (len(columns) if columns else get("n_counterfactuals", 2))
+        return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(get("lm")), judge=bool(get("judge")),
+                                 distinct_words=distinct_words(texts))
+    raise ValueError(f"module={module!r}: no work estimate; expected one of naopc, toki_trust, inconsistency, "
+                     "fim_difficulty, ceval")
+
+
+def check_evaluations(evaluations: int, limit: int | None, what: str, hint: str = "",
+                      flag: str = "--max-evaluations") -> int:
+    """``evaluations`` when within ``limit`` (``None``: no limit), else a ``ValueError`` naming ``flag`` and the
+    estimate — raised before any model call."""
+    if limit is not None and evaluations > limit:
+        advice = f"{hint}, or raise {flag}" if hint else f"ask for less work or raise {flag}"
+        raise ValueError(f"{flag} {limit:,}: {what} needs about {evaluations:,} model evaluations "
+                         f"(estimated before any model call) — {advice}")
+    return int(evaluations)
