@@ -32,3 +32,22 @@ def save_model(model, tokenizer, folder: Path) -> str:
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+def save_headless(folder: str, target) -> str:
+    """A copy of the classifier ``folder`` without its classification head weights and without ``architectures``
+    in its config (a checkpoint transformers would complete with a random head)."""
+    import json
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    target = Path(target)
+    shutil.copytree(folder, target, dirs_exist_ok=True)
+    weights = load_file(target / "model.safetensors")
+    save_file({k: v for k, v in weights.items() if not k.startswith("classifier.")}, target / "model.safetensors",
+              metadata={"format": "pt"})
+    config = json.loads((target / "config.json").read_text())
+    config.pop("architectures", None)
+    (target / "config.json").write_text(json.dumps(config))
+    return str(target)

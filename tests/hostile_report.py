@@ -11,8 +11,6 @@ error for a bad input) or *hang* (no answer within 120 s).
 """
 from __future__ import annotations
 
-import json
-import shutil
 import sys
 import tempfile
 import time
@@ -27,21 +25,13 @@ KINDS = ("clear", "obscure", "silent", "hang")
 def build_models(tmp: Path) -> tuple[str, str, tuple]:
     """(tiny classifier folder, the same without head and ``architectures``, tiny GPT-2 parts)."""
     import tiny_models
-    from helpers import save_model
-    from safetensors.torch import load_file, save_file
+    from helpers import save_headless, save_model
 
     tokenizer = tiny_models.bert_tokenizer(tmp / "tok")
     folder = save_model(tiny_models.tiny_bert(), tokenizer, tmp / "tiny")
-    headless = tmp / "headless"
-    shutil.copytree(folder, headless)
-    weights = load_file(headless / "model.safetensors")
-    save_file({k: v for k, v in weights.items() if not k.startswith("classifier.")}, headless / "model.safetensors",
-              metadata={"format": "pt"})
-    config = json.loads((headless / "config.json").read_text())
-    config.pop("architectures", None)
-    (headless / "config.json").write_text(json.dumps(config))
+    headless = save_headless(folder, tmp / "headless")
     roberta = tiny_models.roberta_tokenizer(tmp / "rtok")
-    return folder, str(headless), (tiny_models.tiny_gpt2(len(roberta)), roberta)
+    return folder, headless, (tiny_models.tiny_gpt2(len(roberta)), roberta)
 
 
 def table_cases(folder: str, gpt2_parts, tmp: Path) -> dict[str, Counter]:

@@ -1,7 +1,6 @@
 """Hostile loading: an untrained head is refused, a silent Hub cannot hang a load, caches stay bounded."""
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,19 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def headless_folder(tiny_bert_folder, tmp_path_factory) -> str:
     """The tiny BERT classifier saved without its classification head and without ``architectures``."""
-    import shutil
+    from helpers import save_headless
 
-    from safetensors.torch import load_file, save_file
-
-    folder = tmp_path_factory.mktemp("headless")
-    shutil.copytree(tiny_bert_folder, folder, dirs_exist_ok=True)
-    weights = load_file(folder / "model.safetensors")
-    save_file({k: v for k, v in weights.items() if not k.startswith("classifier.")}, folder / "model.safetensors",
-              metadata={"format": "pt"})
-    config = json.loads((folder / "config.json").read_text())
-    config.pop("architectures", None)
-    (folder / "config.json").write_text(json.dumps(config))
-    return str(folder)
+    return save_headless(tiny_bert_folder, tmp_path_factory.mktemp("headless"))
 
 
 def test_headless_classifier_is_refused_naming_model_and_weights(headless_folder, tiny_bert_folder):

@@ -89,37 +89,18 @@ def _fuzz(name, modules, model, data):
     _outcome(module, call, fuzzed, names)
 
 
+NAMES = ["naopc", "fim_difficulty", "toki_trust", "inconsistency", "ceval"]
+
+
+@pytest.mark.parametrize("name", NAMES)
 @FUZZ
 @given(data=st.data())
-def test_fuzz_naopc_compute(modules, tiny_bert_folder, data):
-    _fuzz("naopc", modules, tiny_bert_folder, data)
+def test_fuzz_module_compute(modules, tiny_bert_folder, sharp_bert_folder, name, data):
+    model = sharp_bert_folder if name == "toki_trust" else tiny_bert_folder  # toki: both classes predicted
+    _fuzz(name, modules, model, data)
 
 
-@FUZZ
-@given(data=st.data())
-def test_fuzz_fim_difficulty_compute(modules, tiny_bert_folder, data):
-    _fuzz("fim_difficulty", modules, tiny_bert_folder, data)
-
-
-@FUZZ
-@given(data=st.data())
-def test_fuzz_toki_trust_compute(modules, sharp_bert_folder, data):
-    _fuzz("toki_trust", modules, sharp_bert_folder, data)
-
-
-@FUZZ
-@given(data=st.data())
-def test_fuzz_inconsistency_compute(modules, tiny_bert_folder, data):
-    _fuzz("inconsistency", modules, tiny_bert_folder, data)
-
-
-@FUZZ
-@given(data=st.data())
-def test_fuzz_ceval_compute(modules, tiny_bert_folder, data):
-    _fuzz("ceval", modules, tiny_bert_folder, data)
-
-
-@pytest.mark.parametrize("name", ["naopc", "fim_difficulty", "toki_trust", "inconsistency", "ceval"])
+@pytest.mark.parametrize("name", NAMES)
 def test_the_valid_starting_calls_succeed(modules, tiny_bert_folder, sharp_bert_folder, name):
     """Each fuzz example starts from a call that works (else every example would only test its failure)."""
     model = sharp_bert_folder if name == "toki_trust" else tiny_bert_folder
