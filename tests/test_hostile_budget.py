@@ -104,26 +104,27 @@ def test_the_estimate_bounds_the_work_really_done(name, tmp_path, tiny_bert_fold
 
 
 class SimulatedClock:
-    """The budget's clock, advanced only by the slow fake model: ``per_row`` seconds per input row."""
+    """The budget's clock, advanced only by the slow fake model: ``per_token`` seconds per input token (a
+    forward's cost grows with its tokens, rows x padded length)."""
 
-    def __init__(self, per_row: float):
-        self.now, self.per_row, self.rows = 0.0, per_row, 0
+    def __init__(self, per_token: float):
+        self.now, self.per_token = 0.0, per_token
 
     def __call__(self) -> float:
         return self.now
 
-    def hook(self, module, inputs, output):
-        rows = output.logits.shape[0] if hasattr(output, "logits") else output[0].shape[0]
-        self.rows += rows
-        self.now += rows * self.per_row
+    def hook(self, module, args, kwargs, output):
+        x = kwargs.get("input_ids")
+        x = kwargs.get("inputs_embeds") if x is None else x
+        self.now += x.shape[0] * x.shape[1] * self.per_token
 
 
 @pytest.fixture
 def slow_model(sharp_bert_folder, monkeypatch):
-    """A classifier that 'takes' 1/30 s per input row (the demo model's rate on a busy CPU) on a simulated clock."""
-    clock = SimulatedClock(1 / 30)
+    """A classifier that 'takes' 1 ms per token (~50 rows of 20 tokens per second) on a simulated clock."""
+    clock = SimulatedClock(1e-3)
     clf = TextClassifier(sharp_bert_folder)
-    handle = clf.model.register_forward_hook(clock.hook)
+    handle = clf.model.register_forward_hook(clock.hook, with_kwargs=True)
     monkeypatch.setattr(batching, "_clock", clock)
     yield clf, clock
     handle.remove()
@@ -156,10 +157,10 @@ def _long_loop(clf, loop: str):
 def test_every_long_loop_stops_within_one_batch_of_its_time_budget(slow_model, loop):
     clf, clock = slow_model
     run = _long_loop(clf, loop)
-    budget = 1.0  # 30 rows
+    budget = 0.3  # 300 tokens
     start = clock.now
-    with pytest.raises(WorkBudgetExceeded, match="stopped after 1 s"):
+    with pytest.raises(WorkBudgetExceeded, match="stopped after 0.3 s"):
         with work_budget(seconds=budget, what="this request"):
             run()
-    overshoot = clock.now - start - budget
-    assert overshoot <= 32 * clock.per_row + 1e-9, f"{loop}: ran {overshoot:.2f} s past its budget"
+    overshoot = clock.now - start - budget  # at most one batch (its tokens capped under a deadline) + one gradient pass
+    assert overshoot <= (batching.DEADLINE_BATCH_TOKENS + 64) * clock.per_token, f"{loop}: ran {overshoot:.2f} s past"

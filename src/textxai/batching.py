@@ -60,16 +60,40 @@ def work_budget(max_evaluations: int | None = None, seconds: float | None = None
         _BUDGET.reset(token)
 
 
+# Under a wall-time budget (a Space request) a batch holds at most this many tokens (rows x longest row), so
+# the check before each batch comes every few seconds even where callers fill batches by tokens (LIME's
+# 2^14-token batches of short texts: ~7 s each on 2 busy cores). Results do not depend on the batch size.
+DEADLINE_BATCH_TOKENS = 1 << 13
+
+
+def _batches(order: list[int], lengths: Sequence[int], batch_size: int, max_tokens: int | None) -> list[list[int]]:
+    if max_tokens is None:
+        return [order[start: start + batch_size] for start in range(0, len(order), batch_size)]
+    out, chunk = [], []
+    for i in order:  # shortest first: the newest row is the longest of its batch
+        if chunk and (len(chunk) >= batch_size or (len(chunk) + 1) * max(int(lengths[i]), 1) > max_tokens):
+            out.append(chunk)
+            chunk = []
+        chunk.append(i)
+    return out + ([chunk] if chunk else [])
+
+
 def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: bool = False,
                           desc: str = "batches") -> Iterator[list[int]]:
     """Indices of the inputs in batches of ``batch_size``, shortest inputs first (little padding per batch).
 
     The sort is stable, so the batches depend only on the lengths; ``progress`` shows a bar (:func:`textxai.progress.progress_bar`).
+    Inside a :func:`work_budget` with ``seconds``, a batch also holds at most ``DEADLINE_BATCH_TOKENS`` tokens
+    (``lengths`` in tokens) so that the budget is checked every few seconds.
+
+    >>> with work_budget(seconds=60):
+    ...     [len(b) for b in length_sorted_batches([4096] * 3 + [10] * 3, 32)]
+    [3, 2, 1]
     """
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     budget = _BUDGET.get()
-    for start in progress_bar(range(0, len(order), batch_size), progress, desc, unit="batch"):
-        chunk = order[start: start + batch_size]
+    max_tokens = DEADLINE_BATCH_TOKENS if budget is not None and budget.deadline is not None else None
+    for chunk in progress_bar(_batches(order, lengths, batch_size, max_tokens), progress, desc, unit="batch"):
         if budget is not None:
             budget.charge(len(chunk))
         yield chunk
