@@ -28,6 +28,7 @@ import argparse
 import json
 import math
 import platform
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -328,26 +329,30 @@ def main(argv=None):
     clf = demo_classifier()
     start = time.perf_counter()
     rows, notes = [], []
-    workloads = {
-        "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 6)),
-        "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
-        "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
-        "lime": lambda: lime_rows(clf, args.lime_texts or 1, 300 if quick else 5000),
-        "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
-        "toki": lambda: [toki_row(clf, 2 if quick else 4, 300 if quick else 5000)],
-        "fim": lambda: [bench_fim.report_row(clf, 16, 1)],  # the naive eigvalsh of D = 6,144 takes ~1 min,
+    workloads = {  # the cheap ones first: a run stopped by `timeout` (SIGTERM) still prints what it measured
+        "fim": lambda: [bench_fim.report_row(clf, 16, 1)],  # the naive eigvalsh of D = 6,144 takes ~1 min
         "ceval": lambda: [r for r in [bench_ceval.report_row(60 if quick else 12)] if r is not None],
         "inconsistency": lambda: [bench_inconsistency.report_row(200 if quick else 2000, 3 if quick else 10)],
+        "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
+        "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
+        "lime": lambda: lime_rows(clf, args.lime_texts or 1, 300 if quick else 5000),
+        "toki": lambda: [toki_row(clf, 2 if quick else 4, 300 if quick else 5000)],
+        "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 6)),
+        "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
     }
-    for name, run in workloads.items():
-        if name in args.skip:
-            continue
-        began = time.perf_counter()
-        new = run()
-        rows += new
-        for r in new:  # as they come (a long run keeps what it measured)
-            print(f"[{name} {time.perf_counter() - began:.0f} s] {r.workload} | {r.peer} | {r.peer_figure} | {r.ours} | "
-                  f"{r.ratio}", file=sys.stderr, flush=True)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        for name, run in workloads.items():
+            if name in args.skip:
+                continue
+            began = time.perf_counter()
+            new = run()
+            rows += new
+            for r in new:  # as they come (a long run keeps what it measured)
+                print(f"[{name} {time.perf_counter() - began:.0f} s] {r.workload} | {r.peer} | {r.peer_figure} | {r.ours} | "
+                      f"{r.ratio}", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        notes.append(f"STOPPED during {name!r}: the workloads after it were not measured")
     print(f"\nmachine: {platform.machine()}, {__import__('os').cpu_count()} CPU cores, torch threads "
           f"{__import__('torch').get_num_threads()}; {time.strftime('%Y-%m-%d')}; {time.perf_counter() - start:.0f} s")
     print(render(rows, args.markdown))

@@ -312,6 +312,8 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
         target: ``"predicted"`` (default), a class index, or one class index per text.
         text_pairs: second texts for sentence-pair models.
         seed: seed of the sampling methods (lime, kernel_shap).
+        batch_size: inputs per forward pass; lime / kernel_shap fill batches of short texts up to
+            ``BATCH_TOKENS`` tokens (inference only), so it is a lower bound there.
         options: ``n_samples`` (lime 5000, kernel_shap 1000), ``n_steps`` (integrated_gradients, 50),
             ``perturbation`` ("mask" | "delete": how omission / lime / kernel_shap remove words).
     """
