@@ -69,10 +69,11 @@ def test_feedback_request_above_budget_is_refused_before_any_model_call(model_ca
 
 def test_estimates_follow_the_algorithms():
     assert spaces.naopc_evaluations([3], "auto", 5, 12, "omission") == (3 + 1) + 2 * 3 + 2 ** 3
-    assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 5000 + 6
+    assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 2 ** 3 + 6  # LIME: each distinct mask once
+    assert spaces.naopc_evaluations([40], "none", 5, 12, "lime") == 4916 + 80  # ~4,682 distinct of 5,000, +5 %
     assert spaces.naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
     assert spaces.toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
-    assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 501
+    assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 2 ** 5 + 1
     per_step = 1 + 2 * (3 * 3 + 2) + 31 * 3  # gradient, 11 candidates predicted + compared, 3 new words' substitutes
     assert spaces.feedback_evaluations([10], steps=2) == 1 + 2 * per_step + 31 * 10
     assert spaces.fim_evaluations(3, num_labels=4, random_flips=True, trials=5) == 3 * 4 + 3 * 6

@@ -37,18 +37,27 @@ def approx_words(text: str) -> int:
 
 
 def attribution_evaluations(method: str | None, n_words: int, samples: int | None = None) -> int:
-    """Evaluations of one word attribution by ``method`` (read from the attribution registry; ``None``: the
-    attributions are given, 0; an unknown name: 50).
+    """Evaluations of one word attribution by ``method`` (read from the attribution registry; LIME: the distinct
+    masks among its samples, :func:`textxai.attribution.lime_distinct_masks`; ``None``: the attributions are
+    given, 0; an unknown name: 50).
 
-    >>> attribution_evaluations("omission", 10), attribution_evaluations("lime", 10), attribution_evaluations(None, 10)
-    (11, 5000, 0)
+    >>> [attribution_evaluations(m, 10) for m in ("omission", "lime", "kernel_shap", None)]
+    [11, 995, 1000, 0]
+    >>> attribution_evaluations("lime", 40), attribution_evaluations("lime", 3)
+    (4916, 8)
     """
     if method is None:
         return 0
-    from textxai.attribution import REGISTRY
+    from textxai.attribution import REGISTRY, lime_distinct_masks
 
-    entry = REGISTRY.get(str(method).split(" ")[0].lower())
-    return entry.evaluations(n_words, samples) if entry else 50
+    name = str(method).split(" ")[0].lower()
+    entry = REGISTRY.get(name)
+    if entry is None:
+        return 50
+    drawn = entry.evaluations(n_words, samples)
+    if name == "lime":  # identical masks are evaluated once: the expected distinct ones, 5 % margin
+        return min(drawn, 2 ** n_words, math.ceil(1.05 * lime_distinct_masks(n_words, drawn)))
+    return drawn
 
 
 # --------------------------------------------------------------------------- one estimate per module
@@ -60,7 +69,7 @@ def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_
     over n steps (about B n (n + 1); B from ``beam_size`` or the method's default).
 
     >>> naopc_evaluations([3], "auto", 5, 12, "omission"), naopc_evaluations([3], "none", method=["lime", "gradient"])
-    (18, 5013)
+    (18, 21)
     """
     from textxai.naopc.limits import DEFAULT_BEAM_SIZE
     from textxai.naopc.texts import limit_method
@@ -86,7 +95,7 @@ def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], expl
     MiniLM), over at most n / width + max(min_words, rate n) steps.
 
     >>> toki_evaluations([10, 20], [5], "omission"), toki_evaluations([10], [5], "lime", 500, index_cached=True)
-    (41, 501)
+    (41, 33)
     >>> toki_evaluations([], [], "omission", attack_words=[9])
     430
     """
