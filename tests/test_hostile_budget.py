@@ -62,7 +62,7 @@ def _run_counted(argv, tiny_bert_folder):
     """Run ``textxai run`` argv with a counting budget: (evaluations counted, the CLI's estimate)."""
     from textxai.classifier import as_classifier
 
-    args = cli.build_parser().parse_args(argv + ["--model", tiny_bert_folder, "--no-progress"])
+    args = cli.build_parser().parse_args(argv + ["--model", tiny_bert_folder, "--no-progress", "--confidence-level", "0"])
     texts, pairs, labels = cli.load_table(args.data, args.text_column, args.pair_column, args.label_column, args.split,
                                           args.limit)
     classifier = as_classifier(args.model)
