@@ -67,6 +67,14 @@ def test_feedback_request_above_budget_is_refused_before_any_model_call(model_ca
     assert model_calls == {"forward": 0, "load": 0}
 
 
+def test_toki_attack_of_a_long_text_is_refused_before_any_model_call(model_calls):
+    app = load_space_app("toki_trust")
+    with pytest.raises(SpaceError, match="text: this request needs about") as caught:
+        spaces.user_errors(app.attack_text)(spaces.DEFAULT_MODEL, " ".join([LONG] * 5)[:1990], "", "omission",
+                                            ["classifier"], 0.1, 0.8)
+    assert model_calls == {"forward": 0, "load": 0} and "share of words changed" in str(caught.value)
+
+
 def test_estimates_follow_the_algorithms():
     assert spaces.naopc_evaluations([3], "auto", 5, 12, "omission") == (3 + 1) + 2 * 3 + 2 ** 3
     assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 2 ** 3 + 6  # LIME: each distinct mask once

@@ -144,9 +144,15 @@ def diff_html(before: str, after: str) -> str:
 def attack_text(model_choice: str, text: str, train_text: str, explainer: str, embedders, max_rate: float,
                 min_similarity: float):
     text = spaces.check_inputs([text], max_texts=1)[0]
+    try:
+        max_rate, min_similarity = float(max_rate), float(min_similarity)
+    except (TypeError, ValueError):
+        raise spaces.SpaceError(f"max_rate={max_rate!r:.40}, min_similarity={min_similarity!r:.40}: expected numbers") from None
+    spaces.check_budget(spaces.toki_evaluations([], [], "omission", attack_words=[spaces.approx_words(text)],
+                                                max_rate=max_rate),
+                        "text", "shorten the text or lower the share of words changed")  # before any model call
     classifier, index, _, _, _, embs = keyword_index(model_choice, train_text, explainer, embedders)
-    res = toki.toki_attack(classifier, [text], index, embedders=embs, max_rate=float(max_rate),
-                           min_similarity=float(min_similarity))
+    res = toki.toki_attack(classifier, [text], index, embedders=embs, max_rate=max_rate, min_similarity=min_similarity)
     r = res["examples"][0]
     before, after = classifier.labels[r.label], classifier.labels[int(classifier.predict([r.adversarial])[0])]
     status = "succeeded" if r.success else "failed"
