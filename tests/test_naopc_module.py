@@ -280,3 +280,24 @@ def test_module_doctests():
     example = card.split("## Examples")[1].split("```python")[1].split("```")[0]
     runner.run(parser.get_doctest(example, {}, "card", "README.md", 0))
     assert runner.failures == 0 and runner.tries >= 8
+
+
+def test_exact_limits_share_one_model_pass(sharp_clf, monkeypatch):
+    # normalization="exact": p(x), both attribution orderings and all 2^N subsets go to the model in ONE
+    # masked_proba_many call (each subset once); the limits equal the N!-orderings loop of ``direct``
+    calls = []
+    original = type(sharp_clf).masked_proba_many
+
+    def counting(self, texts, masks_list, *args, **kwargs):
+        calls.append([len(m) for m in masks_list])
+        return original(self, texts, masks_list, *args, **kwargs)
+
+    monkeypatch.setattr(type(sharp_clf), "masked_proba_many", counting)
+    attrs = attributions_for(sharp_clf, TEXTS[:2])
+    res = N.compute_naopc(TEXTS[:2], attrs, sharp_clf, normalization="exact")
+    ns = [len(sharp_clf.words(t)) for t in TEXTS[:2]]
+    assert calls == [[1 << n for n in ns]]
+    for row, text, a in zip(res["per_example"], TEXTS[:2], attrs):
+        assert row["n_evaluations"] == 1 << row["n_words"]
+        comp, suff, lo, up = direct(sharp_clf, text, a, row["target"])
+        assert (row["lower"], row["upper"], row["comprehensiveness"]) == pytest.approx((lo, up, comp), abs=1e-6)

@@ -12,8 +12,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from textxai.classifier import PERTURBATIONS
-from textxai.naopc.core import AOPCLimits, ScoreManyFn, _evaluate, _Memo, _order_to_keys, comprehensiveness_order, sufficiency_order
-from textxai.naopc.limits import (_beam_limits, _check_limit_args, _exact_many, _limits,
+from textxai.naopc.core import (AOPCLimits, ScoreManyFn, _evaluate, _keys_to_masks, _Memo, _order_to_keys,
+                                comprehensiveness_order, sufficiency_order)
+from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits,
                                   _too_many_words)
 from textxai.validation import check_choice, check_positive_int, short_repr
 
@@ -200,14 +201,31 @@ def _score_many(job: _Job, targets) -> ScoreManyFn:
     return score_many
 
 
+def _methods(job: _Job) -> list[str]:
+    """The limits each text gets (see :func:`limit_method`); ``"none"`` without normalization."""
+    if job.opts.normalization == "none":
+        return ["none"] * len(job.words)
+    return [limit_method(len(w), job.opts.normalization, job.max_exact_words) for w in job.words]
+
+
+def _first_masks(job: _Job) -> list[np.ndarray]:
+    """Masks of the first model call: the intact input, and every subset of the texts with exact limits when
+    they fit one exact round (so p(x), the attribution orderings and the exact limits share ONE model pass)."""
+    exact = [len(w) if m == "exact" else 0 for w, m in zip(job.words, _methods(job))]
+    fold = sum(1 << n for n in exact if n) <= EXACT_SETS_PER_CALL
+    return [_keys_to_masks(range(1 << n), n) if n and fold else np.zeros((1, len(w)), dtype=bool)
+            for n, w in zip(exact, job.words)]
+
+
 def _model_outputs(job: _Job):
     """p(x) and targets, attributions still to compute, and the sets of every attribution ordering."""
     from textxai.attribution import resolve_targets, word_attributions
 
     opts = job.opts
-    full = job.clf.masked_proba_many(job.texts, [np.zeros((1, len(w)), dtype=bool) for w in job.words], job.pairs,
-                                     batch_size=opts.batch_size, perturbation=opts.perturbation)
-    full = np.stack([f[0] for f in full])
+    first = _first_masks(job)
+    probs = job.clf.masked_proba_many(job.texts, first, job.pairs, batch_size=opts.batch_size,
+                                      perturbation=opts.perturbation, progress=opts.progress and any(len(m) > 1 for m in first))
+    full = np.stack([p[0] for p in probs])  # row 0 of every text: nothing removed
     targets = resolve_targets(job.targets, full) if isinstance(job.targets, str) else job.targets
     for name, attrs in job.sets.items():
         if attrs is None:
@@ -215,8 +233,8 @@ def _model_outputs(job: _Job):
                                          batch_size=opts.batch_size, progress=opts.progress)
             job.sets[name] = _check_attributions(computed, job.words, job.texts)
     memos = [_Memo(len(w)) for w in job.words]
-    for memo, t, f in zip(memos, targets, full):
-        memo.values[0] = float(f[t])
+    for memo, t, p, masks in zip(memos, targets, probs, first):
+        memo.values.update(zip(range(len(masks)), p[:, t].tolist()))  # row k of ``first`` is the set k
     orders = {name: ([comprehensiveness_order(a) for a in attrs], [sufficiency_order(a) for a in attrs])
               for name, attrs in job.sets.items()}
     requests = [[] for _ in job.texts]
@@ -230,8 +248,7 @@ def _model_outputs(job: _Job):
 
 def _limits_per_text(job: _Job, memos, score_many) -> tuple[list[str], list[AOPCLimits | None]]:
     """The method per text (see :func:`limit_method`) and its limits, inputs of a method batched together."""
-    methods = ["none" if job.opts.normalization == "none" else limit_method(len(w), job.opts.normalization, job.max_exact_words)
-               for w in job.words]
+    methods = _methods(job)
     limits: list[AOPCLimits | None] = [None] * len(memos)
     for method in ("exact", "beam", "beam-paper"):
         idx = [i for i, m in enumerate(methods) if m == method]
