@@ -24,6 +24,10 @@ import time
 import numpy as np
 import torch
 
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from baselines import demo_classifier  # noqa: E402
 
 
@@ -220,6 +224,89 @@ def bench_beam(clf, sizes, count, beam_size=5, measure_printed_upto=10):
               f"{printed_inputs / ours_counter.inputs:>11.1f} {same:>11.0%}  (ours as good or better: {better:.0%})")
 
 
+# --------------------------------------------------------------------- vs the authors' beam (issue 11)
+def _cached_problems(clf, n_texts: int, features: str, store: dict):
+    """The 20-text benchmark of report.py (texts of 10-40 words; token features: the first 40 tokens), each
+    (text, features) with its model outputs in ``store`` (a dict kept on disk with --cache)."""
+    from report import CachedScores, texts_of_lengths
+
+    lengths = [int(round(x)) for x in np.linspace(10, 40, n_texts)]
+    for text in texts_of_lengths(clf, lengths):
+        scores = CachedScores(clf, text, features)
+        scores.cache = store.setdefault((text, features), scores.cache)
+        n = min(scores.n, 40)
+        scores.n, scores.groups = n, scores.groups[:n]
+        yield scores, n
+
+
+def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str]):
+    """Model inputs and limits of our searches against the authors' beam (B = 5) on the same model outputs.
+
+    Model inputs are counted per search (its distinct sets); the model itself sees each (text, set) once
+    (a shared cache, optionally on disk), so every search is measured on the same values.
+    """
+    import pickle
+    from pathlib import Path
+
+    from authors_beam import authors_beam
+
+    from textxai import naopc
+
+    store = pickle.loads(Path(cache).read_bytes()) if cache and Path(cache).exists() else {}
+    print(f"\n== Limits vs the authors' beam (B = 5), {n_texts} texts of 10-40 words ==")
+    print("(ratio = their model inputs / ours over all texts; diff = theirs - ours for the upper limit, "
+          "ours - theirs for the lower: + = ours looser)")
+    print(f"{'features':<8} {'search':<18} {'inputs':>8} {'theirs':>8} {'ratio':>6} {'upper mean':>11} {'upper worst':>11} "
+          f"{'lower mean':>11} {'lower worst':>11} {'texts > 0.01':>12}")
+    for features in ("words", "tokens"):
+        problems = list(_cached_problems(clf, n_texts, features, store))
+        theirs = [authors_beam(s, n, 5) for s, n in problems]
+        for search in searches:
+            method, _, width = search.partition(":")
+            ours = [naopc.aopc_limits(s, n, method=method, beam_size=int(width) if width else None) for s, n in problems]
+            d_up = np.array([t.upper - o.upper for t, o in zip(theirs, ours)])
+            d_lo = np.array([o.lower - t.lower for t, o in zip(theirs, ours)])
+            mine, their = sum(o.n_evaluations for o in ours), sum(t.model_inputs for t in theirs)
+            ns = [n for _, n in problems]
+            print(f"{features:<8} {search:<18} {mine:>8} {their:>8} {their / mine:>6.2f} {d_up.mean():>+11.4f} "
+                  f"{d_up.max():>+11.4f} {d_lo.mean():>+11.4f} {d_lo.max():>+11.4f} "
+                  f"{int(((d_up > 0.01) | (d_lo > 0.01)).sum()):>7}/{len(ns)}  (N={min(ns)}-{max(ns)})", flush=True)
+        if cache:
+            Path(cache).write_bytes(pickle.dumps(store))
+
+
+def bench_tradeoff(clf, n_texts: int, searches: list[str]):
+    """Model inputs vs the gap to the exact limits, texts of 10-14 words (word features)."""
+    from report import CachedScores, texts_of_lengths
+
+    from authors_beam import authors_beam
+
+    from textxai import naopc
+
+    lengths = [int(round(x)) for x in np.linspace(10, 14, n_texts)]
+    table = {}
+    for text, n in zip(texts_of_lengths(clf, lengths), lengths):
+        scores = CachedScores(clf, text, "words")
+        exact = naopc.aopc_limits(scores, n, method="exact", max_exact_words=14)
+        for search in searches + ["authors:5"]:
+            method, _, width = search.partition(":")
+            if method == "authors":
+                lim = authors_beam(scores, n, int(width))
+                inputs = lim.model_inputs
+            else:
+                lim = naopc.aopc_limits(scores, n, method=method, beam_size=int(width) if width else None)
+                inputs = lim.n_evaluations
+            entry = table.setdefault(search, [0, [], []])
+            entry[0] += inputs
+            entry[1].append(exact.upper - lim.upper)
+            entry[2].append(lim.lower - exact.lower)
+    print(f"\n== Trade-off: model inputs vs the gap to the exact limits, {n_texts} texts of 10-14 words "
+          f"(exact: {sum(1 << n for n in lengths):,} inputs) ==")
+    print(f"{'search':<18} {'inputs':>8} {'upper gap mean/max':>20} {'lower gap mean/max':>20}")
+    for name, (inputs, up, lo) in table.items():
+        print(f"{name:<18} {inputs:>8} {np.mean(up):>10.4f}/{max(up):.4f} {np.mean(lo):>11.4f}/{max(lo):.4f}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--texts", type=int, default=20, help="texts per beam size (default 20)")
@@ -229,12 +316,21 @@ def main(argv=None):
     parser.add_argument("--measure-printed-upto", type=int, default=10,
                         help="run every input of the printed algorithm through the model up to this N; beyond, its "
                              "inputs are counted exactly and its time estimated per input (default 10)")
+    parser.add_argument("--authors", type=int, default=20, help="texts of the comparison with the authors' beam (0: skip)")
+    parser.add_argument("--cache", default=None, help="pickle file keeping the model outputs between runs")
+    parser.add_argument("--searches", nargs="*", default=["beam", "beam:2", "beam-paper:1", "beam-paper:5"],
+                        help="method[:width] compared with the authors' beam and the exact limits")
+    parser.add_argument("--tradeoff", type=int, default=5, help="texts of 10-14 words for the trade-off curve (0: skip)")
     args = parser.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
     clf = demo_classifier()
     print(f"classifier: {clf!r}")
     if args.exact_sizes:
         bench_exact(clf, args.exact_sizes, args.exact_texts)
+    if args.authors:
+        bench_authors(clf, args.authors, args.cache, args.searches)
+    if args.tradeoff:
+        bench_tradeoff(clf, args.tradeoff, args.searches)
     if args.beam_sizes:
         bench_beam(clf, args.beam_sizes, args.texts, measure_printed_upto=args.measure_printed_upto)
 

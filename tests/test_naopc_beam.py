@@ -166,3 +166,27 @@ def test_beam_on_reference_oracle(reference_dir):
         theirs += authors_beam(score_fn(table), n, 5).model_inputs
     assert ours < theirs
     assert np.mean(gaps) < 0.02
+
+
+def test_lazy_beam_count_on_an_additive_model_by_hand():
+    # p(x without S) = 0.5 - sum_{j in S} w_j, gains 0.02 apart: the estimates (the gains measured at level 1)
+    # stay exact, so every lazy state keeps its first 2 children by estimate, except at the refresh level.
+    # Hand count, n = 8, width 1: the intact input 1 + the keep-one sets 8 + level 1 (every singleton, shared
+    # by both sides) 8; then per side: levels 2, 3, 4: 2 children each; level 5 (4 features removed, a
+    # multiple of refresh = 4): all 4 free children; level 6: 2; level 7: its 2 children are keep-one sets
+    # (already known); level 8: the full set, shared -> 17 + 2 * (2 + 2 + 2 + 4 + 2) + 0 + 1 = 42.
+    w = np.array([0.09, -0.05, 0.03, 0.07, -0.01, 0.05, -0.03, 0.01])
+    log: list[int] = []
+    keys = 1 << np.arange(8)
+
+    def fn(masks):
+        masks = np.asarray(masks, dtype=bool)
+        log.extend((masks.astype(np.int64) @ keys).tolist())
+        return 0.5 - masks @ w
+
+    assert (L.LAZY.children, L.LAZY.refresh) == (2, 4)
+    beam = N.aopc_limits(fn, 8, method="beam", beam_size=1)
+    assert beam.n_evaluations == len(log) == len(set(log)) == 42
+    exact = N.aopc_limits(lambda m: 0.5 - np.asarray(m, dtype=bool) @ w, 8, method="exact")
+    assert (beam.upper, beam.lower) == pytest.approx((exact.upper, exact.lower), abs=1e-12)
+    assert beam.upper_order == list(np.argsort(-w)) and beam.lower_order == list(np.argsort(w))

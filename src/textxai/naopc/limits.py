@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -94,7 +95,29 @@ def _exact_many(memos: list[_Memo], score_many: ScoreManyFn) -> list[tuple]:
 
 
 # ------------------------------------------------------------------------------------------------ beam
-SATURATION = 3e-4  # default tolerance of the lazy step of method="beam" (probability units, see _Beam)
+@dataclass(frozen=True)
+class Lazy:
+    """The lazy steps of ``method="beam"`` (``None`` instead: the paper's Algorithm 1, every child evaluated).
+
+    A state first asks for its ``children`` best children by estimate (the last marginal gain seen for each
+    feature along its own chain) and asks for all the others only when (a) none of them is saturated (within
+    ``saturation`` of probability 0 for the upper limit, 1 for the lower: no child can beat it by more) and
+    (b) their measured gains differ from their estimates by more than ``confirm`` (the estimates are stale
+    there) or the level is a multiple of ``refresh`` (every child re-measured periodically). Children whose
+    partial sums fall in the same ``ties``-wide bin are ranked by the keep-one prior (:func:`_keep_one`);
+    states more than ``margin`` below the best one are dropped (the width adapts: ``None`` keeps B states).
+    """
+
+    saturation: float = 3e-4
+    children: int = 2
+    confirm: float = 5e-3
+    refresh: int = 4
+    ties: float = 1e-2
+    margin: float | None = None
+
+
+LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
+SATURATION = LAZY.saturation
 
 
 class _Beam:
@@ -102,53 +125,67 @@ class _Beam:
 
     A state is ``(removed set, order, signed partial sum, signed marginal estimates or None)``. Children of
     a state are scored incrementally (partial sum + one new term); states are deduplicated by removed set
-    (the best partial sum survives). ``tolerance=None`` is the paper's Algorithm 1 (every child of every
-    state evaluated). With a tolerance, a state first asks for its best child by estimate only (the last
-    marginal gain seen for each feature along its own chain; gains within the tolerance of each other are
-    ranked by ``prior``) and asks for the other children only when
-    that child is not saturated: the upper side stops when its probability is ``<= tolerance`` (no child
-    can do better than probability 0 at that level), the lower side when it is ``>= 1 - tolerance``. For
-    probabilities this loses at most ``tolerance`` per lazily extended level against the best child.
+    (the best partial sum survives). ``lazy=None`` is the paper's Algorithm 1 (every child of every state
+    evaluated); a :class:`Lazy` asks for fewer children (see there).
     """
 
-    __slots__ = ("sign", "states", "plan", "prior")
+    __slots__ = ("sign", "states", "plan", "prior", "lazy")
 
-    def __init__(self, sign: float, prior: dict[int, float] | None = None):
+    def __init__(self, sign: float, lazy: Lazy | None = None, prior: dict[int, float] | None = None):
         self.sign = sign  # +1 maximises (upper), -1 minimises (lower)
         self.states = [(0, (), 0.0, None)]
         self.plan: list[list[int]] = []
-        self.prior = prior  # feature -> score; breaks ties between estimates within the tolerance (lazy beam)
+        self.lazy = lazy
+        self.prior = prior  # feature -> signed keep-one score: the tie-breaker of the lazy beam
 
-    def _rank(self, marg: np.ndarray, free: list[int], tolerance: float) -> None:
-        prior = self.prior
-        free.sort(key=lambda j: (-round(marg[j] / tolerance), -prior[j]))  # stable: then the lower index first
-
-    def first_requests(self, n: int, tolerance: float | None) -> list[int]:
-        """Ranks every state's free features (best estimate first); returns the best child of lazy states."""
+    def first_requests(self, n: int) -> list[int]:
+        """Ranks every state's free features (best estimate first); returns the first children of lazy states."""
         self.plan = []
+        lazy, prior = self.lazy, self.prior
         for key, _, _, marg in self.states:
             free = [j for j in range(n) if not key >> j & 1]
-            if tolerance is not None and marg is not None:
-                self._rank(marg, free, tolerance)
+            if lazy is not None and marg is not None:  # stable: then the lower index first
+                free.sort(key=lambda j: (-round(marg[j] / lazy.saturation), -prior[j]))
             self.plan.append(free)
-        lazy = tolerance is not None
-        if not lazy:
+        if lazy is None:
             return []
-        return [key | 1 << free[0] for (key, _, _, marg), free in zip(self.states, self.plan) if marg is not None]
+        return [key | 1 << j for (key, _, _, marg), free in zip(self.states, self.plan) if marg is not None
+                for j in free[: lazy.children]]
 
-    def full_requests(self, memo: _Memo, tolerance: float | None) -> list[int]:
-        """Every child of the states whose best child is not saturated; the others keep that child only."""
+    def _enough(self, memo: _Memo, key: int, marg, first: list[int]) -> bool:
+        """Whether a lazy state keeps its first children only (saturated, or estimates confirmed off-refresh)."""
+        lazy, values, sign = self.lazy, memo.values, self.sign
+        probs = [values[key | 1 << j] for j in first]
+        if (min(probs) if sign > 0 else 1.0 - max(probs)) <= lazy.saturation:
+            return True
+        if bin(key).count("1") % lazy.refresh == 0:
+            return False
+        return all(abs(sign * (values[key] - p) - marg[j]) <= lazy.confirm for j, p in zip(first, probs))
+
+    def full_requests(self, memo: _Memo) -> list[int]:
+        """Every child of the states that need them; lazy states that do not keep their first children only."""
         out = []
         for i, ((key, _, _, marg), free) in enumerate(zip(self.states, self.plan)):
-            if tolerance is not None and marg is not None:
-                p = memo.values[key | 1 << free[0]]
-                if (p if self.sign > 0 else 1.0 - p) <= tolerance:
-                    self.plan[i] = free[:1]
+            if self.lazy is not None and marg is not None:
+                first = free[: self.lazy.children]
+                if len(first) == len(free) or self._enough(memo, key, marg, first):
+                    self.plan[i] = first
                     continue
             out.extend(key | 1 << j for j in free)
         return out
 
-    def advance(self, memo: _Memo, beam_size: int, estimates: bool) -> None:
+    def _ranked(self, best: dict, beam_size: int) -> list:
+        lazy = self.lazy
+        if lazy is None:  # the sort is stable: ties keep generation order (deterministic)
+            return sorted(best.items(), key=lambda item: -item[1][0])[:beam_size]
+        prior = self.prior
+        ranked = sorted(best.items(), key=lambda item: (-math.floor(item[1][0] / lazy.ties), -prior[item[1][2]]))
+        ranked = ranked[:beam_size]
+        if lazy.margin is not None:
+            ranked = [r for r in ranked if r[1][0] >= ranked[0][1][0] - lazy.margin]
+        return ranked
+
+    def advance(self, memo: _Memo, beam_size: int) -> None:
         p0, values, sign = memo.values[0], memo.values, self.sign
         best: dict[int, tuple[float, int, int]] = {}  # child set -> (signed partial sum, parent index, j)
         for parent, ((key, _, psum, _), pick) in enumerate(zip(self.states, self.plan)):
@@ -158,10 +195,9 @@ class _Beam:
                 old = best.get(child)
                 if old is None or score > old[0]:  # dedup by set: only the best partial sum survives
                     best[child] = (score, parent, j)
-        # the sort is stable: ties keep generation order (deterministic)
-        ranked = sorted(best.items(), key=lambda item: -item[1][0])[:beam_size]
+        ranked = self._ranked(best, beam_size)
         margs = {}
-        if estimates:
+        if self.lazy is not None:
             for parent in {parent for _, (_, parent, _) in ranked}:
                 key, _, _, marg = self.states[parent]
                 new = np.zeros(memo.n) if marg is None else marg.copy()
@@ -177,22 +213,23 @@ class _Beam:
 
 
 def _search(memos: list[_Memo], score_many: ScoreManyFn, beams: list[list[_Beam]], beam_size: int,
-            tolerance: float | None, progress: bool) -> None:
+            progress: bool) -> None:
     """Advances the given beams of every input level by level; each round of new sets in ONE ``score_many`` call."""
+    lazy = any(beam.lazy is not None for pair in beams for beam in pair)
     for step in progress_bar(range(1, max(m.n for m in memos) + 1), progress, "NAOPC beam", unit="level"):
         active = [i for i, m in enumerate(memos) if m.n >= step]
         requests = [[] for _ in memos]
         for i in active:
-            requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i].n, tolerance)]
-        if tolerance is not None:
+            requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i].n)]
+        if lazy:
             _evaluate(memos, requests, score_many, f"beam level {step}")
             requests = [[] for _ in memos]
         for i in active:
-            requests[i] = [k for beam in beams[i] for k in beam.full_requests(memos[i], tolerance)]
+            requests[i] = [k for beam in beams[i] for k in beam.full_requests(memos[i])]
         _evaluate(memos, requests, score_many, f"beam level {step}")
         for i in active:
             for beam in beams[i]:
-                beam.advance(memos[i], beam_size, tolerance is not None)
+                beam.advance(memos[i], beam_size)
 
 
 def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
@@ -208,21 +245,21 @@ def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
 
 
 def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, progress: bool = False,
-               sides: tuple[str, ...] = ("upper", "lower"), tolerance: float | None = None) -> list[tuple]:
+               sides: tuple[str, ...] = ("upper", "lower"), lazy: Lazy | None = None) -> list[tuple]:
     """Beam limits of every input: ``(lower, upper, lower_order, upper_order)`` per input.
 
-    ``tolerance=None``: the paper's Algorithm 1 (one model call per level). A number: the lazy beam of
-    ``method="beam"``: first the N "keep one feature" sets (the tie-breaker of saturated estimates, see
-    :func:`_keep_one`), then two calls per level. Both sides advance together, sharing every call.
+    ``lazy=None``: the paper's Algorithm 1 (one model call per level). A :class:`Lazy`: the lazy beam of
+    ``method="beam"``: first the N "keep one feature" sets (the tie-breaker, see :func:`_keep_one`), then
+    two calls per level. Both sides advance together, sharing every call.
     ``sides`` can restrict the search to one limit (the other is then returned as NaN).
     """
     signs = [+1.0 if side == "upper" else -1.0 for side in sides]
-    if tolerance is None:
+    if lazy is None:
         beams = [[_Beam(sign) for sign in signs] for _ in memos]
     else:
-        beams = [[_Beam(sign, {j: sign * p for j, p in enumerate(ps)}) for sign in signs]
+        beams = [[_Beam(sign, lazy, {j: sign * p for j, p in enumerate(ps)}) for sign in signs]
                  for ps in _keep_one(memos, score_many)]
-    _search(memos, score_many, beams, beam_size, tolerance, progress)
+    _search(memos, score_many, beams, beam_size, progress)
     results = []
     for memo, pair in zip(memos, beams):
         found = {side: beam.best() for side, beam in zip(sides, pair)}
@@ -250,8 +287,7 @@ def _check_limit_args(method, beam_size, max_exact_words) -> int | None:
 
 def _beam_limits(memos, score_many, method: str, beam_size: int, progress: bool = False) -> list[tuple]:
     """``method="beam"`` (lazy, saturation-bounded) or ``"beam-paper"`` (Algorithm 1) on every input at once."""
-    tolerance = SATURATION if method == "beam" else None
-    return _beam_many(memos, score_many, beam_size, progress, tolerance=tolerance)
+    return _beam_many(memos, score_many, beam_size, progress, lazy=LAZY if method == "beam" else None)
 
 
 def _too_many_words(n: int, max_exact_words: int, where: str = "") -> ValueError:
