@@ -13,7 +13,7 @@ def model_folder(sharp_bert_folder):
     return sharp_bert_folder
 
 
-def test_cli_run(model_folder, tmp_path):
+def test_cli_run(model_folder, tmp_path, capsys):
     from textxai.classifier import TextClassifier
     from textxai.cli import main
 
@@ -25,6 +25,10 @@ def test_cli_run(model_folder, tmp_path):
     assert main(["run", "naopc", "--model", str(model_folder), "--data", str(data), "--attributions-column", "scores",
                  "--output", str(out), "--no-progress"]) == 0
     written = json.loads((out / "naopc.json").read_text())
+    # "auto" says which limits it chose and why (4-word texts: exact, within the CPU budget of 2^12 inputs)
+    choice = "limits: exact for 2 texts (N <= 12: 2^N <= 4,096 model inputs per text, the 'auto' budget on cpu)"
+    assert written["limits_choice"] == choice
+    assert f"textxai run naopc: {choice}" in capsys.readouterr().err
     clf = TextClassifier(str(model_folder), device="cpu")
     direct = N.compute_naopc([r["text"] for r in rows], [r["scores"] for r in rows], clf)
     for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):

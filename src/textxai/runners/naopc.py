@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +251,9 @@ def run(args, texts, text_pairs, labels, classifier):
                                  progress=not getattr(args, "no_progress", False))
     results, figs = analyse(texts, text_pairs, classifier, attributions, target=_target(args.target),
                             options=options, intervals=stats.cli_options(args))
+    if parallel.is_main_process():  # which limits "auto" chose and why (the summary below prints numbers only)
+        choice = results["limits_choice"]
+        print(f"textxai run naopc: {choice}", file=sys.stderr, flush=True)
     for name, m in results["methods"].items():  # flat scalars for the command line summary
         for key, value in m.items():
             results[f"{name}/{key}"] = value
