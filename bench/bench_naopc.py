@@ -225,13 +225,15 @@ def bench_beam(clf, sizes, count, beam_size=5, measure_printed_upto=10):
 
 
 # --------------------------------------------------------------------- vs the authors' beam (issue 11)
-def _cached_problems(clf, n_texts: int, features: str, store: dict):
+def _cached_problems(clf, n_texts: int, features: str, store: dict, index=None):
     """The 20-text benchmark of report.py (texts of 10-40 words; token features: the first 40 tokens), each
     (text, features) with its model outputs in ``store`` (a dict kept on disk with --cache)."""
     from report import CachedScores, texts_of_lengths
 
     lengths = [int(round(x)) for x in np.linspace(10, 40, n_texts)]
-    for text in texts_of_lengths(clf, lengths):
+    for i, text in enumerate(texts_of_lengths(clf, lengths)):
+        if index is not None and i not in index:
+            continue
         scores = CachedScores(clf, text, features)
         scores.cache = store.setdefault((text, features), scores.cache)
         n = min(scores.n, 40)
@@ -239,7 +241,7 @@ def _cached_problems(clf, n_texts: int, features: str, store: dict):
         yield scores, n
 
 
-def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str]):
+def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str], index: dict | None = None):
     """Model inputs and limits of our searches against the authors' beam (B = 5) on the same model outputs.
 
     Model inputs are counted per search (its distinct sets); the model itself sees each (text, set) once
@@ -259,7 +261,7 @@ def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str]):
     print(f"{'features':<8} {'search':<18} {'inputs':>8} {'theirs':>8} {'ratio':>6} {'upper mean':>11} {'upper worst':>11} "
           f"{'lower mean':>11} {'lower worst':>11} {'texts > 0.01':>12}")
     for features in ("words", "tokens"):
-        problems = list(_cached_problems(clf, n_texts, features, store))
+        problems = list(_cached_problems(clf, n_texts, features, store, (index or {}).get(features)))
         theirs = [authors_beam(s, n, 5) for s, n in problems]
         for search in searches:
             method, _, width = search.partition(":")
@@ -320,6 +322,8 @@ def main(argv=None):
     parser.add_argument("--cache", default=None, help="pickle file keeping the model outputs between runs")
     parser.add_argument("--searches", nargs="*", default=["beam", "beam:2", "beam-paper:1", "beam-paper:5"],
                         help="method[:width] compared with the authors' beam and the exact limits")
+    parser.add_argument("--word-index", type=int, nargs="*", default=None, help="run only these of the texts (words)")
+    parser.add_argument("--token-index", type=int, nargs="*", default=None, help="run only these of the texts (tokens)")
     parser.add_argument("--tradeoff", type=int, default=5, help="texts of 10-14 words for the trade-off curve (0: skip)")
     args = parser.parse_args(argv)
     torch.set_num_threads(max(1, torch.get_num_threads()))
@@ -328,7 +332,7 @@ def main(argv=None):
     if args.exact_sizes:
         bench_exact(clf, args.exact_sizes, args.exact_texts)
     if args.authors:
-        bench_authors(clf, args.authors, args.cache, args.searches)
+        bench_authors(clf, args.authors, args.cache, args.searches, {"words": args.word_index, "tokens": args.token_index})
     if args.tradeoff:
         bench_tradeoff(clf, args.tradeoff, args.searches)
     if args.beam_sizes:

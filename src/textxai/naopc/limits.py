@@ -113,7 +113,7 @@ class Lazy:
     confirm: float = 5e-3
     refresh: int = 4
     ties: float = 1e-2
-    margin: float | None = None
+    margin: float | None = 0.03
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
