@@ -21,9 +21,11 @@ The model-agnostic core works on a ``score_fn`` mapping a boolean batch of remov
   sets, so ``best(S) = g(S) + max_{j in S} best(S - {j})`` with ``g(S) = p(x) - p(x without S)`` —
   2^N model evaluations and O(2^N N) work instead of N! orderings; it handles all-negative cases (the
   authors' enumeration starts its running maximum at 0 and over-estimates those upper limits).
-  ``method="beam"`` is the paper's Algorithm 1 with both limits in one pass, every candidate scored
+  ``method="beam-paper"`` is the paper's Algorithm 1 with both limits in one pass, every candidate scored
   incrementally (parent's partial sum + one new term), beam states deduplicated by removed set (only the
-  best partial sum per set survives), model calls memoised per set and batched across beams and inputs.
+  best partial sum per set survives), model calls memoised per set and batched across beams and inputs;
+  ``method="beam"`` (the default) is the same beam made lazy (``limits.Lazy``: few children per state
+  where the estimates are confirmed or saturated).
   Beam limits are AOPCs of real orderings, so ``lower_beam >= lower_exact`` and ``upper_beam <= upper_exact``.
 - :func:`rank_agreement`: Kendall tau between two rankings (the paper's Table 4).
 
