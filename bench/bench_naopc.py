@@ -262,6 +262,8 @@ def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str], ind
           f"{'lower mean':>11} {'lower worst':>11} {'texts > 0.01':>12}")
     for features in ("words", "tokens"):
         problems = list(_cached_problems(clf, n_texts, features, store, (index or {}).get(features)))
+        if not problems:
+            continue
         theirs = [authors_beam(s, n, 5) for s, n in problems]
         for search in searches:
             method, _, width = search.partition(":")
