@@ -124,3 +124,40 @@ def test_glove_embedder_phrases_unknown_words_and_neighbours():
     near = dict(emb.neighbours("terrible", 10))
     assert "horrible" in near and "terrible" not in near
     assert list(near.values()) == sorted(near.values(), reverse=True)
+
+
+def test_user_embedders_that_fail_are_named_and_chained():
+    from textxai.embeddings import UserEmbedder
+    from textxai.validation import CallbackError
+
+    def broken(words):
+        raise KeyError(words[0])
+
+    (emb,) = get_embedders([broken])
+    assert isinstance(emb, UserEmbedder) and emb.name == "broken"
+    with pytest.raises(CallbackError, match=r"embedders\[0\]=.*broken raised KeyError on words \['good', 'bad'\]") as err:
+        emb.embed(["good", "bad"])
+    assert isinstance(err.value.__cause__, KeyError)
+
+    class Table:  # an object with .name and .embed, returning one row too few
+        name = "table"
+
+        def embed(self, words):
+            return np.ones((len(words) - 1, 3))
+
+    (emb,) = get_embedders(Table())
+    with pytest.raises(ValueError, match=r"embedders\[0\]=table .*shape \(1, 3\) for 2 words: expected \[2, d\]"):
+        emb.embed(["good", "bad"])
+    (emb,) = get_embedders([lambda words: [[float("nan"), 1.0]] * len(words)])
+    with pytest.raises(ValueError, match=r"embedders\[0\]=<lambda> returned non-finite values"):
+        emb.embed(["good"])
+    (emb,) = get_embedders([lambda words: [["x"]] * len(words)])
+    with pytest.raises(ValueError, match=r"embedders\[0\]=<lambda> returned .*expected an array of numbers"):
+        emb.embed(["good"])
+    # a working callable is an embedder: TOKI(-K.I) on it, with the same checks on later calls
+    good = get_embedders([lambda words: [[1.0, 0.0] if w.startswith("g") else [0.0, 1.0] for w in words]])
+    assert toki.relate_to_class_name(["great", "awful"], "good", good, {"<lambda>": 0.5}).tolist() == [True, False]
+    changing = UserEmbedder(lambda words: np.ones((len(words), len(words[0]))), "embedders[0]")
+    changing.embed(["ab"])                                     # d = 2
+    with pytest.raises(ValueError, match=r"shape \(1, 1\) for 1 words: expected \[1, 2\]"):
+        changing.embed(["a"])                                  # then d = 1: refused

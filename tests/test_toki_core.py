@@ -250,3 +250,33 @@ def test_bad_thresholds():
         toki.cluster_words([[1, 0], [0, 1]], 0.3, "ward")
     with pytest.raises(ValueError, match="embedders\\[0\\]='fasttext'"):
         get_embedders(["fasttext"])
+
+
+def test_function_words_are_never_keywords():
+    # "we" sits right on the class vector and would be a keyword by eq. 4; a function word never is (and it
+    # does not pull the cluster mean either): it stays in the pool as an unrelated word (F_c)
+    table = {"positive": unit(0), "we": unit(1), "good": unit(5), ".": unit(2), "banana": unit(90)}
+    pools = {0: {"we": 0.9, "good": 0.5, ".": 0.4, "banana": 0.1}}
+    kw = toki.identify_keywords(pools, {0: "positive"}, [ArrayEmbedder(table)], {"array": 0.85}, theta_dist=0.1)
+    assert kw == {0: {"good"}}
+    index = toki.KeywordIndex(class_names={0: "positive"}, pools=pools, keywords=kw, theta_relate={"array": 0.85},
+                              embedders=["array"])
+    assert index.non_keywords(0) == ["we", ".", "banana"]
+    assert [toki.can_be_keyword(w) for w in ("We", "never", "'s", "wonderful")] == [False, False, False, True]
+
+
+def test_options_as_dataclasses_and_as_flat_keywords():
+    explain, index = toki.with_keywords("f", {"top_k": 3, "theta_dist": 0.2}, toki.ExplainOptions(), toki.IndexOptions())
+    assert (explain.top_k, index.theta_dist, explain.explainer) == (3, 0.2, "lime")
+    with pytest.raises(TypeError, match=r"build_keyword_index got unexpected option\(s\) \['top_kk'\]"):
+        toki.build_keyword_index(None, ["a"], [0], top_kk=3)
+    with pytest.raises(TypeError, match=r"assess got unexpected option\(s\) \['theta_cof'\]"):
+        toki.assess(None, ["a"], [0], None, theta_cof=0.5)
+    with pytest.raises(TypeError, match=r"toki_trust got unexpected option\(s\) \['explainr'\]"):
+        toki.toki_trust(["a"], [0], model=None, explainr="lime")
+    with pytest.raises(TypeError, match="explain=.*expected a ExplainOptions or None"):
+        toki.toki_trust(["a"], [0], model=None, explain={"top_k": 3})
+    with pytest.raises(ValueError, match="theta_conf=1.5"):
+        toki.toki_trust(["a"], [0], model=None, assess=toki.AssessOptions(theta_conf=1.5))
+    with pytest.raises(ValueError, match="top_k=0"):   # a flat keyword reaches its dataclass and is checked
+        toki.toki_trust(["a"], [0], model=None, top_k=0)

@@ -86,3 +86,39 @@ def test_browser_verdict_equals_module(app, folder, train_text, gradio_url, page
     out = _module_verdict(folder, text, train_text)
     assert shown == ("trustworthy" if out["trust_labels"][0] else "untrustworthy")
     assert page.locator("#toki-words .toki-word").count() == len(out["top_words"][0])
+
+
+@pytest.fixture(scope="module")
+def example_verdicts(app):
+    """The prefilled examples on the Space's default model (demo-sentiment; omission, its packaged training
+    texts, the default embedders): the verdict HTML of each."""
+    from textxai.embeddings import EMBEDDER_NAMES
+
+    return [app.assess_text("textxai/demo-sentiment", text, "", "", "omission", list(EMBEDDER_NAMES))[0]
+            for text, _ in app.EXAMPLES]
+
+
+def test_prefilled_examples_tell_the_story(app, example_verdicts):
+    # one prediction made for the right reasons, one resting on words unrelated to its class
+    assert [expected for _, expected in app.EXAMPLES] == ["trustworthy", "untrustworthy"]
+    right, shortcut = example_verdicts
+    assert "id='toki-verdict'>trustworthy<" in right and "id='toki-prediction'>positive<" in right
+    assert "id='toki-verdict'>untrustworthy<" in shortcut
+    # the words that carry each verdict: "great" / "wonderful" related to positive, "home" not
+    assert 'toki-related" title' in right and ">great <" in right
+    assert ">home <" in shortcut and shortcut.count("toki-related") < shortcut.count("toki-unrelated")
+
+
+@pytest.mark.browser
+def test_browser_prefilled_examples(app, gradio_url, page):
+    from playwright.sync_api import expect
+
+    from textxai.embeddings import EMBEDDER_NAMES
+
+    demo = app.build_demo(default_model="textxai/demo-sentiment", default_embedders=EMBEDDER_NAMES)
+    page.goto(gradio_url(demo))
+    for text, expected in app.EXAMPLES:
+        page.locator("#toki-examples").get_by_text(text, exact=True).click()
+        expect(page.locator("#text-box textarea")).to_have_value(text)
+        page.locator("#assess-button").click()
+        expect(page.locator("#toki-verdict")).to_have_text(expected, timeout=240_000)

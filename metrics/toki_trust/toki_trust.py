@@ -99,10 +99,9 @@ class TokiTrust(TextxaiMetric):
                  train_texts=None, train_labels=None, train_text_pairs=None, save_index=None, explainer="lime",
                  explainer_options=None, top_k=10, theta_dist=0.3, theta_relate=None, theta_conf=0.9, embedders=None,
                  class_names=None, human_trust=None, batch_size=32, seed=0, device=None, progress=False):
-        return toki.compute(texts, references, text_pairs=text_pairs, model=model, tokenizer=tokenizer,
-                               keyword_index=keyword_index, train_texts=train_texts, train_labels=train_labels,
-                               train_text_pairs=train_text_pairs, save_index=save_index, explainer=explainer,
-                               explainer_options=explainer_options, top_k=top_k, theta_dist=theta_dist,
-                               theta_relate=theta_relate, theta_conf=theta_conf, embedders=embedders,
-                               class_names=class_names, human_trust=human_trust, batch_size=batch_size, seed=seed,
-                               device=device, progress=progress)
+        return toki.compute(
+            texts, references, text_pairs=text_pairs, model=model, keyword_index=keyword_index, human_trust=human_trust,
+            train=toki.TrainingData(train_texts, train_labels, train_text_pairs, save_index),
+            explain=toki.ExplainOptions(explainer, explainer_options, top_k, batch_size, seed, progress),
+            index=toki.IndexOptions(theta_dist, theta_relate, embedders, class_names),
+            assess=toki.AssessOptions(theta_conf), tokenizer=tokenizer, device=device)

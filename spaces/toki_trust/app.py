@@ -8,11 +8,27 @@ import Levenshtein
 
 from textxai import demo as demo_models
 from textxai import spaces, toki
+from textxai.attribution import REGISTRY
 from textxai.embeddings import EMBEDDER_NAMES
 from textxai.words import tokenize
 
 MAX_TRAIN = 200
-EXPLAINERS = {"omission": {}, "gradient": {}, "lime (500 samples)": {"n_samples": 500}}
+SPACE_SAMPLES = 500  # sampling explainers (LIME, Kernel SHAP) run with this many samples here
+
+
+def explainer_choices() -> dict[str, dict]:
+    """The explainers offered, from the one attribution registry (``textxai.attribution.REGISTRY``): a new
+    method appears here by itself. Sampling methods are labelled with the samples they use in the Space."""
+    out = {}
+    for name, method in REGISTRY.items():
+        if method.family == "sampling":
+            out[f"{name} ({SPACE_SAMPLES} samples)"] = {"n_samples": SPACE_SAMPLES}
+        else:
+            out[name] = {}
+    return out
+
+
+EXPLAINERS = explainer_choices()
 RELATED, UNRELATED = "#16a34a", "#dc2626"
 _LOCK = threading.Lock()
 _INDEXES: dict = {}
@@ -70,10 +86,9 @@ def keyword_index(model_choice: str, train_text: str | None, explainer: str, emb
     else:
         raise spaces.SpaceError("training texts: paste labelled training texts (label<TAB>text per line) for this model")
     with _LOCK:
-        index = toki.cached_keyword_index(classifier, [b for _, b in rows], [y for y, _ in rows], explainer=method,
-                                          top_k=10, theta_dist=0.3, theta_relate=None, embedders=embs,
-                                          class_names=None, batch_size=32, seed=0, progress=False,
-                                          explainer_options=options, train_text_pairs=None)
+        index = toki.cached_keyword_index(classifier, [b for _, b in rows], [y for y, _ in rows],
+                                          explain=toki.ExplainOptions(method, options or None),
+                                          index=toki.IndexOptions(embedders=embs))
     return classifier, index, rows, method, options, embs
 
 
@@ -104,8 +119,8 @@ def assess_text(model_choice: str, text: str, true_label: str, train_text: str, 
     classifier, index, _, method, options, embs = keyword_index(model_choice, train_text, explainer, embedders)
     predicted = int(classifier.predict([text])[0])
     y = _label_index(true_label, classifier, predicted)
-    out = toki.toki_trust([text], [y], model=classifier, keyword_index=index, explainer=method,
-                          explainer_options=options, embedders=embs)
+    out = toki.toki_trust([text], [y], model=classifier, keyword_index=index,
+                          explain=toki.ExplainOptions(method, options or None), index=toki.IndexOptions(embedders=embs))
     name = classifier.labels[predicted]
     conf = out["confidences"][0]
     label = out["trust_labels"][0]
@@ -163,6 +178,11 @@ def attack_text(model_choice: str, text: str, train_text: str, explainer: str, e
 
 
 DEFAULT_TEXT = "A wonderful film with a great cast and a moving story."
+#: The prefilled examples on textxai/demo-sentiment (omission, its packaged training texts, all embedders):
+#: a prediction made for the right reasons ("great", "wonderful": trustworthy) and a neutral sentence the model
+#: calls positive with p = 0.97 because of "home", "we", "at" — words unrelated to "positive" (untrustworthy;
+#: the Naive confidence baseline would trust it). tests/test_toki_space.py checks both verdicts.
+EXAMPLES = [(DEFAULT_TEXT, "trustworthy"), ("We watched the sequel at home.", "untrustworthy")]
 
 
 def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "", default_text: str = DEFAULT_TEXT,
@@ -190,6 +210,8 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
                 text_box = gr.Textbox(value=default_text, lines=3, elem_id="text-box", label="Text")
                 label_box = gr.Textbox(value="", elem_id="label-box",
                                        label="True label (optional; empty = take the prediction as correct)")
+                gr.Examples([[t] for t, _ in EXAMPLES], [text_box], label="Examples (demo-sentiment): right for the "
+                            "right reasons / resting on unrelated words", elem_id="toki-examples")
                 assess_button = gr.Button("Assess", variant="primary", elem_id="assess-button")
                 verdict_html = gr.HTML(elem_id="verdict")
                 keywords_html = gr.HTML(elem_id="keywords")

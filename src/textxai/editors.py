@@ -191,9 +191,9 @@ def get_editor(editor, classifier=None, **options):
 
 # ----------------------------------------------------------------------------- the shared substitute generator
 def _stop_words() -> frozenset:
-    from spacy.lang.en.stop_words import STOP_WORDS
+    from textxai.toki.core import stop_words  # one list: TOKI's keywords exclude the same words
 
-    return frozenset(w.lower() for w in STOP_WORDS)
+    return stop_words()
 
 
 @functools.lru_cache(maxsize=1)
@@ -255,29 +255,51 @@ class SubstituteGenerator:
         if word not in self._cache:
             out = []
             if word.isalpha() and word not in self.stop_words and self.glove.known(word):
-                near = [w for w, _ in self.glove.neighbours(word, self.n_neighbours)
-                        if w.isalpha() and w not in self.stop_words and not _same_stem(w, word)]
-                if near:
-                    from textxai.toki.core import cosine_matrix
-
-                    sims = np.mean([cosine_matrix(e.embed([word]), e.embed(near))[0] for e in self.embedders], axis=0)
-                    out = sorted(((w, float(s)) for w, s in zip(near, sims) if s >= self.min_word_similarity),
-                                 key=lambda p: (-p[1], p[0]))
+                out = self._checked(word, [w for w, _ in self.glove.neighbours(word, self.n_neighbours)])
             self._cache[word] = out
         return self._cache[word]
+
+    def _checked(self, word: str, candidates: list[str]) -> list[tuple[str, float]]:
+        """The candidates (lower case) that pass the word-level rules for ``word``, most similar first."""
+        from textxai.toki.core import cosine_matrix
+
+        near = list(dict.fromkeys(w for w in candidates if w.isalpha() and w != word and w not in self.stop_words
+                                  and not _same_stem(w, word)))
+        if not near:
+            return []
+        sims = np.mean([cosine_matrix(e.embed([word]), e.embed(near))[0] for e in self.embedders], axis=0)
+        return sorted(((w, float(s)) for w, s in zip(near, sims) if s >= self.min_word_similarity),
+                      key=lambda p: (-p[1], p[0]))
+
+    def _meaning_kept(self, word: str, out: list[tuple[str, float]], forbidden) -> list[tuple[str, float]]:
+        if self.keep_meaning:
+            pairs = antonym_pairs()
+            out = [(s, x) for s, x in out if (word, s) not in pairs]
+            if forbidden is not None and out:
+                banned = forbidden([s for s, _ in out])
+                out = [p for p, b in zip(out, banned) if not b]
+        return out
 
     def __call__(self, word: str, k: int | None = None, forbidden=None) -> list[tuple[str, float]]:
         """Up to ``k`` replacements ``(substitute, mean cosine)`` of ``word``, most similar first."""
         w = word.lower()
-        out = self._ranked(w)
-        if self.keep_meaning:
-            pairs = antonym_pairs()
-            out = [(s, x) for s, x in out if (w, s) not in pairs]
-            if forbidden is not None and out:
-                banned = forbidden([s for s, _ in out])
-                out = [p for p, b in zip(out, banned) if not b]
+        out = self._meaning_kept(w, self._ranked(w), forbidden)
         out = [(_match_case(word, s), x) for s, x in out]
         return out[:k] if k is not None else out
+
+    def check(self, word: str, candidates, forbidden=None) -> list[tuple[str, float]]:
+        """Those of ``candidates`` (any words, e.g. TOKI's pool words) that pass the same rules as the
+        neighbours (similarity to ``word``, no stop word, no form of ``word``, and with ``keep_meaning`` no
+        antonym, nothing ``forbidden``), as ``(substitute, mean cosine)``, most similar first.
+
+        >>> [w for w, _ in SubstituteGenerator().check("film", ["movie", "the", "banana", "films"])]
+        ['movie']
+        """
+        w = word.lower()
+        if not (w.isalpha() and w not in self.stop_words):
+            return []
+        out = self._meaning_kept(w, self._checked(w, [str(c).lower() for c in candidates]), forbidden)
+        return [(_match_case(word, s), x) for s, x in out]
 
     def similar_texts(self, original: str, texts: list[str], min_similarity: float) -> list[float | None]:
         """Sentence cosine (MiniLM) of each text with ``original``, None where below ``min_similarity``."""

@@ -105,6 +105,70 @@ class ArrayEmbedder(WordEmbedder):
         return sorted(self.table)
 
 
+class UserEmbedder(WordEmbedder):
+    """An embedder the user passed (an object with ``.name`` and ``.embed(words)``, or a plain callable
+    ``words -> [len(words), d] array``), guarded: an error it raises becomes a
+    :class:`textxai.validation.CallbackError` naming the argument, the embedder and the words (chained to
+    the original); an output of the wrong shape or with non-finite values is a ValueError naming the argument.
+
+    >>> emb = UserEmbedder(lambda words: [[1.0, 0.0]] * len(words), "embedders[0]")
+    >>> emb.embed(["a", "b"]).shape, emb.name
+    ((2, 2), '<lambda>')
+    >>> UserEmbedder(lambda words: [[1.0]], "embedders[0]").embed(["a", "b"])
+    Traceback (most recent call last):
+    ...
+    ValueError: embedders[0]=<lambda> returned an array of shape (1, 1) for 2 words: expected [2, d], one row per word
+    """
+
+    def __init__(self, inner, argument: str = "embedders"):
+        from textxai.validation import callable_name
+
+        super().__init__()
+        self.inner = inner
+        self.argument = argument
+        self.name = str(getattr(inner, "name", None) or getattr(inner, "__name__", None) or callable_name(inner))
+        self._dim: int | None = None
+        self._fn = inner.embed if hasattr(inner, "embed") else inner
+        self._label = callable_name(inner) if not hasattr(inner, "embed") else f"{self.name} ({type(inner).__name__}.embed)"
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._embed(["the"])
+        return self._dim
+
+    def _embed(self, words):
+        from textxai.validation import call_user, short_repr
+
+        shown = short_repr(words[:5]) + (f" and {len(words) - 5} more" if len(words) > 5 else "")
+        out = call_user(self._fn, self.argument, f"words {shown}", list(words))
+        try:
+            arr = np.asarray(out, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"{self.argument}={self._label} returned {short_repr(out)}: expected an array of numbers "
+                             f"[{len(words)}, d]") from error
+        if arr.ndim != 2 or arr.shape[0] != len(words) or arr.shape[1] == 0 or (self._dim is not None and arr.shape[1] != self._dim):
+            want = f"[{len(words)}, {self._dim}]" if self._dim is not None else f"[{len(words)}, d]"
+            raise ValueError(f"{self.argument}={self._label} returned an array of shape {arr.shape} for {len(words)} "
+                             f"words: expected {want}, one row per word")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{self.argument}={self._label} returned non-finite values (NaN or inf) for words {shown}: "
+                             "expected finite numbers")
+        self._dim = arr.shape[1]
+        return arr
+
+    def vocabulary(self):
+        from textxai.validation import call_user
+
+        if not hasattr(self.inner, "vocabulary"):
+            raise ValueError(f"{self.argument}={self._label} has no vocabulary() to draw random word pairs from: "
+                             "expected theta_relate to be given for it (a number or {name: number})")
+        return list(call_user(self.inner.vocabulary, self.argument, "vocabulary()"))
+
+    def __repr__(self) -> str:
+        return f"UserEmbedder({self.inner!r})"
+
+
 def _tokenizer_vocabulary(tokenizer) -> list[str]:
     from textxai.classifier import word_vocabulary  # the one rule; words of >= 3 letters for random pairs
 
@@ -338,7 +402,7 @@ def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
     """
     if spec is None:
         spec = list(EMBEDDER_NAMES)
-    if isinstance(spec, (str, WordEmbedder)) or hasattr(spec, "embed") and not isinstance(spec, (list, tuple)):
+    if isinstance(spec, (str, WordEmbedder)) or (hasattr(spec, "embed") or callable(spec)) and not isinstance(spec, (list, tuple)):
         spec = [spec]
     if not isinstance(spec, (list, tuple)) or not spec:
         raise TypeError(f"embedders={spec!r:.80}: expected a name in {list(EMBEDDER_NAMES)}, an embedder or a non-empty list of them")
@@ -358,10 +422,13 @@ def get_embedders(spec=None, classifier=None) -> list[WordEmbedder]:
                 out.append(_SHARED_MINILM.get_or_create(item, MiniLMEmbedder if item == "minilm" else GloVeEmbedder))
             else:
                 raise ValueError(f"embedders[{i}]={item!r}: expected one of {list(EMBEDDER_NAMES)} or an embedder object")
-        elif hasattr(item, "embed") and hasattr(item, "name"):
-            out.append(item)
+        elif isinstance(item, (ArrayEmbedder, ClassifierEmbedder, MiniLMEmbedder, GloVeEmbedder, UserEmbedder)):
+            out.append(item)   # textxai's own: trusted
+        elif (hasattr(item, "embed") and hasattr(item, "name")) or (callable(item) and not isinstance(item, type)):
+            out.append(UserEmbedder(item, f"embedders[{i}]"))
         else:
-            raise TypeError(f"embedders[{i}]={item!r:.80}: expected a name in {list(EMBEDDER_NAMES)} or an object with .name and .embed(words)")
+            raise TypeError(f"embedders[{i}]={item!r:.80}: expected a name in {list(EMBEDDER_NAMES)}, an object with "
+                            ".name and .embed(words), or a callable words -> [len(words), d] array")
     names = [e.name for e in out]
     if len(set(names)) != len(names):
         raise ValueError(f"embedders have names {names}: expected distinct names")

@@ -70,6 +70,10 @@ def _options(args) -> dict:
     return options
 
 
+def _explain(args, progress: bool) -> toki.ExplainOptions:
+    return toki.ExplainOptions(args.explainer, _options(args), args.top_k, args.batch_size, progress=progress)
+
+
 def rate_figure(results: dict, class_names: dict[int, str], labels) -> object:
     import matplotlib
 
@@ -166,11 +170,10 @@ def run(args, texts, text_pairs, labels, classifier):
                                                           args.label_column, "train", args.train_limit)
         if train_labels is None:
             raise SystemExit("--label-column: the training data needs labels too")
-        index = toki.build_keyword_index(classifier, train, _label_ids(train_labels, classifier, "--train-data"),
-                                         explainer=args.explainer, top_k=args.top_k, theta_dist=args.theta_dist,
-                                         theta_relate=args.theta_relate, embedders=args.embedders,
-                                         class_names=_class_names(args.class_names), batch_size=args.batch_size, progress=progress,
-                                         explainer_options=_options(args), train_text_pairs=train_pairs)
+        index = toki.build_keyword_index(classifier, train, _label_ids(train_labels, classifier, "--train-data"), train_pairs,
+                                         explain=_explain(args, progress),
+                                         index=toki.IndexOptions(args.theta_dist, args.theta_relate, args.embedders,
+                                                                 _class_names(args.class_names)))
         if args.save_index:
             index.save(args.save_index)
     else:
@@ -179,10 +182,9 @@ def run(args, texts, text_pairs, labels, classifier):
     if args.human_trust_column:
         _, _, raw = cli.load_table(args.data, args.text_column, None, args.human_trust_column, args.split, args.limit)
         human = [None if v is None or v == "" else bool(int(v)) for v in raw]
-    results = toki.assess(classifier, texts, labels, index, explainer=args.explainer, top_k=args.top_k,
-                          embedders=args.embedders, theta_conf=args.theta_conf, human_trust=human,
-                          batch_size=args.batch_size, progress=progress, explainer_options=_options(args),
-                          text_pairs=text_pairs)
+    results = toki.assess(classifier, texts, labels, index, human_trust=human, text_pairs=text_pairs,
+                          embedders=args.embedders, explain=_explain(args, progress),
+                          options=toki.AssessOptions(theta_conf=args.theta_conf))
     figures = {"trust_rates": rate_figure(results, index.class_names, labels)}
     with_intervals(results, stats.cli_options(args), figures)
     attack = None

@@ -39,27 +39,28 @@ from __future__ import annotations
 #   assess - pipeline 2: relatedness, trust labels, baselines, evaluation
 #   trust  - the module's entry point toki_trust, in stages (validate first), with its option dataclasses
 #   attack - the TOKI-guided attack (§4) and the attack as an editor
-from textxai.toki.core import (LINKAGES, check_unit, cluster_words, cosine_matrix, importance_sums, keyword_margins,
-                               normalize_rows, plurality, relatedness_margins, vote)
+from textxai.toki.core import (LINKAGES, can_be_keyword, check_unit, cluster_words, cosine_matrix, importance_sums,
+                               keyword_margins, normalize_rows, plurality, relatedness_margins, stop_words, vote,
+                               with_keywords)
 from textxai.toki.theta import (KNOWN_THETA, _clean_pairs, _pair_sims, _synonyms_digest, balance_threshold,
                                 estimate_theta_relate, load_synonym_pairs, related_pair_scores, resolve_theta_relate)
-from textxai.toki.index import (EXPLAINERS, INDEX_FORMAT, KeywordIndex, build_keyword_index, cached_keyword_index,
-                                check_index, explain, identify_keywords, model_fingerprint, resolve_class_names,
-                                top_words, word_pools)
-from textxai.toki.assess import (assess, check_human_trust, evaluate_against_human, naive_labels, relate_to_class_name,
-                                 relate_words, trust_metrics, trust_of_explanation)
-from textxai.toki.trust import ExplainOptions, IndexOptions, toki_trust
+from textxai.toki.index import (EXPLAINERS, INDEX_FORMAT, ExplainOptions, IndexOptions, KeywordIndex, build_keyword_index,
+                                cached_keyword_index, check_index, explain, explain_texts, identify_keywords,
+                                model_fingerprint, resolve_class_names, top_words, word_pools)
+from textxai.toki.assess import (AssessOptions, assess, check_human_trust, evaluate_against_human, naive_labels,
+                                 relate_to_class_name, relate_words, trust_metrics, trust_of_explanation)
+from textxai.toki.trust import TrainingData, toki_trust
 from textxai.toki.attack import AttackOptions, AttackResult, substitution_candidates, toki_attack, toki_editor
 
 compute = toki_trust  # the entry point the toki_trust module calls (textxai.<paper>.compute); old name kept
 
 __all__ = [
     "compute",
-    "LINKAGES", "check_unit", "cluster_words", "cosine_matrix", "importance_sums", "keyword_margins", "normalize_rows",
+    "LINKAGES", "can_be_keyword", "stop_words", "with_keywords", "check_unit", "cluster_words", "cosine_matrix", "importance_sums", "keyword_margins", "normalize_rows",
     "plurality", "relatedness_margins", "vote",
     "KNOWN_THETA", "balance_threshold", "estimate_theta_relate", "load_synonym_pairs", "related_pair_scores",
     "resolve_theta_relate",
-    "EXPLAINERS", "INDEX_FORMAT", "KeywordIndex", "build_keyword_index", "cached_keyword_index", "check_index", "explain",
+    "EXPLAINERS", "INDEX_FORMAT", "explain_texts", "AssessOptions", "TrainingData", "KeywordIndex", "build_keyword_index", "cached_keyword_index", "check_index", "explain",
     "identify_keywords", "model_fingerprint", "resolve_class_names", "top_words", "word_pools",
     "assess", "check_human_trust", "evaluate_against_human", "ExplainOptions", "IndexOptions", "naive_labels", "relate_to_class_name", "relate_words", "toki_trust",
     "trust_metrics", "trust_of_explanation",

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from textxai.toki.core import _check_top_k, check_unit, class_margins, importance_sums, plurality, relatedness_margins, vote
-from textxai.toki.index import KeywordIndex, _pick, check_index, explain
+from textxai.toki.core import check_unit, class_margins, importance_sums, plurality, relatedness_margins, vote, with_keywords
+from textxai.toki.index import ExplainOptions, KeywordIndex, _pick, check_index, explain_texts
 from textxai.validation import check_labels, short_repr
 
 def relate_words(index: KeywordIndex, words: Sequence[str], c: int, embedders: Sequence) -> np.ndarray:
@@ -101,10 +102,28 @@ def undetermined_reason(importance: float, probability: float, resolution: float
     return f"undetermined: attributions below {resolution:g} (top-k importance {importance:.1g}{saturated})"
 
 
-def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None, embedders=None,
-           theta_conf: float = 0.9, human_trust=None, batch_size: int = 32, seed: int = 0, progress: bool = False,
-           explainer_options: dict | None = None, text_pairs=None, resolution: float = RESOLUTION) -> dict:
+@dataclass(frozen=True)
+class AssessOptions:
+    """How the trust labels are given (pipeline 2): the Naive baseline's ``theta_conf`` and the ``resolution``
+    below which a top-k importance sum gets no verdict ("undetermined")."""
+
+    theta_conf: float = 0.9
+    resolution: float = RESOLUTION
+
+    def checked(self) -> "AssessOptions":
+        check_unit(self.theta_conf, "theta_conf")
+        check_unit(self.resolution, "resolution", 0.0, float("inf"))
+        return self
+
+
+def assess(classifier, texts, labels, keyword_index, human_trust=None, text_pairs=None, embedders=None,
+           explain: ExplainOptions | None = None, options: AssessOptions | None = None, **keywords) -> dict:
     """Pipeline 2 on ``texts`` with true ``labels``: trust labels of the correct predictions, and baselines.
+
+    ``explain`` (:class:`textxai.toki.ExplainOptions`; default: the explainer and top-k the index was built
+    with), ``options`` (:class:`AssessOptions`: theta_conf, resolution); ``keywords``: the same options as
+    flat keywords (``explainer="omission"``, ``theta_conf=0.8``, ...; an unknown keyword is a TypeError).
+    ``embedders``: default those the index was built with.
 
     No verdict on noise: when the top-k importance of a correct prediction sums to less than ``resolution``
     (``IS_rel + IS_unr``; e.g. a saturated probability that no removal moves), its label is None and its
@@ -120,16 +139,18 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
+    given = {k: v for k, v in keywords.items() if not (k in ("explainer", "top_k") and v is None)}
+    with_keywords("assess", given, ExplainOptions(), AssessOptions())   # an unknown keyword fails before loading
     clf = as_classifier(classifier)
+    index = check_index(keyword_index, clf)
+    base = explain or ExplainOptions(explainer=index.explainer or "lime", top_k=index.top_k)
+    explain, options = with_keywords("assess", given, base, options or AssessOptions())
+    explain, options = explain.checked(), options.checked()
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
     labels = check_labels(labels, "references", n=len(texts), num_classes=clf.num_labels)
     human_trust = check_human_trust(human_trust, len(texts))
-    index = check_index(keyword_index, clf)
-    explainer = explainer or index.explainer or "lime"
-    top_k = _check_top_k(top_k if top_k is not None else index.top_k)
-    theta_conf = check_unit(theta_conf, "theta_conf")
-    resolution = check_unit(resolution, "resolution", 0.0, float("inf"))
+    batch_size, theta_conf, resolution = explain.batch_size, options.theta_conf, options.resolution
     embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
     missing = [e.name for e in embs if e.name not in index.theta_relate]
     if missing:
@@ -138,9 +159,8 @@ def assess(classifier, texts, labels, keyword_index, explainer=None, top_k=None,
     proba = clf.predict_proba(texts, pairs, batch_size=batch_size)
     predicted = proba.argmax(axis=1)
     correct = np.flatnonzero(predicted == labels)
-    explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
-                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
-                           text_pairs=_pick(pairs, correct)) if len(correct) else []
+    explanations = explain_texts(clf, [texts[i] for i in correct], explain, targets=labels[correct],
+                                 text_pairs=_pick(pairs, correct)) if len(correct) else []
     examples = [{"label": None, "reason": "wrong prediction", "predicted": int(predicted[i]),
                  "confidence": float(proba[i].max()), "is_rel": None, "is_unr": None, "top_words": [], "naive": None,
                  "no_ki": None} for i in range(len(texts))]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from textxai.toki.assess import relate_to_class_name, relate_words
-from textxai.toki.core import check_unit
+from textxai.toki.core import check_unit, with_keywords
 from textxai.toki.index import KeywordIndex, check_index
 from textxai.progress import progress_bar
 from textxai.validation import check_choice, check_labels, short_repr
@@ -63,50 +63,83 @@ def other_class_words(index: KeywordIndex, c: int, embedders: Sequence, word: st
 
 
 def substitution_candidates(index: KeywordIndex, word: str, c: int, embedders: Sequence, n_neighbors: int = 30,
-                            n_candidates: int = 5, generator=None) -> tuple[bool, list[str]]:
+                            n_candidates: int = 5, generator=None, correlation=None) -> tuple[bool, list[str]]:
     """§4: meaning-keeping replacements of ``word`` in a text predicted ``c``, TOKI's best first, and whether
     ``word`` is related to ``c`` (eq. 5).
 
-    TOKI ranks the replacements by :func:`toki_scores` (closer to another class's keywords than to those
-    of ``c``); ties by the word.
+    Candidates: the shared generator's neighbours of ``word`` plus, as the paper, words of TOKI's pools —
+    for a word related to ``c`` the keywords of ``c`` (the paper takes those of low importance), for an
+    unrelated word the non-keywords of the other classes (the paper takes those of high importance) —
+    each held to the same meaning checks (:meth:`textxai.editors.SubstituteGenerator.check`). TOKI ranks them
+    by :func:`toki_scores` (importance for another class minus importance for ``c``, from the pools and,
+    with ``correlation`` (a :class:`WordClassCorrelation`), from the model reading the word alone; this
+    orders both of the paper's cases: low importance for ``c`` first, high importance for another class
+    first); ties by the word.
     """
     from textxai.editors import shared_generator
 
     gen = generator or shared_generator(keep_meaning=True)
     related = bool(relate_words(index, [word.lower()], c, embedders)[0])
-    cands = gen(word, n_neighbors, other_class_words(index, c, embedders, word))
-
-    scores = toki_scores(index, [w for w, _ in cands], c, embedders)
-    ranked = [w for _, w in sorted(zip(scores, [w for w, _ in cands]), key=lambda x: (-x[0], x[1]))]
+    forbidden = other_class_words(index, c, embedders, word)
+    cands = dict(gen(word, n_neighbors, forbidden))
+    pool = index.keyword_list(c) if related else sorted({w for k in index.pools if k != c for w in index.non_keywords(k)})
+    for w, sim in gen.check(word, pool, forbidden):
+        cands.setdefault(w, sim)
+    words = list(cands)
+    scores = toki_scores(index, words, c, embedders, correlation(words) if correlation is not None and words else None)
+    ranked = [w for _, w in sorted(zip(scores, words), key=lambda x: (-x[0], x[1]))]
     return related, ranked[:n_candidates]
 
 
-def toki_scores(index: KeywordIndex, words: list[str], c: int, embedders: Sequence) -> np.ndarray:
-    """How strongly the model's own keywords tie each word to another class rather than to ``c``: its mean
-    cosine with the keywords of the closest other class minus that with the keywords of ``c`` (mean over the
-    embedders), plus its pool importance for another class minus that for ``c``."""
+def toki_scores(index: KeywordIndex, words: list[str], c: int, embedders: Sequence, correlation=None) -> np.ndarray:
+    """How strongly each word is tied to another class rather than to ``c`` (higher: a better substitute for
+    the attack): its pool importance for the closest other class minus that for ``c`` (eq. 2, the paper's
+    word-class correlation), plus
+
+    * with ``correlation`` (``[len(words), n_classes]``, the model's probabilities of each word read alone,
+      :class:`WordClassCorrelation`): the largest other-class probability minus that of ``c`` — the same
+      word-class correlation measured for words the training explanations never met;
+    * without: the word's mean cosine with the keywords of the closest other class minus that with the
+      keywords of ``c`` (mean over the embedders).
+    """
     from textxai.toki.core import cosine_matrix
 
     if not words:
         return np.zeros(0)
+    pool = np.array([max((index.pools[k].get(w.lower(), 0.0) for k in index.pools if k != c), default=0.0)
+                     - index.pools.get(c, {}).get(w.lower(), 0.0) for w in words])
+    if correlation is not None:
+        corr = np.asarray(correlation, dtype=np.float64)
+        return pool + np.delete(corr, c, axis=1).max(axis=1) - corr[:, c]
     keys = {k: index.keyword_list(k) or index.anchors(k) for k in index.class_names}
     sims = []
     for emb in embedders:
         vecs = emb.embed([w.lower() for w in words])
         mean = {k: cosine_matrix(vecs, emb.embed(v)).mean(axis=1) for k, v in keys.items()}
         sims.append(np.max([mean[k] for k in keys if k != c], axis=0) - mean[c])
-    pool = np.array([max((index.pools[k].get(w.lower(), 0.0) for k in index.pools if k != c), default=0.0)
-                     - index.pools.get(c, {}).get(w.lower(), 0.0) for w in words])
     return np.mean(sims, axis=0) + pool
 
 
-def _toki_order(index: KeywordIndex, words: list[str], positions: list[int], gradient, c: int, embedders) -> list[int]:
-    """Positions to attack: the words unrelated to ``c`` (eq. 5) first, where the model leans on something other
-    than the class's keywords, each group in decreasing gradient importance."""
-    related = relate_words(index, [words[j] for j in positions], c, embedders)
+class WordClassCorrelation:
+    """The model's class probabilities for words read alone (lower case), cached: TOKI's word-class
+    correlation for candidate words outside the pools. One batched forward pass per set of new words."""
+
+    def __init__(self, classifier, batch_size: int = 32):
+        self.classifier, self.batch_size, self._cache = classifier, batch_size, {}
+
+    def __call__(self, words: list[str]) -> np.ndarray:
+        todo = sorted({w.lower() for w in words} - set(self._cache))
+        if todo:
+            for w, p in zip(todo, self.classifier.predict_proba(todo, batch_size=self.batch_size)):
+                self._cache[w] = p
+        return np.array([self._cache[w.lower()] for w in words]).reshape(len(words), -1)
+
+
+def _toki_order(positions: list[int], gradient) -> list[int]:
+    """Positions to attack in A2T's order: decreasing gradient importance toward the predicted class (ties:
+    left to right)."""
     g = np.asarray(gradient)
-    grad = (lambda j: -g[j]) if len(g) == len(words) else (lambda j: 0.0)
-    return [j for _, j in sorted(((not r, grad(j), j), j) for r, j in zip(related, positions))]
+    return sorted(positions, key=lambda j: (-float(g[j]) if len(g) > j else 0.0, j))
 
 
 @dataclass
@@ -163,16 +196,17 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         window, todo = todo[: opts.width], todo[opts.width:]
         tried = [(j, k) for j in window for k in candidates_of(cur_spans[j][0])]
         edited = [_replace(current, cur_spans, j, k) for j, k in tried]
-        sims = gen.similar_texts(text, edited, opts.min_similarity)
         p = clf.predict_proba(edited, batch_size=batch_size) if edited else np.zeros((0, 1))
-        ok = [m for m in range(len(edited)) if sims[m] is not None and p[m, c] < p_c]
+        lower = sorted((m for m in range(len(edited)) if p[m, c] < p_c), key=lambda m: (p[m, c], m))
+        sims = gen.similar_texts(text, [edited[m] for m in lower], opts.min_similarity)
+        ok = [m for m, x in zip(lower, sims) if x is not None]   # the lowest p(c) that keeps the meaning
         if not ok:
             continue
-        m = min(ok, key=lambda m: (p[m, c], m))
+        m = ok[0]
         j = tried[m][0]
         todo = [x for x in window if x != j] + todo      # the other positions of the window stay in line
         subs.append((cur_spans[j][0], tried[m][1]))
-        current, p_c, sim = edited[m], float(p[m, c]), sims[m]
+        current, p_c, sim = edited[m], float(p[m, c]), sims[lower.index(m)]
         chain.append(current)
         cur_spans = _words.word_spans(current, clf.word_tokenizer)
         if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
@@ -204,10 +238,8 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     from textxai.validation import check_texts
     from textxai.words import word_spans
 
-    unknown = sorted(set(kwargs) - {f.name for f in dataclasses.fields(AttackOptions)})
-    if unknown:
-        raise TypeError(f"toki_attack got unexpected option(s) {unknown}")
-    opts = dataclasses.replace(options or AttackOptions(), **kwargs).checked()
+    (opts,) = with_keywords("toki_attack", kwargs, options or AttackOptions())
+    opts = opts.checked()
     clf = as_classifier(classifier)
     texts = check_texts(texts, "texts")
     labels = None if labels is None else check_labels(labels, "labels", n=len(texts), num_classes=clf.num_labels)
@@ -224,6 +256,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
                                    batch_size=batch_size)
         grads = dict(zip(ordered, scores))
     rng = random.Random(opts.seed)
+    correlation = WordClassCorrelation(clf, batch_size)
     results = []
     iterator = progress_bar(range(len(texts)), progress, "toki attack", unit="text")
     for i in iterator:
@@ -234,9 +267,9 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
         words = [w for w, _, _ in word_spans(text, clf.word_tokenizer)]
         positions = [j for j, w in enumerate(words) if _is_word(w)]
         if opts.strategy == "toki":
-            order = _toki_order(index, words, positions, grads[i], c, embs)
+            order = _toki_order(positions, grads[i])
             candidates_of = lambda w, c=c: substitution_candidates(index, w, c, embs, opts.n_neighbors,  # noqa: E731
-                                                                   opts.n_candidates, gen)[1]
+                                                                   opts.n_candidates, gen, correlation)[1]
         else:
             order = positions[:]
             rng.shuffle(order)
@@ -274,6 +307,7 @@ def toki_editor(classifier, keyword_index, embedders=None, n_words: int = 3, n_c
     clf = as_classifier(classifier)
     index = check_index(keyword_index, clf)
     embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
+    correlation = WordClassCorrelation(clf)
 
     def editor(texts: list[str]) -> list[list[str]]:
         texts = check_texts(texts, "texts")
@@ -287,7 +321,8 @@ def toki_editor(classifier, keyword_index, embedders=None, n_words: int = 3, n_c
                 positions.sort(key=lambda j: (-g[j], j))
             cands = []
             for j in positions[:n_words]:
-                _, subs = substitution_candidates(index, spans[j][0], int(c), embs, n_neighbors, n_candidates)
+                _, subs = substitution_candidates(index, spans[j][0], int(c), embs, n_neighbors, n_candidates,
+                                                  correlation=correlation)
                 cands += [_replace(text, spans, j, k) for k in subs]
             out.append(cands)
         return out

@@ -1,6 +1,8 @@
 """TOKI's pure maths: checks, cosine geometry, clusters (eq. 3-4), embedder votes, eq. 5-6."""
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -10,6 +12,33 @@ from textxai.validation import short_repr
 LINKAGES = ("average", "complete", "single", "weighted")
 
 
+@functools.lru_cache(maxsize=1)
+def stop_words() -> frozenset:
+    """English function words (spaCy's stop-word list, lower case): never keywords, never substitutes.
+
+    >>> {"we", "will", "never"} <= stop_words() and "good" not in stop_words()
+    True
+    """
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(w.lower() for w in STOP_WORDS)
+
+
+def can_be_keyword(word: str) -> bool:
+    """A pool word may be a keyword only when it has a letter and is not a function word (:func:`stop_words`).
+
+    In GloVe the mean of frequent function words sits close to "good" / "great" (the cluster of "we",
+    "will", "be", "back", "the" had cosine 0.41 with the positive anchors, above θ_relate 0.34), so on the
+    demo sentiment model they became positive keywords; a function word is never semantically related to a
+    class, whatever the embedding says. They stay in the pool (``F_c``): a prediction resting on them is
+    resting on unrelated words.
+
+    >>> [can_be_keyword(w) for w in ["wonderful", "we", "'s", "."]]
+    [True, False, False, False]
+    """
+    return any(ch.isalpha() for ch in word) and word.lower() not in stop_words()
+
+
 # ----------------------------------------------------------------------------- checks
 def check_unit(value, name: str, low: float = 0.0, high: float = 1.0) -> float:
     """A real number in ``[low, high]``."""
@@ -17,6 +46,32 @@ def check_unit(value, name: str, low: float = 0.0, high: float = 1.0) -> float:
             or not low <= float(value) <= high:
         raise ValueError(f"{name}={short_repr(value)}: expected a number in [{low:g}, {high:g}]")
     return float(value)
+
+
+def with_keywords(where: str, keywords: dict, *options, extra: tuple = ()):
+    """``options`` (option dataclasses) with the flat ``keywords`` applied to the one that has each field.
+
+    The pre-dataclass spelling of a call (``build_keyword_index(..., top_k=5)``) keeps working; a keyword
+    that no option has (and that is not in ``extra``, the names the caller handles itself) is a TypeError
+    naming it: no typo is swallowed.
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class A:
+    ...     k: int = 1
+    >>> with_keywords("f", {"k": 3}, A())
+    (A(k=3),)
+    >>> with_keywords("f", {"kk": 3}, A())
+    Traceback (most recent call last):
+    ...
+    TypeError: f got unexpected option(s) ['kk']: expected ['k']
+    """
+    fields = [{f.name for f in dataclasses.fields(o)} for o in options]
+    known = set().union(*fields) | set(extra)
+    unknown = sorted(set(keywords) - known)
+    if unknown:
+        raise TypeError(f"{where} got unexpected option(s) {unknown}: expected {sorted(known)}")
+    return tuple(dataclasses.replace(o, **{k: v for k, v in keywords.items() if k in f}) for o, f in zip(options, fields))
 
 
 def _check_top_k(top_k) -> int:

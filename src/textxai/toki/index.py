@@ -1,6 +1,7 @@
 """Pipeline 1: explanations of the training texts, word pools (eq. 2) and each class's keywords (eq. 3-4)."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
@@ -10,12 +11,60 @@ from pathlib import Path
 import numpy as np
 
 from textxai.loading import LRUCache, cache_size
-from textxai.toki.core import LINKAGES, _check_top_k, check_unit, keyword_margins, normalize_rows, plurality
+from textxai.toki.core import (LINKAGES, _check_top_k, can_be_keyword, check_unit, keyword_margins, normalize_rows, plurality,
+                               with_keywords)
 from textxai.toki.theta import resolve_theta_relate
-from textxai.validation import check_labels, short_repr
+from textxai.validation import check_choice, check_labels, check_positive_int, short_repr
 
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 INDEX_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ExplainOptions:
+    """How explanations are computed (both pipelines): explainer, its options, top-k words, batching, seed."""
+
+    explainer: str = "lime"
+    explainer_options: dict | None = None
+    top_k: int = 10
+    batch_size: int = 32
+    seed: int = 0
+    progress: bool = False
+
+    def checked(self) -> "ExplainOptions":
+        check_choice(self.explainer, "explainer", EXPLAINERS)
+        _check_top_k(self.top_k)
+        check_positive_int(self.batch_size, "batch_size")
+        if self.explainer_options is not None and not isinstance(self.explainer_options, dict):
+            raise TypeError(f"explainer_options={short_repr(self.explainer_options)}: expected a dict or None")
+        return self
+
+    def kwargs(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """How keywords are found (pipeline 1): dendrogram cut, θ_relate, embedders, class names, linkage."""
+
+    theta_dist: float = 0.3
+    theta_relate: float | dict | None = None
+    embedders: object = None
+    class_names: object = None
+    linkage: str = "average"
+
+    def checked(self) -> "IndexOptions":
+        check_unit(self.theta_dist, "theta_dist")
+        check_choice(self.linkage, "linkage", LINKAGES)
+        if isinstance(self.theta_relate, dict):
+            for name, value in self.theta_relate.items():
+                check_unit(value, f"theta_relate[{name!r}]", -1.0, 1.0)
+        elif self.theta_relate is not None:
+            check_unit(self.theta_relate, "theta_relate", -1.0, 1.0)
+        return self
+
+    def kwargs(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 # ----------------------------------------------------------------------------- step 1-2: explanations and pools
@@ -154,12 +203,13 @@ def identify_keywords(pools: dict[int, dict[str, float]], class_names: dict[int,
     ``class_names`` maps each class to its name or its anchor words (:func:`class_vectors`). Each embedder
     clusters the pool with its own vectors and marks the words of clusters related to the class
     (:func:`textxai.toki.core.class_margins`: its own θ_relate, and closer to this class than to any other);
-    the words then get the plurality vote (tie rule in the module doc).
+    the words then get the plurality vote (tie rule in the module doc). Function words and punctuation
+    (:func:`textxai.toki.core.can_be_keyword`) are left out of the clustering and are never keywords.
     """
     keywords = {}
     per_embedder = {emb.name: class_vectors(emb, class_names) for emb in embedders}
     for c, pool in pools.items():
-        words = list(pool)
+        words = [w for w in pool if can_be_keyword(w)]   # function words and punctuation: never keywords
         if not words:
             keywords[c] = set()
             continue
@@ -254,31 +304,46 @@ def explain(classifier, texts, explainer: str = "lime", top_k: int = 10, targets
     return [top_words(classifier.words(t, p), s, top_k) for t, p, s in zip(texts, pairs, scores)]
 
 
+def explain_texts(classifier, texts, options: ExplainOptions, targets=None, text_pairs=None) -> list[list[tuple[str, float]]]:
+    """:func:`explain` with an :class:`ExplainOptions`."""
+    return explain(classifier, texts, options.explainer, options.top_k, targets=targets, batch_size=options.batch_size,
+                   seed=options.seed, progress=options.progress, explainer_options=options.explainer_options,
+                   text_pairs=text_pairs)
+
+
 def _pick(pairs, idx):
     return None if pairs is None else [pairs[i] for i in idx]
 
 
-def build_keyword_index(classifier, train_texts, train_labels, explainer: str = "lime", top_k: int = 10,
-                        theta_dist: float = 0.3, theta_relate=None, embedders=None, class_names=None,
-                        linkage: str = "average", synonyms=None, batch_size: int = 32, seed: int = 0,
-                        progress: bool = False, explainer_options: dict | None = None, train_text_pairs=None) -> KeywordIndex:
+def build_keyword_index(classifier, train_texts, train_labels, train_text_pairs=None, explain: ExplainOptions | None = None,
+                        index: IndexOptions | None = None, synonyms=None, **keywords) -> KeywordIndex:
     """Pipeline 1: explain the correctly predicted training texts and find each class's keywords.
 
     Args:
         classifier: anything ``textxai.classifier.as_classifier`` accepts.
-        train_texts, train_labels: training texts and their true class indices.
-        explainer: ``"lime"`` (5000 samples), ``"omission"``, ``"gradient"``, ... (``textxai.attribution``).
-        top_k: words kept per explanation (positive scores only).
-        theta_dist: dendrogram cut, cosine distance in [0, 1] (paper: 0.3).
-        theta_relate: None (estimated per embedder on synonym vs random pairs), a number in [-1, 1] for all
-            embedders, or ``{embedder name: number}``.
-        embedders: names (``"classifier"``, ``"minilm"``) or embedder objects; default both.
-        class_names: list of names or of lists of anchor words, or a dict keyed by index or label name
-            (default: the model's ``id2label``, or a demo model's shipped anchors); see :func:`resolve_class_anchors`.
-        linkage: ``"average"`` (default), ``"complete"``, ``"single"``, ``"weighted"``.
+        train_texts, train_labels: training texts and their true class indices (``train_text_pairs``: the
+            second texts of sentence-pair models).
+        explain: :class:`ExplainOptions` — explainer (``"lime"`` with 5000 samples, ``"omission"``,
+            ``"gradient"``, ... of ``textxai.attribution``), explainer_options, top_k (words kept per
+            explanation, positive scores only), batch_size, seed, progress.
+        index: :class:`IndexOptions` — theta_dist (dendrogram cut, a cosine distance in [0, 1]; paper 0.3),
+            theta_relate (None: estimated per embedder on synonym vs random pairs; a number in [-1, 1]; or
+            ``{embedder name: number}``), embedders (names or embedder objects; default all), class_names (list
+            of names or of lists of anchor words, or a dict keyed by index or label name; default the model's
+            ``id2label`` or a demo model's shipped anchors, see :func:`resolve_class_anchors`), linkage.
+        synonyms: related pairs for the θ_relate estimate (default: the shipped list).
+        keywords: the same options as flat keywords (``explainer="omission"``, ``top_k=5``, ...); an unknown
+            keyword is a TypeError.
 
     Raises ``ValueError`` naming the class when a class has no correctly predicted training text.
     """
+    explain, index = with_keywords("build_keyword_index", keywords, explain or ExplainOptions(), index or IndexOptions())
+    explain, index = explain.checked(), index.checked()
+    return _build_index(classifier, train_texts, train_labels, train_text_pairs, explain, index, synonyms)
+
+
+def _build_index(classifier, train_texts, train_labels, train_text_pairs, explain: ExplainOptions, options: IndexOptions,
+                 synonyms) -> KeywordIndex:
     from textxai.classifier import as_classifier
     from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
@@ -287,31 +352,25 @@ def build_keyword_index(classifier, train_texts, train_labels, explainer: str = 
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = check_labels(train_labels, "train_labels", n=len(texts), num_classes=clf.num_labels)
-    names, anchors = resolve_class_anchors(clf, class_names)
-    theta_dist = check_unit(theta_dist, "theta_dist")
-    if linkage not in LINKAGES:
-        raise ValueError(f"linkage={linkage!r}: expected one of {list(LINKAGES)}")
-    embs = distinct_voters(get_embedders(embedders, clf))
-    thetas = resolve_theta_relate(theta_relate, embs, synonyms, seed)
-    predicted = clf.predict(texts, pairs, batch_size=batch_size)
+    names, anchors = resolve_class_anchors(clf, options.class_names)
+    embs = distinct_voters(get_embedders(options.embedders, clf))
+    thetas = resolve_theta_relate(options.theta_relate, embs, synonyms, explain.seed)
+    predicted = clf.predict(texts, pairs, batch_size=explain.batch_size)
     correct = np.flatnonzero(predicted == labels)
     missing = [names[c] for c in range(clf.num_labels) if not np.any(labels[correct] == c)]
     if missing:
         raise ValueError(f"train_labels: class(es) {missing} have no correctly predicted training text; expected at "
                          "least one per class (add training texts of that class, or check the model)")
-    explanations = explain(clf, [texts[i] for i in correct], explainer, top_k, targets=labels[correct],
-                           batch_size=batch_size, seed=seed, progress=progress, explainer_options=explainer_options,
-                           text_pairs=_pick(pairs, correct))
+    explanations = explain_texts(clf, [texts[i] for i in correct], explain, targets=labels[correct], text_pairs=_pick(pairs, correct))
     pools = word_pools(explanations, labels[correct])
     for c in range(clf.num_labels):
         pools.setdefault(c, {})
-    keywords = identify_keywords(pools, anchors, embs, thetas, theta_dist, linkage)
-    return KeywordIndex(class_names=names, class_anchors=anchors, pools=pools, keywords=keywords, theta_dist=theta_dist,
-                        theta_relate=thetas,
-                        embedders=[e.name for e in embs], linkage=linkage, explainer=explainer, top_k=top_k,
+    keywords = identify_keywords(pools, anchors, embs, thetas, options.theta_dist, options.linkage)
+    return KeywordIndex(class_names=names, class_anchors=anchors, pools=pools, keywords=keywords, theta_dist=options.theta_dist,
+                        theta_relate=thetas, embedders=[e.name for e in embs], linkage=options.linkage,
+                        explainer=explain.explainer, top_k=explain.top_k,
                         fingerprint=model_fingerprint(clf), model_name=str(getattr(clf, "name", "")),
                         n_explained={c: int((labels[correct] == c).sum()) for c in range(clf.num_labels)})
-
 
 
 def check_index(index, classifier) -> KeywordIndex:
@@ -345,16 +404,21 @@ def weights_digest(clf) -> str:
     return hashlib.sha256(json.dumps(sums).encode()).hexdigest()[:16]
 
 
-def cached_keyword_index(classifier, train_texts, train_labels, **kwargs) -> KeywordIndex:
-    """:func:`build_keyword_index`, memoised in this process on the model fingerprint, the data and options."""
+def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs=None, explain: ExplainOptions | None = None,
+                         index: IndexOptions | None = None, **keywords) -> KeywordIndex:
+    """:func:`build_keyword_index`, memoised in this process on the model fingerprint and weights, the data and
+    the options (the same arguments, flat keywords included)."""
     from textxai.classifier import as_classifier
 
     clf = as_classifier(classifier)
-    emb = kwargs.get("embedders")
-    emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{e.name}:{id(e)}"
+    explain, index = with_keywords("cached_keyword_index", keywords, explain or ExplainOptions(), index or IndexOptions())
+    emb = index.embedders
+    emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{getattr(e, 'name', '')}:{id(e)}"
                                              for e in (emb if isinstance(emb, (list, tuple)) else [emb]))
+    settings = {**dataclasses.asdict(dataclasses.replace(explain, progress=False)),
+                **{f.name: getattr(index, f.name) for f in dataclasses.fields(index) if f.name != "embedders"}}
     key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), list(map(str, train_texts)),
-                                     [int(y) for y in train_labels], emb_key,
-                                     {k: v for k, v in kwargs.items() if k not in ("embedders", "progress")}],
+                                     [int(y) for y in train_labels], train_text_pairs, emb_key, settings],
                                     default=str).encode()).hexdigest()
-    return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels, **kwargs))
+    return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels, train_text_pairs,
+                                                                       explain=explain, index=index))
