@@ -221,10 +221,10 @@ def demo_index(kind: str, n_train: int = 60, progress: bool = False):
     clf = as_classifier(f"textxai/demo-{kind}")
     train, _ = _demo_rows(kind)
     train = train[:n_train]
+    # the same options as the Space's default (omission, every embedder): one cached index for both
     index = toki.cached_keyword_index(clf, [r["text"] for r in train], [int(r["label"]) for r in train],
-                                      explainer="omission", top_k=10, theta_dist=0.3, theta_relate=None,
-                                      embedders=None, class_names=None, batch_size=32, seed=0, progress=progress,
-                                      explainer_options=None, train_text_pairs=None)
+                                      explain=toki.ExplainOptions("omission", progress=progress),
+                                      index=toki.IndexOptions(embedders=list(EMBEDDER_NAMES)))
     return clf, index
 
 

@@ -56,7 +56,9 @@ def other_class_words(index: KeywordIndex, c: int, embedders: Sequence, word: st
     def forbidden(words: list[str]) -> np.ndarray:
         marks = [relate_to_class_name(words, index.anchors(k), embedders, index.theta_relate,
                                       [index.anchors(o) for o in classes if o != k]) for k in classes if k != c]
-        marks.append(class_lean(index, words, c, embedders) < base)
+        import os
+        if not os.environ.get("TOKI_NOLEAN"):
+            marks.append(class_lean(index, words, c, embedders) < base)
         return np.any(marks, axis=0)
 
     return forbidden
