@@ -135,7 +135,7 @@ def test_user_embedders_that_fail_are_named_and_chained():
 
     (emb,) = get_embedders([broken])
     assert isinstance(emb, UserEmbedder) and emb.name == "broken"
-    with pytest.raises(CallbackError, match=r"embedders\[0\]=.*broken raised KeyError on words \['good', 'bad'\]") as err:
+    with pytest.raises(CallbackError, match=r"embedders\[0\]=.*broken raised KeyError on words \['bad', 'good'\]") as err:
         emb.embed(["good", "bad"])
     assert isinstance(err.value.__cause__, KeyError)
 

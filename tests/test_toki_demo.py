@@ -53,3 +53,40 @@ def test_clean_demo_model_is_trustworthy_on_clear_texts(demo):
           [(e["label"], [w for w, _, r in e["top_words"][:3]]) for e in res["examples"]])
     assert len(assessed) >= len(texts) - 1            # the demo models get clear texts right
     assert res["trustworthy_rate"] >= CLEAR_RATE[kind]
+
+
+#: How many held-out texts (the first correctly predicted ones, in file order) each attack runs on.
+N_ATTACKED = {"sentiment": 8, "topic": 8}
+#: Measured on the first 16 (seed 0, A2T's budget): demo-sentiment TOKI 8/16 vs random 7/16 (on the first 8:
+#: 6 vs 5); demo-topic 1/16 vs 1/16 — TOKI does not beat random on the topic model (see the card), so that
+#: case is a strict xfail: it fails the suite the day the attack starts beating random there, to be promoted.
+TOPIC_GAP = pytest.mark.xfail(strict=True, reason="measured: TOKI 1/16 vs random 1/16 on demo-topic at A2T's budget")
+
+
+@pytest.fixture(params=["sentiment", pytest.param("topic", marks=TOPIC_GAP)])
+def attacked(request):
+    clf, index = demo_index(request.param)
+    return request.param, clf, index
+
+
+def test_attack_beats_random_substitution(attacked):
+    """TOKI-guided attack vs random substitution, same budget (A2T: max(2, 10 %) words, MiniLM sentence cosine
+    >= 0.8, 5 candidates at each of 3 positions per step), same generator, fixed texts and seed."""
+    from textxai.demo import load_corpus
+
+    kind, clf, index = attacked
+    corpus = load_corpus(kind)
+    texts, labels = corpus["test_texts"], corpus["test_labels"]
+    predicted = clf.predict(texts)
+    chosen = [i for i in range(len(texts)) if predicted[i] == labels[i]][: N_ATTACKED[kind]]
+    texts, labels = [texts[i] for i in chosen], [labels[i] for i in chosen]
+    ours = toki.toki_attack(clf, texts, index, labels=labels)
+    rand = toki.toki_attack(clf, texts, index, labels=labels, strategy="random", seed=0)
+    print(kind, "toki", ours["attack_success_rate"], ours["avg_perturbations"], "random", rand["attack_success_rate"],
+          rand["avg_perturbations"])
+    assert ours["n_attacked"] == rand["n_attacked"] == len(texts)
+    assert ours["attack_success_rate"] > rand["attack_success_rate"]
+    for r in ours["examples"]:
+        assert r.n_perturbations <= max(2, int(0.1 * len(r.original.split()))) + 1
+        if r.success:
+            assert clf.predict([r.adversarial])[0] != r.label and r.similarity >= 0.8

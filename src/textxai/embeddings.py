@@ -129,7 +129,7 @@ class UserEmbedder(WordEmbedder):
         self.name = str(getattr(inner, "name", None) or getattr(inner, "__name__", None) or callable_name(inner))
         self._dim: int | None = None
         self._fn = inner.embed if hasattr(inner, "embed") else inner
-        self._label = callable_name(inner) if not hasattr(inner, "embed") else f"{self.name} ({type(inner).__name__}.embed)"
+        self._label = self.name if not hasattr(inner, "embed") else f"{self.name} ({type(inner).__name__}.embed)"
 
     @property
     def dim(self) -> int:

@@ -1,11 +1,23 @@
 """The TOKI-guided word-substitution attack (§4) and the attack as an editor.
 
-Candidates come from the generator shared with the built-in counterfactual editor
-(:class:`textxai.editors.SubstituteGenerator`, meaning-keeping mode): GloVe neighbours checked by GloVe and
-MiniLM, no stop words, no antonyms, no word related to another class (an antonym of the original class's
-keywords). TOKI ranks them: words the model ties to another class (high importance in that class's pool)
-and not to the predicted one come first. A2T's constraints hold on whole texts: at most
-``max(min_words, floor(max_rate * n_words))`` substitutions, MiniLM sentence cosine >= ``min_similarity``.
+The paper's attack "follows the same architecture as A2T": words are visited in decreasing gradient
+importance, each is replaced by the best of a few candidates, under a modification-rate budget and a
+sentence-similarity constraint; the difference is where candidates come from and how they are chosen.
+
+* **Candidates**: the generator shared with the built-in counterfactual editor
+  (:class:`textxai.editors.SubstituteGenerator`, meaning-keeping mode: GloVe neighbours checked by GloVe and
+  MiniLM, no stop words, no antonyms, no word related to another class), plus, as the paper, words of TOKI's
+  pools held to the same checks: for a word related to the predicted class its keywords, for an unrelated
+  word the other classes' non-keywords.
+* **TOKI's choice** (:func:`toki_scores`): the word-class correlation — a candidate's importance for another
+  class minus its importance for the predicted one, from the pools (eq. 2) and, for words the training
+  explanations never met, from the model reading the word alone (:class:`WordClassCorrelation`; departure:
+  the paper has only the pools, which on 60 demo training texts cover few candidates).
+* **Budget** (A2T): at most ``max(min_words, floor(max_rate * n_words))`` substitutions, MiniLM sentence cosine
+  >= ``min_similarity``; ``n_candidates`` candidates at each of ``width`` positions per step.
+
+The random baseline has the same budget, the same generator and the same number of candidates per
+position; it visits positions in random order and draws its candidates at random.
 """
 from __future__ import annotations
 
@@ -56,9 +68,7 @@ def other_class_words(index: KeywordIndex, c: int, embedders: Sequence, word: st
     def forbidden(words: list[str]) -> np.ndarray:
         marks = [relate_to_class_name(words, index.anchors(k), embedders, index.theta_relate,
                                       [index.anchors(o) for o in classes if o != k]) for k in classes if k != c]
-        import os
-        if not os.environ.get("TOKI_NOLEAN"):
-            marks.append(class_lean(index, words, c, embedders) < base)
+        marks.append(class_lean(index, words, c, embedders) < base)
         return np.any(marks, axis=0)
 
     return forbidden
@@ -222,9 +232,9 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
                 batch_size: int = 32, progress: bool = False, generator=None, **kwargs) -> dict:
     """The TOKI-guided word-substitution attack (§4), greedy over gradient word importance as A2T.
 
-    For each text (attacked only where the prediction equals ``labels`` when given): words are visited
-    unrelated-to-the-class first, each group in decreasing gradient importance (:func:`_toki_order`); the ``n_candidates`` best replacements by TOKI's ranking
-    (:func:`substitution_candidates`) are tried; the one lowering the original class's probability most
+    For each text (attacked only where the prediction equals ``labels`` when given): words are visited in
+    decreasing gradient importance (:func:`_toki_order`, A2T's order); the ``n_candidates`` best replacements
+    by TOKI's ranking (:func:`substitution_candidates`) at each of ``width`` positions are tried; the one lowering the original class's probability most
     among those keeping MiniLM sentence cosine >= ``min_similarity`` is kept when it lowers it at all. The
     attack stops when the prediction changes. ``strategy="random"`` is the baseline: random word positions
     and ``n_candidates`` random replacements from the same generator (under ``seed``), same budget and
