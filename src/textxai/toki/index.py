@@ -420,5 +420,6 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
     key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), list(map(str, train_texts)),
                                      [int(y) for y in train_labels], train_text_pairs, emb_key, settings],
                                     default=str).encode()).hexdigest()
-    return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels, train_text_pairs,
+    return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels,
+                                                                       train_text_pairs=train_text_pairs,
                                                                        explain=explain, index=index))
