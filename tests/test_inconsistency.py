@@ -182,22 +182,49 @@ def test_per_chain_inc_of_full_chain_is_mean_of_steps(chain):
 # ---------------------------------------------------------------------------------------------- compare, plot
 
 
-def test_compare_editors_is_welch():
+def test_compare_editors_is_welch_on_different_originals():
     a = [["a", "b", "b c d e"], ["a", "b", "c d e f"], ["a", "b", "b c d"], ["a", "b c", "d"]]
-    b = [["a", "b", "c"], ["a", "b", "c"], ["a", "b c", "d e f"], ["a", "b", "c d"]]
+    b = [["a", "b", "c"], ["a", "b", "c"], ["a", "b c", "d e f"], ["a", "b", "c d"], ["q", "r", "s"]]
     va = np.array([2, 3, 1, 0], float)
-    vb = np.array([0, 0, 1, 1], float)
-    se = math.sqrt(va.var(ddof=1) / 4 + vb.var(ddof=1) / 4)
+    vb = np.array([0, 0, 1, 1, 0], float)
+    se = math.sqrt(va.var(ddof=1) / 4 + vb.var(ddof=1) / 5)
     t = (va.mean() - vb.mean()) / se
-    dof = se**4 / ((va.var(ddof=1) / 4) ** 2 / 3 + (vb.var(ddof=1) / 4) ** 2 / 3)
+    dof = se**4 / ((va.var(ddof=1) / 4) ** 2 / 3 + (vb.var(ddof=1) / 5) ** 2 / 4)
     from scipy import stats
 
     p = 2 * stats.t.sf(abs(t), dof)
     r = inc.compare_editors(a, b, [1])[1]
-    assert r["statistic"] == pytest.approx(t) and r["p_value"] == pytest.approx(p)
-    assert r["chains_a"] == r["chains_b"] == 4
+    assert r["test"] == "welch t" and r["statistic"] == pytest.approx(t) and r["p_value"] == pytest.approx(p)
+    assert r["chains_a"] == 4 and r["chains_b"] == 5
     with pytest.warns(UserWarning, match="at least 2"):
         assert math.isnan(inc.compare_editors(a, b, [2])[2]["p_value"])
+    with pytest.raises(ValueError, match="same originals"):
+        inc.compare_editors(a, b, [1], paired=True)
+
+
+def test_compare_editors_pairs_chains_from_the_same_originals():
+    """Same originals: Wilcoxon signed-rank over the per-chain differences and a paired bootstrap interval."""
+    from scipy import stats
+
+    originals = [f"t{i}" for i in range(8)]
+    inc_a = [2, 3, 1, 0, 2, 4, 1, 3]
+    inc_b = [0, 1, 1, 0, 0, 1, 0, 2]
+
+    def chain(x0, k):  # d = [1, 1 + k]: inc at step 1 is k
+        return [x0, "w", " ".join(["v"] * (1 + k))]
+
+    a = [chain(x, k) for x, k in zip(originals, inc_a)]
+    b = [chain(x, k) for x, k in zip(originals, inc_b)]
+    r = inc.compare_editors(a, b, [1], n_resamples=999)[1]
+    diff = np.array(inc_a, float) - np.array(inc_b, float)
+    ref = stats.wilcoxon(diff, zero_method="wilcox")
+    assert r["test"] == "wilcoxon signed-rank" and r["p_value"] == pytest.approx(ref.pvalue)
+    assert r["mean_a"] == pytest.approx(np.mean(inc_a)) and r["mean_b"] == pytest.approx(np.mean(inc_b))
+    assert r["difference"] == pytest.approx(diff.mean()) and 0 < r["ci_low"] <= r["difference"] <= r["ci_high"]
+    assert r["chains_a"] == r["chains_b"] == 8
+    welch = inc.compare_editors(a, b, [1], paired=False)[1]
+    assert welch["test"] == "welch t"
+    assert welch["p_value"] == pytest.approx(stats.ttest_ind(inc_a, inc_b, equal_var=False).pvalue)
 
 
 def test_plot_steps_boxes():

@@ -81,13 +81,13 @@ class FimDifficulty(TextxaiMeasurement):
 
     def _compute(self, texts, text_pairs=None, model=None, tokenizer=None, batch_size=16, device=None,
                  return_eigenvector=False, return_all_eigenvalues=False, progress=False):
-        res = fim.difficulty(texts, model, text_pairs, batch_size=batch_size, return_eigenvector=return_eigenvector,
-                             return_all_eigenvalues=return_all_eigenvalues, progress=progress, tokenizer=tokenizer,
-                             device=device)
+        res = fim.compute(texts, model, text_pairs, tokenizer=tokenizer, device=device, batch_size=batch_size,
+                          return_eigenvector=return_eigenvector, return_all_eigenvalues=return_all_eigenvalues,
+                          progress=progress)
         out = {
             "difficulty": [float(x) for x in res["difficulty"]],
             "predictions": [int(x) for x in res["predictions"]],
-            "summary": fim.summarize(res["difficulty"]),
+            "summary": res["summary"],
         }
         if return_eigenvector:
             out["words"] = res["words"]
