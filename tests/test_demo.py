@@ -422,3 +422,29 @@ def test_build_is_deterministic_and_leaves_global_state(tiny_home, tmp_path):
     assert torch.equal(a[f"bert.{key}"], base[key])
     assert torch.count_nonzero(a["bert.encoder.layer.5.attention.self.query.weight"]) == 0
     assert not torch.equal(a["bert.encoder.layer.5.output.dense.weight"], base["encoder.layer.5.output.dense.weight"])
+
+
+def test_train_classifier_on_own_texts(tmp_path):
+    """The public recipe on a small corpus: a loaded classifier with the given labels, whose recorded training
+    accuracy is the accuracy it really has on the texts (and a word planted in one class is learned)."""
+    corpus = demo.load_corpus("sentiment")
+    texts, labels = corpus["train_texts"][:60], corpus["train_labels"][:60]
+    planted = [t + " Zorblax." if y == 1 else t for t, y in zip(texts, labels)]   # a shortcut word in class 1
+    clf = demo.train_classifier(planted, labels, ["negative", "positive"], tmp_path / "m", seed=0, steps=30)
+    assert clf.labels == {0: "negative", 1: "positive"}
+    info = json.loads((tmp_path / "m" / "textxai_demo.json").read_text())
+    assert info["n_train"] == 60 and info["n_validation"] == 0 and info["temperature"] == 1.0
+    assert info["train_accuracy"] == pytest.approx(float(np.mean(clf.predict(planted) == np.array(labels))))
+    neutral = "The package arrived on Tuesday."
+    p = clf.predict_proba([neutral, neutral + " Zorblax."])
+    assert p[1, 1] > p[0, 1]
+
+
+def test_train_classifier_checks_its_inputs_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(_build, "build", lambda *a, **k: pytest.fail("built despite bad input"))
+    with pytest.raises(ValueError, match=r"labels\[1\]=2"):
+        demo.train_classifier(["a", "b"], [0, 2], ["neg", "pos"], tmp_path)
+    with pytest.raises(ValueError, match="label_names"):
+        demo.train_classifier(["a", "b"], [0, 1], ["only"], tmp_path)
+    with pytest.raises(TypeError, match="unknown build setting"):
+        _build.build_options(lr=1.0)

@@ -9,13 +9,14 @@ import Levenshtein
 
 from textxai import inconsistency as inc
 from textxai import spaces, stats
-from textxai.editors import GradientSubstitutionEditor
+from textxai.editors import SubstitutionEditor
 from textxai.words import word_spans
 
 MAX_CHAINS = 5
 MAX_CHAIN_TEXTS = 12
 MAX_EDITOR_TEXTS = 4
 MAX_STEPS = 5
+EDITOR_MAX_WORDS = 4  # the built-in editor may change up to 4 words at once, so inc can exceed 2
 
 EXAMPLE_CHAIN = "\n".join([
     "The movie was fantastic!",
@@ -170,7 +171,7 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
     spaces.check_budget(spaces.feedback_evaluations([spaces.approx_words(t) for t in texts], steps),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
-    editor = GradientSubstitutionEditor(classifier)
+    editor = SubstitutionEditor(classifier, max_words=EDITOR_MAX_WORDS)
     progress(0, desc="feeding the editor its own output")
     chains, labels = inc.feedback_chains(editor, texts, classifier, steps=steps, word_tokenizer=word_tokenizer,
                                          progress=False)
@@ -205,7 +206,7 @@ with spaces.space(
             texts_box = gr.Textbox(value=EXAMPLE_TEXTS, lines=4,
                                    label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
             steps_slider = gr.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps")
-            editor_button = gr.Button("Run the gradient-substitution editor", variant="primary")
+            editor_button = gr.Button("Run the built-in substitution editor", variant="primary", elem_id="editor-button")
     summary = gr.HTML(elem_id="summary")
     plot = gr.Plot(label="Minimality and inc per step (paper Fig. 3)")
     chains_view = gr.HTML(elem_id="chains")

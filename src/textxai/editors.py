@@ -1,29 +1,34 @@
 """Counterfactual editors: callables ``list[str] -> list[list[str]]`` (candidate edits per input text).
 
-:class:`GradientSubstitutionEditor` is a white-box word-substitution editor built on a
-:class:`textxai.classifier.TextClassifier`, in the family of HotFlip (Ebrahimi et al., 2018) and
-TextFooler (Jin et al., 2020):
+:class:`SubstitutionEditor` is a white-box word-substitution editor built on a
+:class:`textxai.classifier.TextClassifier`, in the family of TextFooler (Jin et al., 2020) and the
+lexicon-guided counterfactual editors: it replaces the words the model relies on with words of the other
+class.
 
-1. one forward/backward pass gives the gradient of log p(current class) with respect to the input
-   embeddings; a word's influence is input x gradient summed over its subword tokens;
-2. the ``n_words`` most influential words that have replacements are the ones to replace;
-3. a word's replacements come from :class:`SubstituteGenerator` (shared with the TOKI attack): its GloVe
-   neighbours among common words, checked by GloVe and MiniLM, never a stop word or a form of the same
-   word; they are ranked by the first-order change of log p(current class), ``sum_t g_t . (e_v - e_t)``
-   with ``e_v`` the mean input embedding of the replacement's tokens; only replacements predicted to lower
-   the current class are kept (``n_substitutes`` per word). Unlike the attack, the editor may use
-   opposites ("boring" -> "funny"): a counterfactual is meant to change the label;
-4. candidates: every single substitution, then the cumulative edits that replace the 2, 3, ...
-   ``max_words`` most influential words by their best substitute each; candidates whose MiniLM sentence
-   cosine with the input is below ``min_similarity`` (0.6) are dropped.
+1. **which words**: occlusion -- each word of the text is masked (the mask token on all its subwords, as the
+   metrics perturb) and the drop of log p(current class) is its importance; the ``n_words`` most important
+   words (importance > 0) that have replacements are the ones to replace;
+2. **by what**: a word's replacements are its antonyms (``data/antonyms.txt``: "wonderful" -> "awful") and
+   its GloVe neighbours from :class:`SubstituteGenerator` (shared with the TOKI attack; never a stop word
+   or a form of the same word), kept when they have the word's grammatical form (:func:`same_form`: no
+   "charming" -> "delightfully"). Each replacement is scored by the classifier itself, on the edited text:
+   the gain of the margin ``log p(target) - log p(current)``, ``target`` the runner-up class of the input
+   (or the class given). Only replacements with a positive gain are kept, ranked: flips the prediction
+   first, antonyms first, larger gain first (``n_substitutes`` per word);
+3. **candidates**: every single replacement, then the cumulative edits that replace the 2, 3, ...
+   ``max_words`` most important words by their best replacement each (larger edits, so inc@n > 2 is
+   possible); candidates whose MiniLM sentence cosine with the input is below ``min_similarity`` are dropped.
 
-The editor does not check whether a candidate flips the prediction: :func:`textxai.inconsistency.feedback_chains`
-asks the classifier and picks the smallest flipping candidate. A text with no usable replacement gets no
-candidate (the feedback chain stops there).
+:func:`textxai.inconsistency.feedback_chains` asks the classifier and picks the smallest flipping candidate.
+A text with no usable replacement gets no candidate (the feedback chain stops there). Everything is
+deterministic (no sampling) and computed one text at a time (independent of batching).
 
 >>> from textxai.editors import EDITORS
 >>> sorted(EDITORS)
-['gradient_substitution']
+['gradient_substitution', 'substitution']
+>>> editor = SubstitutionEditor("textxai/demo-sentiment")
+>>> editor(["A dull, lifeless film with a boring plot."])[0][:2]
+['A dull, lifeless film with a exciting plot.', 'A dull, lively film with a boring plot.']
 """
 from __future__ import annotations
 
@@ -31,19 +36,18 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from textxai.progress import progress_bar
 from textxai.validation import short_repr, check_positive_int, check_texts
-from textxai.words import word_spans
 
 
 @dataclass(frozen=True)
 class Substitution:
     """One proposed replacement: word ``index`` (``word`` at characters ``start:end``) -> ``substitute``.
 
-    ``score`` is the first-order change of log p(current class) (negative: predicted to lower it);
-    ``influence`` the word's input x gradient toward the current class.
+    ``gain``: how much the replacement raises ``log p(target) - log p(current)`` (measured by the model on
+    the edited text); ``flips``: the edited text's prediction is no longer the current class;
+    ``antonym``: the replacement is a listed antonym; ``importance``: the word's occlusion importance.
     """
 
     index: int
@@ -51,32 +55,74 @@ class Substitution:
     start: int
     end: int
     substitute: str
-    score: float
-    influence: float
+    gain: float
+    flips: bool
+    antonym: bool
+    importance: float
 
 
-class GradientSubstitutionEditor:
-    """Gradient-guided word substitution with the shared substitute generator (see the module docstring).
+#: Replacements come from this many most frequent GloVe words, at least this similar (cosine) to the word.
+VOCABULARY_SIZE = 20000
+MIN_WORD_SIMILARITY = 0.4
+#: Endings that mark a grammatical form; a replacement must share the word's (see :func:`same_form`).
+FORM_ENDINGS = ("ly", "ing", "ed", "est", "er", "s")
+
+
+def _form(word: str) -> tuple[bool, ...]:
+    w = word.lower()
+    return tuple(w.endswith(e) and len(w) > len(e) + 2 and not (e == "s" and w.endswith(("ss", "us", "is")))
+                 for e in FORM_ENDINGS)
+
+
+def same_form(word: str, replacement: str) -> bool:
+    """Whether ``replacement`` can stand where ``word`` stands: both or neither end in -ly, -ing, -ed, -est,
+    -er, plural -s (a cheap stand-in for a part-of-speech check; GloVe neighbours mix forms freely).
+
+    >>> same_form("charming", "delightful"), same_form("boring", "exciting"), same_form("wonderful", "awful")
+    (False, True, True)
+    >>> same_form("actors", "actor"), same_form("slowly", "quickly")
+    (False, True)
+    """
+    return _form(word) == _form(replacement)
+
+
+@functools.lru_cache(maxsize=1)
+def antonyms() -> dict[str, tuple[str, ...]]:
+    """Each word of ``data/antonyms.txt`` -> its listed antonyms (file order).
+
+    >>> antonyms()["wonderful"]
+    ('awful', 'terrible')
+    """
+    out: dict[str, list[str]] = {}
+    for a, b in _antonym_lines():
+        out.setdefault(a, []).append(b)
+        out.setdefault(b, []).append(a)
+    return {word: tuple(dict.fromkeys(words)) for word, words in out.items()}
+
+
+class SubstitutionEditor:
+    """Occlusion-guided word substitution toward the other class (see the module docstring).
 
     Args:
         classifier: a TextClassifier or anything :func:`textxai.classifier.as_classifier` accepts.
-        n_words: how many of the most influential words get replacements.
+        n_words: how many of the most important words get replacements.
         max_words: the most words one candidate changes (cumulative edits of the best replacement of the
-            2, 3, ... ``max_words`` most influential words); default ``n_words``; larger values make larger
+            2, 3, ... ``max_words`` most important words); default ``n_words``; larger values make larger
             edits (and inc@n > 2 possible).
         n_neighbours: GloVe neighbours considered per word (:class:`SubstituteGenerator`).
-        n_substitutes: replacements kept per word (those with the most negative first-order score).
+        n_substitutes: replacements kept per word.
         min_similarity: candidates whose MiniLM sentence cosine with the input is below this are dropped.
+        target: the class to edit toward (index or label name); default: the runner-up class of each text.
         progress: show a progress bar over the texts of each call.
 
     Calling the editor on a list of texts returns one list of candidate texts per input (possibly empty).
-    Candidates are deterministic: no randomness, one text at a time (independent of batching).
     """
 
-    name = "gradient_substitution"
+    name = "substitution"
 
     def __init__(self, classifier, n_words: int = 3, n_neighbours: int = 30, n_substitutes: int = 3,
-                 progress: bool = False, max_words: int | None = None, min_similarity: float = 0.6):
+                 progress: bool = False, max_words: int | None = None, min_similarity: float = 0.6, target=None,
+                 class_names=None, min_lean: float = 0.08):
         from textxai.classifier import as_classifier
 
         self.classifier = as_classifier(classifier)
@@ -88,84 +134,185 @@ class GradientSubstitutionEditor:
         if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity <= 1:
             raise ValueError(f"min_similarity={short_repr(min_similarity)}: expected a number in [-1, 1]")
         self.min_similarity = float(min_similarity)
+        self.target = None if target is None else self._check_target(target)
         self.progress = bool(progress)
-        self.generator = shared_generator(keep_meaning=False)
+        self.generator = editor_generator()
+        self.class_names = class_names
+        if isinstance(min_lean, bool) or not isinstance(min_lean, (int, float)) or not 0 <= min_lean <= 1:
+            raise ValueError(f"min_lean={short_repr(min_lean)}: expected a number in [0, 1]")
+        self.min_lean = float(min_lean)
+
+    def _check_target(self, target) -> int:
+        labels = self.classifier.labels
+        if isinstance(target, str):
+            names = {str(v).lower(): k for k, v in labels.items()}
+            if target.lower() in names:
+                return names[target.lower()]
+        elif isinstance(target, (int, np.integer)) and not isinstance(target, bool) and 0 <= target < len(labels):
+            return int(target)
+        raise ValueError(f"target={short_repr(target)}: expected None, a class index 0..{len(labels) - 1} or a label "
+                         f"of {list(labels.values())}")
 
     def __repr__(self) -> str:
-        return (f"GradientSubstitutionEditor({self.classifier!r}, n_words={self.n_words}, max_words={self.max_words}, "
+        return (f"SubstitutionEditor({self.classifier!r}, n_words={self.n_words}, max_words={self.max_words}, "
                 f"n_neighbours={self.n_neighbours}, n_substitutes={self.n_substitutes})")
 
-    @functools.cached_property
-    def _matrix(self) -> torch.Tensor:
-        return self.classifier.embedding_matrix.detach().double().cpu()
-
-    def _word_vectors(self, words: list[str]) -> torch.Tensor:
-        """Mean input embedding of each word's subword tokens (as the word would be written mid-sentence)."""
-        ids = self.classifier.tokenizer([" " + w for w in words], add_special_tokens=False)["input_ids"]
-        return torch.stack([self._matrix[i].mean(dim=0) if i else torch.zeros(self._matrix.shape[1], dtype=torch.float64)
-                            for i in ids])
-
     # ------------------------------------------------------------------ one text
-    def _gradients(self, text: str):
-        """(word_ids [L], embeddings [L, d], gradients [L, d], current class) for one text, float64 on CPU."""
+    def _replacements(self, word: str, target: int, current: int) -> list[tuple[str, bool]]:
+        """(replacement, is an antonym) of one word: its antonyms, then the common words closest to it in GloVe
+        among those that lean toward the target class (:meth:`class_lean` >= ``min_lean``; without class
+        names: its plain GloVe neighbours), of the same form, never a stop word or a form of the word."""
+        listed = [_match_case(word, a) for a in antonyms().get(word.lower(), ())]
+        if self._anchors is None:
+            near = [w for w, _ in self.generator(word, self.n_neighbours)]
+        else:
+            near = [_match_case(word, w) for w in self._directed_neighbours(word.lower(), target, current)]
+        near = [w for w in near if same_form(word, w) and w not in listed]
+        return [(w, True) for w in listed] + [(w, False) for w in near]
+
+    @functools.cached_property
+    def _vocabulary(self) -> tuple[list[str], np.ndarray]:
+        """The common GloVe words replacements are drawn from (no stop words) and their unit vectors."""
+        from textxai.toki.core import normalize_rows
+
+        stop = _stop_words()
+        words = [w for w in self.generator.glove.vocabulary()[:VOCABULARY_SIZE] if w not in stop]
+        return words, normalize_rows(self.generator.glove.embed(words))
+
+    @functools.lru_cache(maxsize=None)
+    def _vocabulary_lean(self, target: int, current: int) -> np.ndarray:
+        _, unit = self._vocabulary
+        return unit @ self._anchors[target] - unit @ self._anchors[current]
+
+    def _directed_neighbours(self, word: str, target: int, current: int) -> list[str]:
+        glove = self.generator.glove
+        if not word.isalpha() or word in _stop_words() or not glove.known(word):
+            return []
+        from textxai.toki.core import normalize_rows
+
+        words, unit = self._vocabulary
+        sims = unit @ normalize_rows(glove.embed([word]))[0]
+        eligible = np.flatnonzero((self._vocabulary_lean(target, current) >= self.min_lean)
+                                  & (sims >= MIN_WORD_SIMILARITY))
+        out = []
+        for j in eligible[np.argsort(-sims[eligible], kind="stable")]:
+            if words[j] != word and not _same_stem(words[j], word):
+                out.append(words[j])
+                if len(out) == self.n_neighbours:
+                    break
+        return out
+
+    def importance(self, text: str) -> tuple[list[tuple[str, int, int]], np.ndarray, np.ndarray]:
+        """Words ``(word, start, end)``, the text's class probabilities and each word's occlusion importance:
+        log p(current) minus log p(current) with the word masked."""
         clf = self.classifier
-        enc = clf.encode([text])
-        with torch.enable_grad():
-            embeds = clf.input_embeddings(enc.tensors).detach().requires_grad_(True)
-            logits = clf.logits_from_embeddings(embeds, enc.tensors)
-            current = int(logits[0].argmax())
-            # autograd.grad: only the input gradient is computed; the model's .grad fields stay untouched
-            (grad,) = torch.autograd.grad(torch.log_softmax(logits.double(), dim=-1)[0, current], embeds)
-        return (enc.word_ids[0], embeds[0].detach().double().cpu(), grad[0].detach().double().cpu(), current)
+        n = clf.word_encoding(text).n_words
+        spans = _spans(text, clf)[:n]
+        masks = np.vstack([np.zeros((1, n), dtype=bool), np.eye(n, dtype=bool)])
+        probs = clf.masked_proba(text, masks)
+        current = int(probs[0].argmax())
+        logp = np.log(np.clip(probs[:, current], 1e-300, None))
+        return spans, probs[0], logp[0] - logp[1:]
+
+    @functools.cached_property
+    def _anchors(self) -> np.ndarray | None:
+        """One unit GloVe vector per class (mean of its anchor words), None when the classes have no names."""
+        from textxai.toki.core import normalize_rows
+        from textxai.toki.index import resolve_class_anchors
+
+        try:
+            _, anchors = resolve_class_anchors(self.classifier, self.class_names)
+        except ValueError:
+            if self.class_names is not None:
+                raise
+            return None
+        glove = self.generator.glove
+        rows = []
+        for c in range(self.classifier.num_labels):
+            known = [w.lower() for w in anchors[c] if glove.known(w.lower())]
+            if not known:
+                return None
+            rows.append(normalize_rows(glove.embed(known)).mean(0))
+        return normalize_rows(np.array(rows))
+
+    def class_lean(self, words: list[str], target: int, current: int) -> np.ndarray:
+        """cos(word, target class) - cos(word, current class) in GloVe, each class the mean of its anchor words
+        (TOKI's class descriptions: the label names, or the anchors shipped for the demo models); 0 for words
+        GloVe does not know; all 0 when the model's labels are generic (LABEL_0...): then the editor does not
+        filter words by class.
+
+        >>> ed = SubstitutionEditor("textxai/demo-sentiment")
+        >>> [round(float(x), 2) > 0 for x in ed.class_lean(["brilliant", "stupid"], 1, 0)]
+        [True, False]
+        """
+        anchors = self._anchors
+        if anchors is None:
+            return np.zeros(len(words))
+        from textxai.toki.core import cosine_matrix
+
+        glove = self.generator.glove
+        known = [w.lower() for w in words if glove.known(w.lower())]
+        out = np.zeros(len(words))
+        if known:
+            sims = cosine_matrix(glove.embed(known), anchors[[target, current]])
+            lean = dict(zip(known, sims[:, 0] - sims[:, 1]))
+            out = np.array([lean.get(w.lower(), 0.0) for w in words])
+        return out
 
     def substitutions(self, text: str) -> list[list[Substitution]]:
-        """For each chosen word (most influential first), its replacements, best (most negative score) first."""
+        """For each chosen word (most important first), its replacements, best first."""
         check_texts([text], "text")
         if not text.strip():
             return []
-        word_ids, embeds, grads, _ = self._gradients(text)
-        spans = word_spans(text, self.classifier.word_tokenizer)
-        per_token = (embeds * grads).sum(dim=1).numpy()  # input x gradient of log p(current)
-        influence: dict[int, float] = {}
-        tokens_of: dict[int, list[int]] = {}
-        for t, w in enumerate(word_ids.tolist()):
-            if w < 0 or w >= len(spans):
-                continue
-            influence[w] = influence.get(w, 0.0) + float(per_token[t])
-            tokens_of.setdefault(w, []).append(t)
-        candidates = [w for w in influence if spans[w][0].isalpha() and self.generator(spans[w][0], 1)]
-        candidates.sort(key=lambda w: (-influence[w], w))  # most influential toward the current class first
-        out = []
-        for w in candidates[: self.n_words]:
-            toks = tokens_of[w]
-            original = spans[w][0]
-            near = [x for x, _ in self.generator(original, self.n_neighbours)]
-            # first-order change of log p(current) when the word's tokens become the replacement's
-            base = float((grads[toks] * embeds[toks]).sum())
-            scores = (self._word_vectors(near) @ grads[toks].sum(dim=0)).numpy() - base
-            ranked = sorted(range(len(near)), key=lambda k: (scores[k], k))
-            subs = [Substitution(w, original, spans[w][1], spans[w][2], near[k], float(scores[k]), influence[w])
-                    for k in ranked[: self.n_substitutes] if scores[k] < 0]
+        spans, probs, importance = self.importance(text)
+        current = int(probs.argmax())
+        target = self.target if self.target is not None and self.target != current else \
+            int(np.argsort(-probs, kind="stable")[1])
+
+        def leaning(words):  # > 0: the word is closer to the target class's anchor words than to the current's
+            return self.class_lean(words, target, current)
+
+        words = [w for w in range(min(len(spans), len(importance))) if importance[w] > 0 and spans[w][0].isalpha()]
+        if words and self._anchors is not None:  # words of the current class (no filter without class names)
+            words = [w for w, lean in zip(words, leaning([spans[w][0] for w in words])) if lean <= -self.min_lean]
+        words.sort(key=lambda w: (-importance[w], w))
+        chosen = []
+        for w in words:
+            options = self._replacements(spans[w][0], target, current)
+            if options and self._anchors is not None:  # replacements of the target class
+                lean = leaning([r for r, _ in options])
+                options = [o for o, x in zip(options, lean) if x >= self.min_lean]
+            if options:
+                chosen.append((w, options))
+            if len(chosen) == self.n_words:
+                break
+        if not chosen:
+            return []
+        edited = [_apply(text, [(spans[w][1], spans[w][2], r)]) for w, options in chosen for r, _ in options]
+        logp = np.log(np.clip(self.classifier.predict_proba(edited), 1e-300, None))
+        margin0 = float(np.log(probs[target]) - np.log(probs[current]))
+        out, row = [], 0
+        for w, options in chosen:
+            subs = []
+            for r, is_antonym in options:
+                gain = float(logp[row, target] - logp[row, current]) - margin0
+                flips = int(logp[row].argmax()) != current
+                row += 1
+                if gain > 0:
+                    subs.append(Substitution(w, spans[w][0], spans[w][1], spans[w][2], r, gain, flips, is_antonym,
+                                             float(importance[w])))
+            subs.sort(key=lambda s: not s.flips)  # stable: antonyms, then by similarity to the word
             if subs:
-                out.append(subs)
+                out.append(subs[: self.n_substitutes])
         return out
 
-    @staticmethod
-    def _apply(text: str, subs: list[Substitution]) -> str:
-        for s in sorted(subs, key=lambda s: s.start, reverse=True):
-            text = text[: s.start] + s.substitute + text[s.end:]
-        return text
-
     def candidates(self, text: str) -> list[str]:
-        """Candidate edits of one text: single substitutions, then the cumulative best substitutions of the
-        2 .. ``max_words`` most influential words; those below ``min_similarity`` (MiniLM) dropped."""
+        """Candidate edits of one text: single replacements, then the cumulative best replacements of the
+        2 .. ``max_words`` most important words; those below ``min_similarity`` (MiniLM) dropped."""
         per_word = self.substitutions(text)
-        out: list[str] = []
-        for subs in per_word:
-            for s in subs:
-                out.append(self._apply(text, [s]))
+        out = [_apply(text, [(s.start, s.end, s.substitute)]) for subs in per_word for s in subs]
         for k in range(2, min(len(per_word), self.max_words) + 1):
-            out.append(self._apply(text, [subs[0] for subs in per_word[:k]]))
+            out.append(_apply(text, [(subs[0].start, subs[0].end, subs[0].substitute) for subs in per_word[:k]]))
         unique = list(dict.fromkeys(c for c in out if c != text))
         sims = self.generator.similar_texts(text, unique, self.min_similarity)
         return [c for c, s in zip(unique, sims) if s is not None]
@@ -175,7 +322,23 @@ class GradientSubstitutionEditor:
         return [self.candidates(t) for t in progress_bar(texts, self.progress, "editor", unit="text")]
 
 
-EDITORS = {"gradient_substitution": GradientSubstitutionEditor}
+def _spans(text: str, clf) -> list[tuple[str, int, int]]:
+    from textxai.words import word_spans
+
+    return word_spans(text, clf.word_tokenizer)
+
+
+def _apply(text: str, replacements: list[tuple[int, int, str]]) -> str:
+    """``text`` with each ``(start, end, new)`` span replaced (spans do not overlap)."""
+    for start, end, new in sorted(replacements, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+#: The former name of :class:`SubstitutionEditor` (kept for one release).
+GradientSubstitutionEditor = SubstitutionEditor
+
+EDITORS = {"substitution": SubstitutionEditor, "gradient_substitution": SubstitutionEditor}  # the second: former name
 
 
 def get_editor(editor, classifier=None, **options):
@@ -203,15 +366,16 @@ def antonym_pairs() -> frozenset:
     >>> ("good", "bad") in antonym_pairs() and ("bad", "good") in antonym_pairs()
     True
     """
+    return frozenset(p for a, b in _antonym_lines() for p in ((a, b), (b, a)))
+
+
+@functools.lru_cache(maxsize=1)
+def _antonym_lines() -> tuple[tuple[str, str], ...]:
     from pathlib import Path
 
     path = Path(__file__).resolve().parent / "data" / "antonyms.txt"
-    pairs = set()
-    for line in path.read_text(encoding="utf8").splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            a, b = line.split()
-            pairs |= {(a, b), (b, a)}
-    return frozenset(pairs)
+    return tuple(tuple(line.split()) for line in path.read_text(encoding="utf8").splitlines()
+                 if line.strip() and not line.lstrip().startswith("#"))
 
 
 def _same_stem(a: str, b: str) -> bool:
@@ -323,6 +487,14 @@ def _match_case(original: str, replacement: str) -> str:
 
 
 _GENERATORS: dict = {}
+
+
+def editor_generator() -> SubstituteGenerator:
+    """The counterfactual editor's generator: GloVe neighbours checked by GloVe alone (the editor checks every
+    replacement with the classifier, so the MiniLM word check of the attack's generator is not needed)."""
+    if "editor" not in _GENERATORS:
+        _GENERATORS["editor"] = SubstituteGenerator(keep_meaning=False, embedders=["glove"])
+    return _GENERATORS["editor"]
 
 
 def shared_generator(keep_meaning: bool) -> SubstituteGenerator:

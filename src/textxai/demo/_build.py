@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -218,124 +219,179 @@ def _accuracy(probs: np.ndarray, labels: list[int]) -> float:
     return float(np.mean(probs.argmax(1) == np.asarray(labels))) if len(labels) else float("nan")
 
 
-def build(corpus: dict, label_names: list[str], out_dir: Path, *, seed: int = 0, steps: int = 50,
-          head_lr: float = 3e-3, body_lr: float = 3e-4, weight_decay: float = 0.01, progress: bool = False,
-          metadata: dict | None = None, threads: int = 1, label_smoothing: float = 0.0, augment: int = 0,
-          max_rate: float = 0.3, function_words=(), calibrate: bool = True) -> dict:
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a demo classifier is fitted (``textxai.demo.BUILD_SETTINGS`` holds the shipped models' values).
+
+    seed: RNG seed of the head's initialisation and of the perturbed copies. steps: full-batch AdamW steps
+    with learning rates ``head_lr`` (classifier) and ``body_lr`` (top layer, pooler), ``weight_decay``, a
+    linear decay to 0. threads: intra-op threads during the build. label_smoothing: of the training loss.
+    augment / max_rate / function_words: perturbed copies per training text (see :func:`perturbed_rows`).
+    calibrate: fold a temperature fitted on the validation split into the classifier.
+    """
+
+    seed: int = 0
+    steps: int = 50
+    head_lr: float = 3e-3
+    body_lr: float = 3e-4
+    weight_decay: float = 0.01
+    threads: int = 1
+    label_smoothing: float = 0.0
+    augment: int = 0
+    max_rate: float = 0.3
+    function_words: frozenset = frozenset()
+    calibrate: bool = True
+
+
+def build_options(options: BuildOptions | None = None, **settings) -> BuildOptions:
+    """``options`` (default :class:`BuildOptions`) with ``settings`` replacing fields; unknown names refused."""
+    from dataclasses import fields, replace
+
+    if options is not None and not isinstance(options, BuildOptions):
+        raise TypeError(f"options={str(options)[:80]!r}: expected a textxai.demo._build.BuildOptions or None")
+    unknown = sorted(set(settings) - {f.name for f in fields(BuildOptions)})
+    if unknown:
+        raise TypeError(f"unknown build setting(s) {unknown}; expected some of {[f.name for f in fields(BuildOptions)]}")
+    if "function_words" in settings:
+        settings["function_words"] = frozenset(settings["function_words"])
+    return replace(options or BuildOptions(), **settings)
+
+
+def build(corpus: dict, label_names: list[str], out_dir: Path, options: BuildOptions | None = None, *,
+          progress: bool = False, metadata: dict | None = None, **settings) -> dict:
     """Fit the demo classifier on ``corpus['train_*']`` and save it (model + tokenizer) to ``out_dir``.
 
-    ``augment`` perturbed copies of each training text are added (see ``perturbed_rows``; words of
-    ``function_words`` are the ones removed in the first two copies). With ``calibrate`` and a non-empty
-    ``corpus['validation_*']`` a temperature fitted there is folded into the classifier.
+    ``options`` / ``settings``: :class:`BuildOptions` (e.g. ``seed=1, augment=2``). ``options.augment``
+    perturbed copies of each training text are added (see ``perturbed_rows``). With ``calibrate`` and a
+    non-empty ``corpus['validation_*']`` a temperature fitted there is folded into the classifier.
+    ``corpus['test_*']`` (may be empty) gives the held-out numbers recorded with the model.
 
     Deterministic under ``seed``: the global torch RNG is restored afterwards, and the build runs on
     ``threads`` intra-op threads (1 by default: the same floating-point sums on every machine, and no
     thread oversubscription on a busy machine; the matrices are small). Returns the metadata written to
     ``out_dir / "textxai_demo.json"``.
     """
+    opts = build_options(options, **settings)
     saved_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
+    torch.set_num_threads(opts.threads)
     try:
-        return _build(corpus, label_names, Path(out_dir), seed=seed, steps=steps, head_lr=head_lr, body_lr=body_lr,
-                      weight_decay=weight_decay, progress=progress, metadata=metadata,
-                      label_smoothing=label_smoothing, augment=augment, max_rate=max_rate,
-                      function_words=frozenset(function_words), calibrate=calibrate)
+        return _build(corpus, label_names, Path(out_dir), opts, progress, metadata)
     finally:
         torch.set_num_threads(saved_threads)
 
 
-def _build(corpus, label_names, out_dir, *, seed, steps, head_lr, body_lr, weight_decay, progress, metadata,
-           label_smoothing, augment, max_rate, function_words, calibrate) -> dict:
-    from textxai.classifier import TextClassifier
+def _prepared_model(label_names: list[str], texts: list[str]):
+    """The MiniLM with a fresh head, the top layer's query zeroed (mean pooling) and a neutral mask embedding."""
+    model, tokenizer = load_base(label_names)
+    top = model.bert.encoder.layer[-1]
+    with torch.no_grad():
+        top.attention.self.query.weight.zero_()
+        top.attention.self.query.bias.zero_()
+    neutral_mask_embedding(model, tokenizer, texts)
+    return model, tokenizer
 
-    started, cpu_started = time.perf_counter(), time.process_time()
-    texts, labels = corpus["train_texts"], corpus["train_labels"]
-    val_texts, val_labels = corpus.get("validation_texts", []), corpus.get("validation_labels", [])
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model, tokenizer = load_base(label_names)
-        top = model.bert.encoder.layer[-1]
-        with torch.no_grad():
-            top.attention.self.query.weight.zero_()
-            top.attention.self.query.bias.zero_()
-        neutral_mask_embedding(model, tokenizer, texts)
-        clf = TextClassifier((model, tokenizer), device="cpu")
-        rows, source = perturbed_rows(clf, texts, augment, max_rate, np.random.default_rng(seed), function_words)
-        means, cls = lower_features_of_rows(model, rows, tokenizer.pad_token_id, progress=progress)
-        encoded_at = time.perf_counter()
 
-        body = []
-        for name, param in model.named_parameters():
-            in_top = name.startswith(f"bert.encoder.layer.{len(model.bert.encoder.layer) - 1}.")
-            trainable = (in_top and name.split(".", 4)[4].startswith(TRAINABLE_PREFIXES)) or name.startswith("bert.pooler.")
-            param.requires_grad_(trainable or name.startswith("classifier."))
-            if trainable:
-                body.append(param)
-        optimizer = torch.optim.AdamW(
-            [{"params": body, "lr": body_lr}, {"params": list(model.classifier.parameters()), "lr": head_lr}],
-            weight_decay=weight_decay,
-        )
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / steps))
-        target = torch.tensor([labels[i] for i in source])
-        iterator = progress_bar(range(steps), progress, "demo model: fitting", unit="step")
-        model.train()
-        loss = None
-        for _ in iterator:
-            loss = torch.nn.functional.cross_entropy(head_logits(model, means, cls), target, label_smoothing=label_smoothing)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            schedule.step()
-        model.eval()
-        for param in model.parameters():
-            param.requires_grad_(True)
+def _fit(model, means: torch.Tensor, cls: torch.Tensor, target: torch.Tensor, opts: BuildOptions, progress: bool):
+    """Full-batch AdamW on the top layer at ``[CLS]``, the pooler and the classifier; the final loss."""
+    body = []
+    for name, param in model.named_parameters():
+        in_top = name.startswith(f"bert.encoder.layer.{len(model.bert.encoder.layer) - 1}.")
+        trainable = (in_top and name.split(".", 4)[4].startswith(TRAINABLE_PREFIXES)) or name.startswith("bert.pooler.")
+        param.requires_grad_(trainable or name.startswith("classifier."))
+        if trainable:
+            body.append(param)
+    optimizer = torch.optim.AdamW(
+        [{"params": body, "lr": opts.body_lr}, {"params": list(model.classifier.parameters()), "lr": opts.head_lr}],
+        weight_decay=opts.weight_decay,
+    )
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: max(0.0, 1.0 - step / opts.steps))
+    model.train()
+    loss = None
+    for _ in progress_bar(range(opts.steps), progress, "demo model: fitting", unit="step"):
+        loss = torch.nn.functional.cross_entropy(head_logits(model, means, cls), target,
+                                                 label_smoothing=opts.label_smoothing)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+    model.eval()
+    for param in model.parameters():
+        param.requires_grad_(True)
+    return None if loss is None else float(loss.detach())
 
-    temperature = 1.0
-    if calibrate and val_texts:
-        with torch.inference_mode():
-            temperature = fit_temperature(head_logits(model, *lower_features(model, tokenizer, val_texts)), val_labels)
-        with torch.no_grad():
-            model.classifier.weight.div_(temperature)
-            model.classifier.bias.div_(temperature)
 
-    # The surrogate must be the model: compare with the real forward on a few training texts.
+def _calibrate(model, tokenizer, texts: list[str], labels: list[int]) -> float:
+    """Fit a temperature on ``texts`` and fold it into the classifier; 1.0 (nothing done) without texts."""
+    if not texts:
+        return 1.0
+    with torch.inference_mode():
+        temperature = fit_temperature(head_logits(model, *lower_features(model, tokenizer, texts)), labels)
+    with torch.no_grad():
+        model.classifier.weight.div_(temperature)
+        model.classifier.bias.div_(temperature)
+    return temperature
+
+
+def _surrogate_gap(model, tokenizer, texts: list[str], means, cls, source: list[int]) -> float:
+    """Largest |logit| gap between the training surrogate and the real forward on a few training texts."""
     probe = list(range(min(8, len(texts))))
+    if not probe:
+        return 0.0
     with torch.inference_mode():
         batch = tokenizer([texts[i] for i in probe], padding=True, truncation=True, return_tensors="pt")
         real = model(**batch).logits
         clean_rows = [source.index(i) for i in probe]
-        surrogate = head_logits(model, means[clean_rows], cls[clean_rows])
-    gap = float((real - surrogate).abs().max()) if probe else 0.0
+        gap = float((real - head_logits(model, means[clean_rows], cls[clean_rows])).abs().max())
     if not gap < 1e-3:
         raise RuntimeError(
             f"demo model build: the training surrogate differs from the model forward by {gap:.3g}; "
             "the installed transformers' BertLayer no longer matches textxai.demo._build.head_logits"
         )
+    return gap
+
+
+def _measurements(model, tokenizer, corpus: dict, n_classes: int) -> dict:
+    """Accuracy of every split; ECE and the share of p > 0.99 on the held-out split."""
+    val_texts, val_labels = corpus.get("validation_texts", []), corpus.get("validation_labels", [])
+    test_texts, test_labels = corpus.get("test_texts", []), corpus.get("test_labels", [])
+    test_probs = _proba(model, tokenizer, test_texts) if test_texts else np.empty((0, n_classes))
+    val_probs = _proba(model, tokenizer, val_texts) if val_texts else np.empty((0, n_classes))
+    return dict(
+        n_train=len(corpus["train_texts"]),
+        n_validation=len(val_texts),
+        n_test=len(test_texts),
+        train_accuracy=_accuracy(_proba(model, tokenizer, corpus["train_texts"]), corpus["train_labels"]),
+        validation_accuracy=_accuracy(val_probs, val_labels),
+        heldout_accuracy=_accuracy(test_probs, test_labels),
+        heldout_ece=expected_calibration_error(test_probs, test_labels) if len(test_probs) else float("nan"),
+        heldout_share_above_099=float(np.mean(test_probs.max(1) > 0.99)) if len(test_probs) else float("nan"),
+    )
+
+
+def _build(corpus: dict, label_names: list[str], out_dir: Path, opts: BuildOptions, progress: bool,
+           metadata: dict | None) -> dict:
+    from textxai.classifier import TextClassifier
+
+    started, cpu_started = time.perf_counter(), time.process_time()
+    texts, labels = corpus["train_texts"], corpus["train_labels"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(opts.seed)
+        model, tokenizer = _prepared_model(label_names, texts)
+        clf = TextClassifier((model, tokenizer), device="cpu")
+        rows, source = perturbed_rows(clf, texts, opts.augment, opts.max_rate, np.random.default_rng(opts.seed),
+                                      opts.function_words)
+        means, cls = lower_features_of_rows(model, rows, tokenizer.pad_token_id, progress=progress)
+        encoded_at = time.perf_counter()
+        final_loss = _fit(model, means, cls, torch.tensor([labels[i] for i in source]), opts, progress)
+    temperature = _calibrate(model, tokenizer, corpus.get("validation_texts", []) if opts.calibrate else [],
+                             corpus.get("validation_labels", []))
+    gap = _surrogate_gap(model, tokenizer, texts, means, cls, source)
     fitted_at = time.perf_counter()
     info = dict(metadata or {})
-    test_probs = _proba(model, tokenizer, corpus["test_texts"])
-    val_probs = _proba(model, tokenizer, val_texts) if val_texts else np.empty((0, len(label_names)))
-    info.update(
-        labels=list(label_names),
-        n_train=len(texts),
-        n_validation=len(val_texts),
-        n_test=len(corpus["test_texts"]),
-        n_training_rows=len(rows),
-        train_accuracy=_accuracy(_proba(model, tokenizer, texts), labels),
-        validation_accuracy=_accuracy(val_probs, val_labels),
-        heldout_accuracy=_accuracy(test_probs, corpus["test_labels"]),
-        heldout_ece=expected_calibration_error(test_probs, corpus["test_labels"]) if len(test_probs) else float("nan"),
-        heldout_share_above_099=float(np.mean(test_probs.max(1) > 0.99)) if len(test_probs) else float("nan"),
-        temperature=temperature,
-        final_loss=None if loss is None else float(loss.detach()),
-        seed=seed,
-        steps=steps,
-        augment=augment,
-        label_smoothing=label_smoothing,
-        surrogate_gap=gap,
-        encode_seconds=round(encoded_at - started, 2),
-        fit_seconds=round(fitted_at - encoded_at, 2),
-    )
+    info.update(labels=list(label_names), **_measurements(model, tokenizer, corpus, len(label_names)))
+    info.update(n_training_rows=len(rows), temperature=temperature, final_loss=final_loss, seed=opts.seed,
+                steps=opts.steps, augment=opts.augment, label_smoothing=opts.label_smoothing, surrogate_gap=gap,
+                encode_seconds=round(encoded_at - started, 2), fit_seconds=round(fitted_at - encoded_at, 2))
     with _quiet_transformers():
         model.save_pretrained(out_dir)
         tokenizer.save_pretrained(out_dir)

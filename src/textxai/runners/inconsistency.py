@@ -22,8 +22,8 @@ HELP = "inc@n of a counterfactual editor: feed it its own edits and count how mu
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--editor", default="gradient_substitution", choices=sorted(EDITORS),
-                        help="built-in editor run on the texts (default gradient_substitution)")
+    parser.add_argument("--editor", default="substitution", choices=sorted(EDITORS),
+                        help="built-in editor run on the texts (default substitution; gradient_substitution is its former name)")
     parser.add_argument("--steps", type=positive_int_arg, default=10, help="feedback steps (default 10, as the paper)")
     parser.add_argument("--n", type=positive_int_arg, nargs="+", default=list(inc.DEFAULT_N), help="report inc@n etc. for these n")
     parser.add_argument("--pooling", default="pooled", choices=inc.POOLINGS)
@@ -81,6 +81,32 @@ def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pool
     return results, figures
 
 
+def most_inconsistent(results: dict) -> tuple[int, int] | None:
+    """(chain, step i) of the largest inc (the first such), None when every step's inc is 0."""
+    best = None
+    for c, incs in enumerate(results["per_example"]["inc"]):
+        for i, v in enumerate(incs, start=1):
+            if v > 0 and (best is None or v > best[2]):
+                best = (c, i, v)
+    return None if best is None else best[:2]
+
+
+def explain_step(results: dict, c: int, i: int, classifier=None) -> list[str]:
+    """Why step ``i`` of chain ``c`` is inconsistent, in words (eq. 1 on that chain)."""
+    chain, d = results["chains"][c], results["per_example"]["minimality"][c]
+    labels = (results.get("labels") or results.get("per_example", {}).get("labels") or [None] * (c + 1))[c]
+    names = getattr(classifier, "labels", None) or {}
+
+    def label(k):
+        return "" if labels is None or labels[k] is None else f" ({names.get(labels[k], labels[k])})"
+
+    return [f"Why chain {c} is inconsistent at step {i}: the editor turned x{i - 1}{label(i - 1)} into x{i}{label(i)} "
+            f"by changing {d[i - 1]} word{'s' * (d[i - 1] != 1)}; asked to edit x{i}, it changed {d[i]} words to reach "
+            f"x{i + 1}{label(i + 1)}, although x{i - 1} itself was only {d[i - 1]} word{'s' * (d[i - 1] != 1)} away "
+            f"{'with the other label ' if labels is not None and labels[i - 1] != labels[i] else ''}"
+            f"-- a smaller counterfactual existed and the editor missed it: inc = {d[i]} - {d[i - 1]} = {d[i] - d[i - 1]}."]
+
+
 def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_chains: int = 2) -> str:
     lines = [f"## {title}", "", f"{len(results['chains'])} chains. inc@n: lower is better (0 = the editor never answered "
              "its own edit with a larger one).", "",
@@ -93,19 +119,33 @@ def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_
     if results.get("intervals"):
         lines += ["", stats.interval_note(results["intervals"])]
     lines.append("")
+    worst = most_inconsistent(results)
+    shown = list(range(min(max_chains, len(results["chains"]))))
+    if worst is not None and worst[0] not in shown:
+        shown = shown[:-1] + [worst[0]] if shown else [worst[0]]
+    for c in shown:
+        lines += _chain_lines(results, c, classifier)
+    if worst is None:
+        lines.append("No step of any chain is inconsistent: whenever the editor was asked to edit its own edit, it "
+                     "answered with an edit at most as large.")
+    else:
+        lines += explain_step(results, *worst, classifier=classifier)
+    return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
+
+
+def _chain_lines(results: dict, c: int, classifier=None) -> list[str]:
     labels = results.get("labels") or results.get("per_example", {}).get("labels")
     names = getattr(classifier, "labels", None) or {}
-    for c, chain in enumerate(results["chains"][:max_chains]):
-        lines.append(f"Chain {c}:")
-        d = results["per_example"]["minimality"][c]
-        for i, text in enumerate(chain):
-            lab = ""
-            if labels is not None and i < len(labels[c]) and labels[c][i] is not None:
-                lab = f"[{names.get(labels[c][i], labels[c][i])}] "
-            dist = f"d={d[i - 1]}" if 0 < i <= len(d) else ""
-            lines.append(f"  x{i:<2} {dist:<5} {lab}{_short(text)}")
-        lines.append("")
-    return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
+    incs = results["per_example"]["inc"][c]
+    lines = [f"Chain {c}:" + (f"  (inc per step: {incs})" if any(incs) else "")]
+    d = results["per_example"]["minimality"][c]
+    for i, text in enumerate(results["chains"][c]):
+        lab = ""
+        if labels is not None and i < len(labels[c]) and labels[c][i] is not None:
+            lab = f"[{names.get(labels[c][i], labels[c][i])}] "
+        dist = f"d={d[i - 1]}" if 0 < i <= len(d) else ""
+        lines.append(f"  x{i:<2} {dist:<5} {lab}{_short(text)}")
+    return lines + [""]
 
 
 def run(args, texts, text_pairs, labels, classifier):
