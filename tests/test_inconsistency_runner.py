@@ -51,6 +51,22 @@ def test_cli_scores_given_chains(tiny_folder, tmp_path):
     assert results["flip_rate@2"] == pytest.approx(1.0) and results["flip_rate@2_chains"] == 2
 
 
+def test_report_explains_the_most_inconsistent_step():
+    from textxai.runners.inconsistency import analyse, most_inconsistent, report
+
+    chains = [["a b c d", "a x c d", "a b c d", "a x c d"],                 # inc = [0, 0]
+              ["good film", "bad film", "good movie here now"]]             # d = [1, 4]: inc = [3]
+    results, _ = analyse(chains, [[1, 0, 1, 0], [1, 0, 1]], n=[1, 2], intervals={"confidence_level": None})
+    assert most_inconsistent(results) == (1, 1)
+    text = report(results, [1, 2], max_chains=1)
+    assert "Chain 0:" not in text and "Chain 1:  (inc per step: [3])" in text   # the inconsistent chain is shown
+    assert "Chain 0:" in report(results, [1, 2], max_chains=2)
+    assert "Why chain 1 is inconsistent at step 1" in text and "changed 4 words" in text
+    assert "x0 itself was only 1 word away with the other label" in text and "inc = 4 - 1 = 3" in text
+    consistent, _ = analyse(chains[:1], [[1, 0, 1, 0]], n=[1], intervals={"confidence_level": None})
+    assert most_inconsistent(consistent) is None and "No step of any chain is inconsistent" in report(consistent, [1])
+
+
 def test_cli_bad_chains_file(tiny_folder, tmp_path):
     data = tmp_path / "unused.csv"
     data.write_text("text\nunused\n")

@@ -144,6 +144,21 @@ def summary_html(results: dict, n: list[int]) -> str:
             "in words. Positive = the editor answered its own edit with a larger one, so a smaller edit existed.</p>")
 
 
+def why_html(results: dict, chains, label_names=None) -> str:
+    """The most inconsistent step explained in words (the paper's eq. 1 on that chain), or that there is none."""
+    from textxai.runners.inconsistency import explain_step, most_inconsistent
+
+    full = {**results, "chains": [[t for t in c if t] for c in chains]}
+    worst = most_inconsistent(full)
+    if worst is None:
+        return ("<p id='why'>No step is inconsistent: every time the editor edited its own edit, it changed at most "
+                "as many words as the step before.</p>")
+    names = type("Names", (), {"labels": label_names or {}})()
+    text = explain_step(full, *worst, classifier=names)[0]
+    c, i = worst
+    return f"<p id='why'><b>Chain {c + 1}, step {i}.</b> {spaces.escape(text.split(': ', 1)[1])}</p>"
+
+
 def _intervals(results: dict, n: list[int]) -> str:
     """Bootstrap intervals over the chains (from 5 chains on), textxai.stats."""
     keys = [f"{m}@{k}" for k in n for m in ("inc", "flip_rate")]
@@ -158,7 +173,8 @@ def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
         results = inc.inconsistency(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling,
                                     return_per_example=True)
     fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
-    return summary_html(results, n) + _intervals(results, n), chains_html(chains, word_tokenizer=word_tokenizer), fig
+    return (summary_html(results, n) + _intervals(results, n) + why_html(results, chains),
+            chains_html(chains, word_tokenizer=word_tokenizer), fig)
 
 
 def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
@@ -180,7 +196,8 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
         results = inc.inconsistency(chains, n=n, labels=labels, word_tokenizer=word_tokenizer, pooling=pooling,
                                     return_per_example=True)
     fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
-    return (summary_html(results, n) + _intervals(results, n), chains_html(chains, labels, classifier.labels, word_tokenizer), fig)
+    return (summary_html(results, n) + _intervals(results, n) + why_html(results, chains, classifier.labels),
+            chains_html(chains, labels, classifier.labels, word_tokenizer), fig)
 
 
 with spaces.space(

@@ -248,7 +248,8 @@ def train_classifier(texts, labels, label_names, out_dir, validation_texts=(), v
     if validation_texts:
         check_texts(validation_texts, "validation_texts")
     check_same_length(validation_texts, list(validation_labels), "validation_texts", "validation_labels")
-    validation_labels = check_labels(list(validation_labels), "validation_labels", len(validation_texts), len(label_names))
+    validation_labels = check_labels(list(validation_labels), "validation_labels", len(validation_texts),
+                                     len(label_names)) if validation_texts else []
     corpus = {"train_texts": texts, "train_labels": [int(y) for y in labels],
               "validation_texts": validation_texts, "validation_labels": [int(y) for y in validation_labels],
               "test_texts": [], "test_labels": []}
