@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from textxai.editors import GradientSubstitutionEditor
+from textxai.editors import SubstitutionEditor
 from textxai.inconsistency import feedback_chains, inconsistency
 from textxai.words import word_distance
 
@@ -101,7 +101,7 @@ TEXTS = [
 
 def test_builtin_editor_chains_on_tiny_model(bert_clf):
     # no sentence-similarity filter: a random tiny model's edits are arbitrary, the chains should stay long
-    editor = GradientSubstitutionEditor(bert_clf, n_words=2, n_neighbours=10, n_substitutes=2, min_similarity=-1.0)
+    editor = SubstitutionEditor(bert_clf, n_words=2, n_neighbours=10, n_substitutes=2, min_similarity=-1.0)
     out = feedback_chains(editor, TEXTS, bert_clf, steps=3, progress=False)
     for chain, labels in zip(out.chains, out.labels):
         texts = [t for t in chain if t is not None]
@@ -122,11 +122,12 @@ def test_builtin_editor_chains_on_tiny_model(bert_clf):
     for k in ns:
         assert from_labels[f"flip_rate@{k}"] == from_model[f"flip_rate@{k}"]
         assert from_labels[f"flip_rate@{k}_chains"] == from_model[f"flip_rate@{k}_chains"]
-    assert from_labels == from_model
+    same = lambda a, b: a == b or (isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b))  # noqa: E731
+    assert from_labels.keys() == from_model.keys() and all(same(from_labels[k], from_model[k]) for k in from_labels)
 
 
 def test_feedback_chains_do_not_depend_on_batch_size(bert_clf):
-    editor = GradientSubstitutionEditor(bert_clf, n_words=2, n_neighbours=8, n_substitutes=2)
+    editor = SubstitutionEditor(bert_clf, n_words=2, n_neighbours=8, n_substitutes=2)
     a = feedback_chains(editor, TEXTS[:2], bert_clf, steps=2, batch_size=1, progress=False)
     b = feedback_chains(editor, TEXTS[:2], bert_clf, steps=2, batch_size=64, progress=False)
     assert a == b
