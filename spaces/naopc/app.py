@@ -14,7 +14,8 @@ MAX_CHARS = 400
 MAX_EXACT_WORDS = 12  # 4096 model calls per text at most on a CPU Space; longer texts get beam limits
 MAX_BEAM = 20
 DEFAULT_METHOD = "integrated_gradients"
-EXAMPLE = "A wonderful, moving film with a dull ending.\nThe service was slow and the food was cold."
+EXAMPLE = ("The big twist undermines everything that came before it.\n"
+           "The resort staff remembered our names and made our anniversary feel special.")
 DESCRIPTION = (
     "Words are removed one by one (every subword token of a removed word becomes the mask token) and AOPC is "
     "the mean drop of the predicted class probability. Comprehensiveness removes the highest-attributed words "

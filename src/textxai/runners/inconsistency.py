@@ -172,15 +172,19 @@ def run(args, texts, text_pairs, labels, classifier):
 
 
 def demo(progress: bool = True):
-    """The built-in editor on the demo sentiment texts, 5 feedback steps, with the Fig. 3 box-plots."""
+    """The built-in editor on 8 held-out demo-sentiment texts, 3 feedback steps, with the Fig. 3 box-plots.
+
+    The editor may change up to 4 words at once (``max_words=4``), so inc can reach 3; the report shows the
+    first chains and explains the most inconsistent step, if any.
+    """
     from textxai.classifier import as_classifier
 
     classifier = as_classifier("textxai/demo-sentiment")
     texts = demo_texts("sentiment", 8)
-    editor = get_editor("gradient_substitution", classifier, max_words=5)   # larger edits: inc can exceed 2
-    chains, labels = inc.feedback_chains(editor, texts, classifier, steps=5, progress=progress)
-    n = [1, 2, 3, 4]
+    editor = get_editor("substitution", classifier, max_words=4)
+    chains, labels = inc.feedback_chains(editor, texts, classifier, steps=3, progress=progress)
+    n = [1, 2]
     results, figures = analyse(chains, labels, classifier, n=n, progress=False)
-    text = report(results, n, "Inconsistency — gradient substitution editor on demo-sentiment, 5 feedback steps",
-                  classifier=classifier)
+    text = report(results, n, "Inconsistency — the built-in substitution editor on demo-sentiment, 3 feedback steps",
+                  classifier=classifier, max_chains=3)
     return text, results, figures
