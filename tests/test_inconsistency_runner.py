@@ -82,8 +82,10 @@ def test_demo_section():
     report, results, figures = demo(progress=False)
     assert "inc@n" in report and set(figures) == {"steps", "intervals"}
     assert len(results["chains"]) == 8
-    e = results["intervals"]["inc@1"]  # intervals over the 8 chains, shown in the report
-    assert e["n"] == 8 and e["unit"] == "chain" and e["ci_low"] <= results["inc@1"] <= e["ci_high"]
+    e = results["intervals"]["inc@1"]  # intervals over the chains that reach step 2, shown in the report
+    assert e["n"] == results["inc@1_chains"] and e["unit"] == "chain" and e["ci_low"] <= results["inc@1"] <= e["ci_high"]
+    assert ("Why chain" in report) == (results["inc@2"] > 0)   # the inconsistent step is explained, or its absence said
+    assert ("No step of any chain is inconsistent" in report) == (results["inc@2"] == 0)
     assert stats.format_interval(e) in report
     ref = inc.inconsistency(results["chains"], n=[1, 2], labels=results["labels"])
     assert results["inc@1"] == ref["inc@1"] and results["flip_rate@1"] == ref["flip_rate@1"]

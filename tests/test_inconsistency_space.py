@@ -28,6 +28,10 @@ def test_score_chains_matches_library(app):
     assert 'id="inc-at-1">2.000<' in summary and 'id="inc-at-2">1.500<' in summary
     assert chains.count("<tr><td>x") == 4 and "<ins" in chains and "<del" in chains
     assert len(fig.axes) == 2
+    # the most inconsistent step explained: x1 -> x2 changed 3 words where x0 was 1 word away
+    assert "<b>Chain 1, step 1.</b>" in summary and "inc = 3 - 1 = 2" in summary
+    consistent, _, _ = app.score_chains("a b\na c\na b", "1", "spacy", "pooled")
+    assert "No step is inconsistent" in consistent
 
 
 def test_two_chains_and_per_chain_pooling(app):
@@ -67,6 +71,7 @@ def test_browser_paste_chain_shows_inc(app, gradio_url, page):
     assert page.locator("#inc-at-1").inner_text().strip() == "2.000"
     assert page.locator("#inc-at-2").inner_text().strip() == "1.500"
     assert page.locator("#chains ins").count() > 0
+    assert "inc = 3 - 1 = 2" in page.locator("#why").inner_text()
     assert not math.isnan(float(page.locator("#inc-at-2").inner_text()))
 
 

@@ -82,3 +82,16 @@ def test_texts_with_nearly_coinciding_limits_are_flagged():
     assert html.count('class="naopc-narrow"') == 1 and "text(s) 2: upper and lower limits closer than 0.001" in html
     res["per_example"][1]["upper"] = 0.202  # 2e-3 apart: meaningful
     assert "naopc-narrow" not in app.summary_html(res, "omission")
+
+
+def test_prefilled_example_flips_the_ranking_under_normalisation(app):
+    """The Space's example (two demo-sentiment texts): AOPC ranks gradient above omission on both metrics, NAOPC
+    ranks omission above gradient -- the first text's limits are 0.019 apart, the second's 0.5 (measured)."""
+    out = {}
+    for method in ("omission", "gradient"):
+        summary, _, _ = app.evaluate_texts("textxai/demo-sentiment", app.EXAMPLE, method)
+        out[method] = {key: float(summary.split(f'id="naopc-{key}">')[1].split("<")[0])
+                       for key in ("comp", "suff", "ncomp", "nsuff")}
+    om, gr = out["omission"], out["gradient"]
+    assert gr["comp"] > om["comp"] and gr["suff"] < om["suff"]          # AOPC: gradient is better
+    assert om["ncomp"] > gr["ncomp"] and om["nsuff"] < gr["nsuff"]      # NAOPC: omission is better
