@@ -369,7 +369,7 @@ def aopc_limits(
     memoised (at most ``1 + 2 B n(n+1)/2`` evaluations, never the same set twice; default B = 5).
     ``"beam"`` (default B = 1): the same beam made lazy (:class:`Lazy`, settings ``LAZY``): a state first
     evaluates its 2 best children by estimate and expands fully only when neither is saturated and their
-    estimates are not confirmed (or every 4 levels) — 3.5-4x fewer model inputs than the authors' B = 5 beam
+    estimates are not confirmed (or every 4 levels) — about 4x fewer model inputs than the authors' B = 5 beam
     on the demo model (bench/bench_naopc.py), a heuristic that can be looser than the paper's beam.
     Beam limits are AOPCs of real orderings: inside the exact limits.
 
