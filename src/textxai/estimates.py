@@ -200,7 +200,7 @@ def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] |
     if module == "toki_trust":
         train_words = []
         if get("train_data") and not get("keyword_index"):
-            from textxai.cli import load_table
+            from textxai.tables import load_table
 
             train, pairs, _ = load_table(get("train_data"), get("text_column", "text"), get("pair_column"), None,
                                          "train", get("train_limit"))

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _column(args, column: str) -> list:
-    from textxai.cli import load_table
+    from textxai.tables import load_table
 
     values, _, _ = load_table(args.data, column, None, None, args.split, args.limit)
     return values

@@ -157,7 +157,7 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
 
 def run(args, texts, text_pairs, labels, classifier):
     """Keyword index from --train-data (or --keyword-index), trust labels of --data, optional attack."""
-    from textxai import cli
+    from textxai import tables
 
     progress = not getattr(args, "no_progress", False)
     if labels is None:
@@ -166,7 +166,7 @@ def run(args, texts, text_pairs, labels, classifier):
     if args.keyword_index:
         index = toki.check_index(args.keyword_index, classifier)
     elif args.train_data:
-        train, train_pairs, train_labels = cli.load_table(args.train_data, args.text_column, args.pair_column,
+        train, train_pairs, train_labels = tables.load_table(args.train_data, args.text_column, args.pair_column,
                                                           args.label_column, "train", args.train_limit)
         if train_labels is None:
             raise SystemExit("--label-column: the training data needs labels too")
@@ -180,7 +180,7 @@ def run(args, texts, text_pairs, labels, classifier):
         raise SystemExit("--train-data or --keyword-index: toki_trust needs one of them to know each class's keywords")
     human = None
     if args.human_trust_column:
-        _, _, raw = cli.load_table(args.data, args.text_column, None, args.human_trust_column, args.split, args.limit)
+        _, _, raw = tables.load_table(args.data, args.text_column, None, args.human_trust_column, args.split, args.limit)
         human = [None if v is None or v == "" else bool(int(v)) for v in raw]
     results = toki.assess(classifier, texts, labels, index, human_trust=human, text_pairs=text_pairs,
                           embedders=args.embedders, explain=_explain(args, progress),
