@@ -63,7 +63,7 @@ def test_masking_a_word_masks_exactly_its_subword_tokens(clf, pair):
     for j, word in enumerate(words):
         mask = np.zeros((1, len(words)), bool)
         mask[0, j] = True
-        rows = clf._perturbed_rows(enc, mask, "mask")
+        rows = clf.perturbed_token_rows(enc, mask, "mask")
         ids = rows[0][0]
         changed = np.flatnonzero(ids != enc.input_ids)
         # every changed token became the mask token, specials never change
@@ -76,7 +76,7 @@ def test_masking_a_word_masks_exactly_its_subword_tokens(clf, pair):
                                          prefix_space=not first_in_sequence and word not in {",", "!"}) or len(pieces) > 0
         assert len(changed) >= 1
         # deletion removes exactly those tokens
-        deleted = clf._perturbed_rows(enc, mask, "delete")[0][0]
+        deleted = clf.perturbed_token_rows(enc, mask, "delete")[0][0]
         assert deleted.tolist() == np.delete(enc.input_ids, changed).tolist()
 
 

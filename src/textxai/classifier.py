@@ -501,7 +501,10 @@ class TextClassifier:
                 return int(token_id)
         return None
 
-    def _perturbed_rows(self, encoding: WordEncoding, masks: np.ndarray, perturbation: str):
+    def perturbed_token_rows(self, encoding: WordEncoding, masks: np.ndarray, perturbation: str):
+        """``(input_ids, token_type_ids)`` per row of ``masks`` ([k, words], True = word removed): the word's
+        subwords replaced by the mask token (``"mask"``) or dropped (``"delete"``), as every metric perturbs.
+        The demo build trains on these same rows, so the demo models are robust to exactly this perturbation."""
         chosen = np.zeros((masks.shape[0], len(encoding.word_ids)), dtype=bool)
         in_word = encoding.word_ids >= 0
         chosen[:, in_word] = masks[:, encoding.word_ids[in_word]]
@@ -542,7 +545,7 @@ class TextClassifier:
         rows, sizes = [], []
         for i, (encoding, masks) in enumerate(zip(encodings, masks_list)):
             masks = self._check_masks(masks, encoding.n_words, f"masks_list[{i}]" if len(texts) > 1 else "masks")
-            rows.extend(self._perturbed_rows(encoding, masks, perturbation))
+            rows.extend(self.perturbed_token_rows(encoding, masks, perturbation))
             sizes.append(masks.shape[0])
         if not rows:
             return [np.empty((0, self.num_labels)) for _ in texts]

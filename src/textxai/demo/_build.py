@@ -155,7 +155,7 @@ def perturbed_rows(clf, texts: list[str], n_variants: int, max_rate: float, rng,
                 if masks.all():
                     masks[rng.integers(n)] = False
             perturbation = "mask" if variant % 2 else "delete"
-            rows.extend(ids for ids, _ in clf._perturbed_rows(encoding, masks[None, :], perturbation))
+            rows.extend(ids for ids, _ in clf.perturbed_token_rows(encoding, masks[None, :], perturbation))
             source.append(index)
     return rows, source
 
