@@ -28,7 +28,7 @@ deterministic (no sampling) and computed one text at a time (independent of batc
 ['gradient_substitution', 'substitution']
 >>> editor = SubstitutionEditor("textxai/demo-sentiment")
 >>> editor(["A dull, lifeless film with a boring plot."])[0][:2]
-['A dull, lifeless film with a exciting plot.', 'A dull, lively film with a boring plot.']
+['A exciting, lifeless film with a boring plot.', 'A lively, lifeless film with a boring plot.']
 """
 from __future__ import annotations
 
