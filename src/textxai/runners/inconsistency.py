@@ -65,7 +65,7 @@ def read_chains(path: str) -> tuple[list[list], list[list] | None]:
 
 
 def _short(text, limit: int = 100) -> str:
-    return "<editor failed>" if text is None else one_line(text, limit)
+    return "<no edit: the editor returned no candidate (the chain ends)>" if text is None else one_line(text, limit)
 
 
 def analyse(chains, labels=None, classifier=None, n=inc.DEFAULT_N, pooling="pooled", word_tokenizer="spacy",
