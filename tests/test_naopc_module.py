@@ -198,7 +198,7 @@ def test_attribution_method(module, sharp_clf):
         (dict(target=[0, 1]), ValueError, r"target=\[0, 1\]: expected 'predicted', a class index, or one"),
         (dict(target="best"), ValueError, r"target='best': expected one of \['predicted'\]"),
         (dict(attributions=None, attribution_method="shapley"), ValueError, r"attribution_method='shapley'"),
-        (dict(beam_width=3), TypeError, r"unknown option\(s\) \['beam_width'\]"),
+        (dict(beam_width=3), TypeError, r"unexpected keyword argument 'beam_width'"),
         (dict(batch_size=0), ValueError, r"batch_size=0: expected a positive integer"),
     ],
 )

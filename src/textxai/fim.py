@@ -603,15 +603,9 @@ class _Request:
 
 
 def _options(options, kwargs) -> FIMOptions:
-    from dataclasses import fields, replace
+    from textxai.options import apply_keywords
 
-    if options is not None and not isinstance(options, FIMOptions):
-        raise TypeError(f"options={str(options)[:80]!r}: expected a textxai.fim.FIMOptions or None")
-    names = {f.name for f in fields(FIMOptions)}
-    unknown = sorted(set(kwargs) - names)
-    if unknown:
-        raise TypeError(f"unknown option(s) {unknown} for fim.compute; expected some of {sorted(names)}")
-    return replace(options or FIMOptions(), **kwargs)
+    return apply_keywords("fim.compute", kwargs, options=(FIMOptions, options))["options"]
 
 
 def _check_options(opts: FIMOptions) -> None:

@@ -7,7 +7,7 @@ attributions, the sets of every attribution ordering, one batched call) -> ``_li
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from textxai.naopc.core import (AOPCLimits, ScoreManyFn, _evaluate, _keys_to_mas
                                 comprehensiveness_order, sufficiency_order)
 from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits,
                                   _too_many_words)
+from textxai.options import apply_keywords
 from textxai.validation import check_choice, check_positive_int, short_repr
 
 NORMALIZATIONS = ("auto", "exact", "beam", "beam-paper", "none")
@@ -59,14 +60,7 @@ class NAOPCOptions:
 
 
 def _options(options: NAOPCOptions | None, kwargs: dict) -> NAOPCOptions:
-    names = {f.name for f in fields(NAOPCOptions)}
-    unknown = sorted(set(kwargs) - names)
-    if unknown:
-        raise TypeError(f"unknown option(s) {unknown}: expected some of {sorted(names)}")
-    base = options if options is not None else NAOPCOptions()
-    if not isinstance(base, NAOPCOptions):
-        raise TypeError(f"options={short_repr(options)}: expected a NAOPCOptions or None")
-    return NAOPCOptions(**{**base.__dict__, **kwargs}).checked()
+    return apply_keywords("naopc.compute", kwargs, options=(NAOPCOptions, options))["options"].checked()
 
 
 def default_max_exact_words(device) -> int:

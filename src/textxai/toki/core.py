@@ -1,7 +1,6 @@
 """TOKI's pure maths: checks, cosine geometry, clusters (eq. 3-4), embedder votes, eq. 5-6."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 
@@ -53,7 +52,7 @@ def with_keywords(where: str, keywords: dict, *options, extra: tuple = ()):
 
     The pre-dataclass spelling of a call (``build_keyword_index(..., top_k=5)``) keeps working; a keyword
     that no option has (and that is not in ``extra``, the names the caller handles itself) is a TypeError
-    naming it: no typo is swallowed.
+    naming it: no typo is swallowed. The mapping is :func:`textxai.options.apply_keywords` (one rule for all).
 
     >>> from dataclasses import dataclass
     >>> @dataclass(frozen=True)
@@ -64,14 +63,13 @@ def with_keywords(where: str, keywords: dict, *options, extra: tuple = ()):
     >>> with_keywords("f", {"kk": 3}, A())
     Traceback (most recent call last):
     ...
-    TypeError: f got unexpected option(s) ['kk']: expected ['k']
+    TypeError: f() got an unexpected keyword argument 'kk' (did you mean 'k'?): expected one of ['k'] (or a=A(...))
     """
-    fields = [{f.name for f in dataclasses.fields(o)} for o in options]
-    known = set().union(*fields) | set(extra)
-    unknown = sorted(set(keywords) - known)
-    if unknown:
-        raise TypeError(f"{where} got unexpected option(s) {unknown}: expected {sorted(known)}")
-    return tuple(dataclasses.replace(o, **{k: v for k, v in keywords.items() if k in f}) for o, f in zip(options, fields))
+    from textxai.options import apply_keywords
+
+    groups = {type(o).__name__.removesuffix("Options").lower(): (type(o), o) for o in options}
+    mapped = apply_keywords(where, {k: v for k, v in keywords.items() if k not in extra}, **groups)
+    return tuple(mapped[name] for name in groups)
 
 
 def _check_top_k(top_k) -> int:
