@@ -80,6 +80,23 @@ def test_masking_a_word_masks_exactly_its_subword_tokens(clf, pair):
         assert deleted.tolist() == np.delete(enc.input_ids, changed).tolist()
 
 
+def test_the_demo_build_trains_on_the_classifiers_own_perturbations(bert_clf):
+    """The demo build perturbs through a bare word view (textxai.wordview, no classifier: no import cycle);
+    its rows are the rows the classifier evaluates for the same masks, masked and deleted, pairs aside."""
+    from textxai.demo import _build
+    from textxai.wordview import WordView, token_limit
+
+    texts = ["the movie was unbelievable , playing it !", "a dull film", "good acting"]
+    view = WordView(bert_clf.tokenizer, max_length=token_limit(bert_clf.tokenizer, bert_clf.model.config))
+    assert view.max_length == bert_clf.max_length
+    built, source = _build.perturbed_rows(view, texts, 5, 0.6, np.random.default_rng(3), {"the", "a"})
+    through_clf, source_clf = _build.perturbed_rows(bert_clf, texts, 5, 0.6, np.random.default_rng(3), {"the", "a"})
+    assert source == source_clf == [i for i in range(3) for _ in range(6)]
+    assert [r.tolist() for r in built] == [r.tolist() for r in through_clf]
+    changed = [r.tolist() != bert_clf.word_encoding(texts[s]).input_ids.tolist() for r, s in zip(built, source)]
+    assert changed == [j % 6 != 0 for j in range(18)]  # every copy but the text itself is perturbed
+
+
 def test_bert_alignment_of_split_words(bert_clf):
     enc = bert_clf.word_encoding("unbelievable playing", "sleeping")
     tokens = bert_clf.tokenizer.convert_ids_to_tokens(enc.input_ids.tolist())

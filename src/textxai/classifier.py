@@ -5,14 +5,13 @@ Hub id, a local folder saved with ``save_pretrained``, a loaded ``(model, tokeni
 transformers ``text-classification`` pipeline, or one of the embedded demo models
 (``"textxai/demo-sentiment"``, ``"textxai/demo-topic"``).
 
-Words are the project's word tokens (``textxai.words``, spaCy's blank English tokenizer by default).
-Each subword token belongs to the word it overlaps most (by characters); special tokens (CLS, SEP, the
-pair separator, padding) belong to no word and are never masked. For a sentence pair the words are
-those of the first text followed by those of the second.
-
-Masking replaces every subword token of a chosen word by the tokenizer's mask token; a tokenizer with
-no mask token uses its unk token instead; one with neither cannot mask (use ``perturbation="delete"``,
-which removes the words' tokens).
+Words and masking are the classifier's word view (:class:`textxai.wordview.WordView`, ``clf.word_view``):
+words are the project's word tokens (``textxai.words``, spaCy's blank English tokenizer by default); each
+subword token belongs to the word it overlaps most (by characters); special tokens (CLS, SEP, the pair
+separator, padding) belong to no word and are never masked. For a sentence pair the words are those of
+the first text followed by those of the second. Masking replaces every subword token of a chosen word by
+the tokenizer's mask token; a tokenizer with no mask token uses its unk token instead; one with neither
+cannot mask (use ``perturbation="delete"``, which removes the words' tokens).
 
 Gradient methods feed the model embeddings in place of token ids (``input_embeddings`` ->
 ``logits_from_embeddings``). The embeddings are swapped in at the model's input-embedding layer, so the
@@ -27,25 +26,23 @@ last ``</s>``, GPT-2's last non-padding token). A model that cannot be fed embed
 """
 from __future__ import annotations
 
-import bisect
 import functools
 import hashlib
 import json
 import os
-import warnings
-from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from textxai import demo as _demo
 from textxai import words as _words
 from textxai.batching import length_sorted_batches
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
+from textxai.wordview import PERTURBATIONS, WordEncoding, WordView, token_limit
 
-PERTURBATIONS = ("mask", "delete")
-DEMO_MODELS = ("textxai/demo-sentiment", "textxai/demo-topic")
+DEMO_MODELS = tuple(_demo.MODEL_IDS.values())
 #: Subword conventions of tokenizer vocabularies: the marker, and whether it starts a word (else it
 #: marks a continuation piece). WordPiece ``##``; byte-level BPE ``Ġ``; SentencePiece ``▁``.
 SUBWORD_MARKERS = {"##": False, "\u0120": True, "\u2581": True}
@@ -84,20 +81,6 @@ def word_vocabulary(tokenizer, min_length: int = 2) -> dict[str, int]:
         if len(word) >= min_length and word.isascii() and word.isalpha() and word not in words:
             words[word] = int(token_id)
     return words
-
-
-@dataclass(frozen=True)
-class WordEncoding:
-    """One tokenized input with its word alignment."""
-
-    input_ids: np.ndarray  # [L] token ids, special tokens included
-    token_type_ids: np.ndarray | None  # [L] or None when the model has no segment ids
-    word_ids: np.ndarray  # [L] index of the word each token belongs to, -1 for special tokens
-    words: list[str]  # words of the text (then of the pair)
-
-    @property
-    def n_words(self) -> int:
-        return len(self.words)
 
 
 @dataclass
@@ -166,9 +149,7 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool 
 
     source = name
     if name in DEMO_MODELS:
-        from textxai import demo
-
-        source = str(demo.model_path(name.split("demo-", 1)[1]))
+        source = str(_demo.model_path(name))
     elif not os.path.isdir(name) and (name.startswith((".", "/", "~")) or os.sep + os.sep in name):
         raise ValueError(f"model={name!r}: no such folder; expected a local folder saved with save_pretrained or a Hub id")
     expected = (
@@ -273,7 +254,6 @@ class TextClassifier:
             model = model.strip()
             if not model:
                 raise ValueError("model='': expected a Hub id, a local folder or one of " + str(list(DEMO_MODELS)))
-        self.word_tokenizer = word_tokenizer
         self.name = model if isinstance(model, str) else type(getattr(model, "model", model)).__name__
         user_object = not isinstance(model, str)
         if isinstance(model, tuple) and len(model) == 2:
@@ -306,9 +286,8 @@ class TextClassifier:
         self.device = torch.device(device)
         self.model = model.to(self.device)  # left in its mode: every pass runs inside frozen_eval
         self.tokenizer = tokenizer
-        self.max_length = max_length or self._model_max_length()
-        self._word_cache: OrderedDict = OrderedDict()
-        self._uses_token_types = "token_type_ids" in getattr(tokenizer, "model_input_names", [])
+        #: the word view (``textxai.wordview``): word encodings and perturbed token rows of this tokenizer
+        self.word_view = WordView(tokenizer, word_tokenizer, max_length or token_limit(tokenizer, model.config))
         self._vocabularies: dict = {}
 
     # ------------------------------------------------------------------ basics
@@ -321,15 +300,15 @@ class TextClassifier:
     def num_labels(self) -> int:
         return int(self.model.config.num_labels)
 
-    def _model_max_length(self) -> int:
-        limits = []
-        if 0 < getattr(self.tokenizer, "model_max_length", 0) < 100_000:
-            limits.append(int(self.tokenizer.model_max_length))
-        positions = getattr(self.model.config, "max_position_embeddings", None)
-        if positions:
-            offset = self.model.config.pad_token_id + 1 if self.model.config.model_type in ("roberta", "xlm-roberta", "camembert") else 0
-            limits.append(int(positions) - offset)
-        return min(limits) if limits else 512
+    @property
+    def word_tokenizer(self) -> str:
+        """How texts are split into words: ``"spacy"`` or ``"whitespace"`` (``textxai.words``)."""
+        return self.word_view.word_tokenizer
+
+    @property
+    def max_length(self) -> int:
+        """The token limit; longer inputs are truncated with a warning."""
+        return self.word_view.max_length
 
     @property
     def fingerprint(self) -> str:
@@ -342,7 +321,7 @@ class TextClassifier:
     @property
     def input_names(self) -> tuple[str, ...]:
         """The tensors of every padded batch (``encode(...).tensors``), in the order forward functions take them."""
-        return ("input_ids", "attention_mask") + (("token_type_ids",) if self._uses_token_types else ())
+        return ("input_ids", "attention_mask") + (("token_type_ids",) if self.word_view.uses_token_types else ())
 
     def word_vocabulary(self, min_length: int = 2) -> dict[str, int]:
         """Whole-word entries of the tokenizer's vocabulary, ``{word: token id}`` (rule: :func:`word_vocabulary`).
@@ -363,87 +342,14 @@ class TextClassifier:
         return f"TextClassifier({self.name!r}, labels={self.labels}, device={self.device})"
 
     # ------------------------------------------------------------- tokenizing
-    def _tokenize(self, texts: list[str], pairs: list[str] | None, offsets: bool = False):
-        """Unpadded token ids for every input; truncated (one warning per call) when too long."""
-        kwargs = dict(add_special_tokens=True, return_offsets_mapping=offsets, return_token_type_ids=self._uses_token_types)
-        encoded = self.tokenizer(texts, pairs, truncation=False, **kwargs) if pairs is not None else self.tokenizer(texts, truncation=False, **kwargs)
-        too_long = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) > self.max_length]
-        if too_long:
-            warnings.warn(
-                f"{len(too_long)} of {len(texts)} inputs are longer than the model's maximum of {self.max_length} tokens "
-                "and were truncated", stacklevel=3,
-            )
-            sub_texts = [texts[i] for i in too_long]
-            sub_pairs = [pairs[i] for i in too_long] if pairs is not None else None
-            trunc = self.tokenizer(sub_texts, sub_pairs, truncation=True, max_length=self.max_length, **kwargs)
-            for j, i in enumerate(too_long):
-                for key in encoded.keys():
-                    encoded[key][i] = trunc[key][j]
-                if offsets:
-                    encoded._encodings[i] = trunc._encodings[j]
-        return encoded
-
     def word_encodings(self, texts, text_pairs=None) -> list[WordEncoding]:
         """:meth:`word_encoding` of many inputs at once (one tokenizer call for the uncached ones)."""
         texts = check_texts(texts)
-        return self._word_encodings(texts, check_text_pairs(text_pairs, texts))
+        return self.word_view.word_encodings(texts, check_text_pairs(text_pairs, texts))
 
     def word_encoding(self, text: str, text_pair: str | None = None) -> WordEncoding:
         """Token ids of one input and the word each token belongs to (cached)."""
-        key = (text, text_pair)
-        if key in self._word_cache:
-            self._word_cache.move_to_end(key)
-            return self._word_cache[key]
-        result = self._word_encodings([text], None if text_pair is None else [text_pair])[0]
-        return result
-
-    def _word_encodings(self, texts: list[str], pairs: list[str] | None) -> list[WordEncoding]:
-        missing = [i for i, t in enumerate(texts) if (t, None if pairs is None else pairs[i]) not in self._word_cache]
-        if missing:
-            if not getattr(self.tokenizer, "is_fast", False):
-                raise ValueError(
-                    f"tokenizer={type(self.tokenizer).__name__}: word alignment needs a fast tokenizer (offset mappings); "
-                    "load it with use_fast=True"
-                )
-            sub_texts = [texts[i] for i in missing]
-            sub_pairs = [pairs[i] for i in missing] if pairs is not None else None
-            encoded = self._tokenize(sub_texts, sub_pairs, offsets=True)
-            for j, i in enumerate(missing):
-                text, pair = texts[i], (None if pairs is None else pairs[i])
-                self._word_cache[(text, pair)] = self._align(encoded, j, text, pair)
-                if len(self._word_cache) > 8192:
-                    self._word_cache.popitem(last=False)
-        return [self._word_cache[(t, None if pairs is None else pairs[i])] for i, t in enumerate(texts)]
-
-    def _align(self, encoded, row: int, text: str, pair: str | None) -> WordEncoding:
-        spans = [_words.word_spans(text, self.word_tokenizer)]
-        if pair is not None:
-            spans.append(_words.word_spans(pair, self.word_tokenizer))
-        starts = [[s for _, s, _ in seq] for seq in spans]
-        first_word = [0, len(spans[0])]
-        sequence_ids = encoded.sequence_ids(row)
-        offsets = encoded["offset_mapping"][row]
-        word_ids = np.full(len(offsets), -1, dtype=np.int64)
-        for t, ((a, b), seq) in enumerate(zip(offsets, sequence_ids)):
-            if seq is None or b <= a:
-                continue
-            seq_spans = spans[seq]
-            j = max(bisect.bisect_right(starts[seq], a) - 1, 0)
-            best, best_overlap = -1, 0
-            while j < len(seq_spans) and seq_spans[j][1] < b:
-                overlap = min(b, seq_spans[j][2]) - max(a, seq_spans[j][1])
-                if overlap > best_overlap:
-                    best, best_overlap = j, overlap
-                j += 1
-            if best >= 0:
-                word_ids[t] = first_word[seq] + best
-        token_types = encoded["token_type_ids"][row] if "token_type_ids" in encoded else None
-        return WordEncoding(
-            input_ids=np.asarray(encoded["input_ids"][row], dtype=np.int64),
-            token_type_ids=None if token_types is None else np.asarray(token_types, dtype=np.int64),
-            word_ids=word_ids,
-            words=[w for seq in spans for w, _, _ in seq],
-        )
+        return self.word_view.word_encoding(text, text_pair)
 
     def words(self, text: str, text_pair: str | None = None) -> list[str]:
         """The words of ``text`` (then of ``text_pair``), the features of every word-level method."""
@@ -465,7 +371,7 @@ class TextClassifier:
             if row_types is not None:
                 types[i, : len(row_types)] = row_types
         tensors = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(attention)}
-        if self._uses_token_types:
+        if self.word_view.uses_token_types:
             tensors["token_type_ids"] = torch.from_numpy(types)
         return {k: v.to(self.device) for k, v in tensors.items()}
 
@@ -483,7 +389,7 @@ class TextClassifier:
         texts = check_texts(texts)
         pairs = check_text_pairs(text_pairs, texts)
         check_positive_int(batch_size, "batch_size")
-        encoded = self._tokenize(texts, pairs)
+        encoded = self.word_view.tokenize(texts, pairs)
         types = encoded.get("token_type_ids")
         rows = [(np.asarray(ids), None if types is None else np.asarray(types[i])) for i, ids in enumerate(encoded["input_ids"])]
         return self._proba_of_rows(rows, batch_size, progress)
@@ -496,24 +402,13 @@ class TextClassifier:
     @property
     def mask_token_id(self) -> int | None:
         """The mask token, else the unk token, else None (masking impossible)."""
-        for token_id in (self.tokenizer.mask_token_id, self.tokenizer.unk_token_id):
-            if token_id is not None:
-                return int(token_id)
-        return None
+        return self.word_view.mask_token_id
 
     def perturbed_token_rows(self, encoding: WordEncoding, masks: np.ndarray, perturbation: str):
         """``(input_ids, token_type_ids)`` per row of ``masks`` ([k, words], True = word removed): the word's
-        subwords replaced by the mask token (``"mask"``) or dropped (``"delete"``), as every metric perturbs.
-        The demo build trains on these same rows, so the demo models are robust to exactly this perturbation."""
-        chosen = np.zeros((masks.shape[0], len(encoding.word_ids)), dtype=bool)
-        in_word = encoding.word_ids >= 0
-        chosen[:, in_word] = masks[:, encoding.word_ids[in_word]]
-        if perturbation == "mask":
-            ids = np.where(chosen, self.mask_token_id, encoding.input_ids[None, :])
-            return [(row, encoding.token_type_ids) for row in ids]
-        keep = ~chosen
-        types = encoding.token_type_ids
-        return [(encoding.input_ids[k], None if types is None else types[k]) for k in keep]
+        subwords replaced by the mask token (``"mask"``) or dropped (``"delete"``), as every metric perturbs
+        (:func:`textxai.wordview.perturbed_token_rows`; the demo build trains on these same rows)."""
+        return self.word_view.perturbed_token_rows(encoding, masks, perturbation)
 
     def _check_masks(self, masks, n_words: int, name: str) -> np.ndarray:
         array = np.asarray(masks)
@@ -541,7 +436,7 @@ class TextClassifier:
                 f"perturbation='mask': the tokenizer of model {self.name!r} has neither a mask nor an unk token; "
                 "use perturbation='delete'"
             )
-        encodings = self._word_encodings(texts, pairs)
+        encodings = self.word_view.word_encodings(texts, pairs)
         rows, sizes = [], []
         for i, (encoding, masks) in enumerate(zip(encodings, masks_list)):
             masks = self._check_masks(masks, encoding.n_words, f"masks_list[{i}]" if len(texts) > 1 else "masks")
@@ -567,7 +462,7 @@ class TextClassifier:
         """A padded batch of ``texts`` on the device, with the word alignment of every row."""
         texts = check_texts(texts)
         pairs = check_text_pairs(text_pairs, texts)
-        encodings = self._word_encodings(texts, pairs)
+        encodings = self.word_view.word_encodings(texts, pairs)
         tensors = self._pad([(e.input_ids, e.token_type_ids) for e in encodings])
         return Encoding(tensors=tensors, word_ids=[e.word_ids for e in encodings], words=[e.words for e in encodings])
 

@@ -53,6 +53,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from textxai.demo.training import train_classifier
+
 __all__ = [
     "KINDS", "LABELS", "MODEL_IDS", "BUILD_VERSION", "model_path", "load_corpus", "heldout_accuracy",
     "demo_texts", "demo_examples", "fingerprint", "cache_dir", "corpus_file", "build_info", "FUNCTION_WORDS",
@@ -221,44 +223,6 @@ def _build_into(kind: str, final: Path, progress: bool | None) -> None:
         raise
 
 
-def train_classifier(texts, labels, label_names, out_dir, validation_texts=(), validation_labels=(), **settings):
-    """Fit a classifier the way the demo models are fitted, on your own texts, and load it.
-
-    Args:
-        texts, labels: training texts and their class indices (``0 .. len(label_names) - 1``).
-        label_names: the class names, in index order (the model's ``id2label``).
-        out_dir: the folder the model is saved to (``save_pretrained`` format; created if missing).
-        validation_texts, validation_labels: optional; a temperature is fitted there (calibration).
-        settings: build settings (``textxai.demo._build.BuildOptions`` fields); default the demo recipe,
-            ``BUILD_SETTINGS`` with ``FUNCTION_WORDS`` (e.g. ``seed=1`` or ``augment=0``).
-
-    Returns:
-        a ``textxai.classifier.TextClassifier`` of the saved model; ``build_info`` of it is in
-        ``out_dir / "textxai_demo.json"``. Deterministic under ``seed``. Used e.g. to plant a shortcut word
-        in the training texts and check what an explanation method makes of the resulting model.
-    """
-    from textxai.classifier import as_classifier
-    from textxai.demo import _build
-    from textxai.validation import check_labels, check_same_length, check_texts
-
-    texts, validation_texts = check_texts(texts, "texts"), list(validation_texts)
-    if not isinstance(label_names, (list, tuple)) or len(label_names) < 2 or not all(isinstance(x, str) for x in label_names):
-        raise ValueError(f"label_names={label_names!r:.80}: expected a list of at least 2 class names")
-    labels = check_labels(labels, "labels", len(texts), len(label_names))
-    if validation_texts:
-        check_texts(validation_texts, "validation_texts")
-    check_same_length(validation_texts, list(validation_labels), "validation_texts", "validation_labels")
-    validation_labels = check_labels(list(validation_labels), "validation_labels", len(validation_texts),
-                                     len(label_names)) if validation_texts else []
-    corpus = {"train_texts": texts, "train_labels": [int(y) for y in labels],
-              "validation_texts": validation_texts, "validation_labels": [int(y) for y in validation_labels],
-              "test_texts": [], "test_labels": []}
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    _build.build(corpus, list(label_names), out, **{"function_words": FUNCTION_WORDS, **BUILD_SETTINGS, **settings})
-    return as_classifier(str(out))
-
-
 def build_info(kind: str) -> dict:
     """What the build recorded: held-out and train accuracy, build seconds, settings."""
     return json.loads((model_path(kind) / _INFO_FILE).read_text(encoding="utf-8"))
@@ -270,7 +234,9 @@ def heldout_accuracy(kind: str, classifier=None, batch_size: int = 32) -> float:
     ``classifier`` is a ``textxai.classifier.TextClassifier`` (or any object with ``num_labels``, ``labels``
     and ``predict(texts, batch_size=...)``) with ``len(LABELS[kind])`` classes in the order of
     ``LABELS[kind]``. The default is the accuracy the build measured on the saved demo model (the tests
-    check that a reloaded model reproduces it exactly); this package never imports the classifier.
+    check that a reloaded model reproduces it exactly). The demo models are built without the classifier
+    (``textxai.classifier`` resolves the demo names through this package; only :func:`train_classifier`,
+    in ``textxai.demo.training``, returns one).
     """
     kind = _check_kind(kind)
     if classifier is None:

@@ -23,7 +23,7 @@ Two more steps make the models behave like fine-tuned classifiers rather than sa
   single word "An" moved p by 0.52). Its input embedding is set to the mean input embedding of the
   training corpus' tokens (frequency weighted), the neutral "a word is missing here";
 * **word masking and deletion while fitting**: each training text also appears with words removed the way
-  the metrics remove them (``TextClassifier``'s word view: the mask token on every subword of a word, or
+  the metrics remove them (the word view of ``textxai.wordview``: the mask token on every subword of a word, or
   the word's tokens deleted): one function word masked, one deleted, and ``augment - 2`` random subsets;
 * **temperature**: a temperature is fitted on the validation split (minimum NLL) and folded into the
   classifier's weights, so probabilities are calibrated (the saved model is still a plain BERT).
@@ -41,6 +41,7 @@ import torch
 
 from textxai.batching import length_sorted_batches
 from textxai.progress import progress_bar
+from textxai.wordview import WordView, token_limit
 
 TRAINABLE_PREFIXES = ("attention.self.value.", "attention.output.", "intermediate.", "output.")
 
@@ -129,17 +130,18 @@ def neutral_mask_embedding(model, tokenizer, texts: list[str]) -> None:
         table[tokenizer.mask_token_id] = table[torch.tensor(ids)].mean(0)
 
 
-def perturbed_rows(clf, texts: list[str], n_variants: int, max_rate: float, rng, function_words) -> tuple[list, list[int]]:
+def perturbed_rows(view, texts: list[str], n_variants: int, max_rate: float, rng, function_words) -> tuple[list, list[int]]:
     """Token-id rows of each text and of ``n_variants`` perturbed copies, with the source text's index.
 
     Copy 1 masks one function word (chosen at random among those of the text, else any word), copy 2
     deletes one; the others remove a random subset of words (each word with a probability drawn in
     ``[0.05, max_rate]``), by masking (odd copies) or deletion (even copies), never all words. Words and
-    their subword tokens come from ``clf`` (a ``TextClassifier``), exactly as the metrics perturb them.
+    their subword tokens come from ``view`` (a :class:`textxai.wordview.WordView`, the word view of every
+    ``TextClassifier``), exactly as the metrics perturb them.
     """
     rows, source = [], []
     for index, text in enumerate(texts):
-        encoding = clf.word_encoding(text)
+        encoding = view.word_encoding(text)
         n = encoding.n_words
         rows.append(encoding.input_ids)
         source.append(index)
@@ -155,7 +157,7 @@ def perturbed_rows(clf, texts: list[str], n_variants: int, max_rate: float, rng,
                 if masks.all():
                     masks[rng.integers(n)] = False
             perturbation = "mask" if variant % 2 else "delete"
-            rows.extend(ids for ids, _ in clf.perturbed_token_rows(encoding, masks[None, :], perturbation))
+            rows.extend(ids for ids, _ in view.perturbed_token_rows(encoding, masks[None, :], perturbation))
             source.append(index)
     return rows, source
 
@@ -370,15 +372,13 @@ def _measurements(model, tokenizer, corpus: dict, n_classes: int) -> dict:
 
 def _build(corpus: dict, label_names: list[str], out_dir: Path, opts: BuildOptions, progress: bool,
            metadata: dict | None) -> dict:
-    from textxai.classifier import TextClassifier
-
     started, cpu_started = time.perf_counter(), time.process_time()
     texts, labels = corpus["train_texts"], corpus["train_labels"]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(opts.seed)
         model, tokenizer = _prepared_model(label_names, texts)
-        clf = TextClassifier((model, tokenizer), device="cpu")
-        rows, source = perturbed_rows(clf, texts, opts.augment, opts.max_rate, np.random.default_rng(opts.seed),
+        view = WordView(tokenizer, max_length=token_limit(tokenizer, model.config))  # as TextClassifier's
+        rows, source = perturbed_rows(view, texts, opts.augment, opts.max_rate, np.random.default_rng(opts.seed),
                                       opts.function_words)
         means, cls = lower_features_of_rows(model, rows, tokenizer.pad_token_id, progress=progress)
         encoded_at = time.perf_counter()

@@ -1,0 +1,192 @@
+"""The word view of a tokenizer: which subword tokens make each word, and the token rows of a text with
+words removed -- the perturbation every metric applies.
+
+Model-free (a tokenizer is all it needs), so that both the model seam (:class:`textxai.classifier.TextClassifier`,
+which owns one :class:`WordView`) and the demo build (which trains on exactly these perturbed rows, see
+``textxai.demo._build``) use the same code without depending on each other.
+
+Words are the project's word tokens (``textxai.words``, spaCy's blank English tokenizer by default). Each
+subword token belongs to the word it overlaps most (by characters); special tokens (CLS, SEP, the pair
+separator, padding) belong to no word and are never touched. For a sentence pair the words are those of the
+first text followed by those of the second. ``"mask"`` replaces every subword token of a removed word by the
+tokenizer's mask token (its unk token when there is none); ``"delete"`` drops them.
+
+>>> import numpy as np
+>>> encoding = WordEncoding(input_ids=np.array([101, 7, 8, 9, 102]), token_type_ids=None,
+...                         word_ids=np.array([-1, 0, 1, 1, -1]), words=["good", "film"])
+>>> [ids.tolist() for ids, _ in perturbed_token_rows(encoding, np.array([[False, True]]), "mask", mask_id=103)]
+[[101, 7, 103, 103, 102]]
+>>> [ids.tolist() for ids, _ in perturbed_token_rows(encoding, np.array([[True, False]]), "delete")]
+[[101, 8, 9, 102]]
+"""
+from __future__ import annotations
+
+import bisect
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from textxai import words as _words
+from textxai.validation import check_choice, check_positive_int
+
+PERTURBATIONS = ("mask", "delete")
+#: Word encodings kept per view (least recently used dropped first).
+CACHE_SIZE = 8192
+
+
+@dataclass(frozen=True)
+class WordEncoding:
+    """One tokenized input with its word alignment."""
+
+    input_ids: np.ndarray  # [L] token ids, special tokens included
+    token_type_ids: np.ndarray | None  # [L] or None when the model has no segment ids
+    word_ids: np.ndarray  # [L] index of the word each token belongs to, -1 for special tokens
+    words: list[str]  # words of the text (then of the pair)
+
+    @property
+    def n_words(self) -> int:
+        return len(self.words)
+
+
+def mask_token_id(tokenizer) -> int | None:
+    """The tokenizer's mask token, else its unk token, else None (masking impossible)."""
+    for token_id in (tokenizer.mask_token_id, tokenizer.unk_token_id):
+        if token_id is not None:
+            return int(token_id)
+    return None
+
+
+def token_limit(tokenizer, config) -> int:
+    """The most tokens a model (its ``config``) takes with ``tokenizer``: the smaller of the tokenizer's
+    ``model_max_length`` and the position table (less RoBERTa's padding offset); 512 when neither is known."""
+    limits = []
+    if 0 < getattr(tokenizer, "model_max_length", 0) < 100_000:
+        limits.append(int(tokenizer.model_max_length))
+    positions = getattr(config, "max_position_embeddings", None)
+    if positions:
+        offset = config.pad_token_id + 1 if config.model_type in ("roberta", "xlm-roberta", "camembert") else 0
+        limits.append(int(positions) - offset)
+    return min(limits) if limits else 512
+
+
+def perturbed_token_rows(encoding: WordEncoding, masks: np.ndarray, perturbation: str, mask_id: int | None = None):
+    """``(input_ids, token_type_ids)`` per row of ``masks`` ([k, words], True = word removed): the word's
+    subwords replaced by ``mask_id`` (``"mask"``) or dropped (``"delete"``), as every metric perturbs."""
+    chosen = np.zeros((masks.shape[0], len(encoding.word_ids)), dtype=bool)
+    in_word = encoding.word_ids >= 0
+    chosen[:, in_word] = masks[:, encoding.word_ids[in_word]]
+    if perturbation == "mask":
+        if mask_id is None:
+            raise ValueError("perturbation='mask': the tokenizer has neither a mask nor an unk token; "
+                             "use perturbation='delete'")
+        ids = np.where(chosen, mask_id, encoding.input_ids[None, :])
+        return [(row, encoding.token_type_ids) for row in ids]
+    keep = ~chosen
+    types = encoding.token_type_ids
+    return [(encoding.input_ids[k], None if types is None else types[k]) for k in keep]
+
+
+class WordView:
+    """Word encodings (cached) and perturbed token rows of one tokenizer.
+
+    Args:
+        tokenizer: a fast transformers tokenizer (word alignment needs offset mappings).
+        word_tokenizer: ``"spacy"`` (default) or ``"whitespace"``; see ``textxai.words``.
+        max_length: the token limit; longer inputs are truncated with one warning per call.
+    """
+
+    def __init__(self, tokenizer, word_tokenizer: str = "spacy", max_length: int = 512):
+        check_choice(word_tokenizer, "word_tokenizer", _words.WORD_TOKENIZERS)
+        self.tokenizer = tokenizer
+        self.word_tokenizer = word_tokenizer
+        self.max_length = check_positive_int(max_length, "max_length")
+        self.uses_token_types = "token_type_ids" in getattr(tokenizer, "model_input_names", [])
+        self._cache: OrderedDict = OrderedDict()
+
+    @property
+    def mask_token_id(self) -> int | None:
+        return mask_token_id(self.tokenizer)
+
+    def tokenize(self, texts: list[str], pairs: list[str] | None, offsets: bool = False):
+        """Unpadded token ids for every input; truncated (one warning per call) when too long."""
+        kwargs = dict(add_special_tokens=True, return_offsets_mapping=offsets, return_token_type_ids=self.uses_token_types)
+        call = self.tokenizer
+        encoded = call(texts, pairs, truncation=False, **kwargs) if pairs is not None else call(texts, truncation=False, **kwargs)
+        too_long = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) > self.max_length]
+        if too_long:
+            warnings.warn(
+                f"{len(too_long)} of {len(texts)} inputs are longer than the model's maximum of {self.max_length} tokens "
+                "and were truncated", stacklevel=3,
+            )
+            sub_texts = [texts[i] for i in too_long]
+            sub_pairs = [pairs[i] for i in too_long] if pairs is not None else None
+            trunc = call(sub_texts, sub_pairs, truncation=True, max_length=self.max_length, **kwargs)
+            for j, i in enumerate(too_long):
+                for key in encoded.keys():
+                    encoded[key][i] = trunc[key][j]
+                if offsets:
+                    encoded._encodings[i] = trunc._encodings[j]
+        return encoded
+
+    def word_encoding(self, text: str, text_pair: str | None = None) -> WordEncoding:
+        """Token ids of one input and the word each token belongs to (cached)."""
+        key = (text, text_pair)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        return self.word_encodings([text], None if text_pair is None else [text_pair])[0]
+
+    def word_encodings(self, texts: list[str], pairs: list[str] | None) -> list[WordEncoding]:
+        """:meth:`word_encoding` of many (checked) inputs: one tokenizer call for the uncached ones."""
+        missing = [i for i, t in enumerate(texts) if (t, None if pairs is None else pairs[i]) not in self._cache]
+        if missing:
+            if not getattr(self.tokenizer, "is_fast", False):
+                raise ValueError(
+                    f"tokenizer={type(self.tokenizer).__name__}: word alignment needs a fast tokenizer (offset mappings); "
+                    "load it with use_fast=True"
+                )
+            sub_texts = [texts[i] for i in missing]
+            sub_pairs = [pairs[i] for i in missing] if pairs is not None else None
+            encoded = self.tokenize(sub_texts, sub_pairs, offsets=True)
+            for j, i in enumerate(missing):
+                text, pair = texts[i], (None if pairs is None else pairs[i])
+                self._cache[(text, pair)] = self._align(encoded, j, text, pair)
+                if len(self._cache) > CACHE_SIZE:
+                    self._cache.popitem(last=False)
+        return [self._cache[(t, None if pairs is None else pairs[i])] for i, t in enumerate(texts)]
+
+    def _align(self, encoded, row: int, text: str, pair: str | None) -> WordEncoding:
+        spans = [_words.word_spans(text, self.word_tokenizer)]
+        if pair is not None:
+            spans.append(_words.word_spans(pair, self.word_tokenizer))
+        starts = [[s for _, s, _ in seq] for seq in spans]
+        first_word = [0, len(spans[0])]
+        sequence_ids = encoded.sequence_ids(row)
+        offsets = encoded["offset_mapping"][row]
+        word_ids = np.full(len(offsets), -1, dtype=np.int64)
+        for t, ((a, b), seq) in enumerate(zip(offsets, sequence_ids)):
+            if seq is None or b <= a:
+                continue
+            seq_spans = spans[seq]
+            j = max(bisect.bisect_right(starts[seq], a) - 1, 0)
+            best, best_overlap = -1, 0
+            while j < len(seq_spans) and seq_spans[j][1] < b:
+                overlap = min(b, seq_spans[j][2]) - max(a, seq_spans[j][1])
+                if overlap > best_overlap:
+                    best, best_overlap = j, overlap
+                j += 1
+            if best >= 0:
+                word_ids[t] = first_word[seq] + best
+        token_types = encoded["token_type_ids"][row] if "token_type_ids" in encoded else None
+        return WordEncoding(
+            input_ids=np.asarray(encoded["input_ids"][row], dtype=np.int64),
+            token_type_ids=None if token_types is None else np.asarray(token_types, dtype=np.int64),
+            word_ids=word_ids,
+            words=[w for seq in spans for w, _, _ in seq],
+        )
+
+    def perturbed_token_rows(self, encoding: WordEncoding, masks: np.ndarray, perturbation: str):
+        """:func:`perturbed_token_rows` with this tokenizer's mask token."""
+        return perturbed_token_rows(encoding, masks, perturbation, self.mask_token_id)
