@@ -203,6 +203,42 @@ def test_module_errors(module, kwargs, error, pattern):
         module.compute(**kwargs)
 
 
+def test_the_documented_keywords_are_what_compute_takes(module):
+    """The script passes options through to the library's option groups: every keyword its Args document is
+    accepted (the columns, model / targets / contrast, each group and each field of the three groups), and
+    nothing else is (the interval options aside, which the base documents)."""
+    import re
+
+    from textxai.modules import module_path
+    from textxai.options import group_fields
+
+    script = (module_path("ceval") / "ceval.py").read_text()
+    args = script.split("Args:", 1)[1].split("Returns:", 1)[0]
+    entries = [re.sub(r"\([^()]*\)", "", line).split(":", 1)[0] for line in args.splitlines() if re.match(r" {4}\w", line)]
+    documented = {name for entry in entries for name in re.findall(r"\w+", entry)}
+    groups = (ceval.ClassifierOutputs, ceval.QualityOptions, ceval.RunOptions)
+    expected = {"predictions", "references", "prediction_pairs", "reference_pairs", "model", "targets", "contrast",
+                "outputs", "quality", "run"} | {f for g in groups for f in group_fields(g)}
+    assert documented == expected
+    assert module.compute_arguments == expected | {"confidence_level", "n_resamples"}
+
+
+def test_options_pass_through_to_the_groups_and_a_misspelt_one_is_named(module):
+    p, q = [[0.9, 0.1], [0.2, 0.8]], [[0.3, 0.7], [0.1, 0.9]]
+    flat = module.compute(references=REFS[:2], predictions=CFS[:2], original_probs=p, counterfactual_probs=q,
+                          return_per_example=True)
+    grouped = module.compute(references=REFS[:2], predictions=CFS[:2], run=ceval.RunOptions(return_per_example=True),
+                             outputs=ceval.ClassifierOutputs(original_probs=p, counterfactual_probs=q))
+    assert repr(grouped) == repr(flat) == repr(ceval.compute(REFS[:2], CFS[:2], original_probs=p, counterfactual_probs=q,
+                                                             return_per_example=True))
+    with pytest.raises(TypeError, match=r"judge_topc='x': not an option of ceval \(did you mean 'judge_topic'\?\); "
+                                        r"expected one of \[.*'judge_topic'.*\]"):
+        module.compute(references=REFS[:2], predictions=CFS[:2], original_probs=p, counterfactual_probs=q, judge_topc="x")
+    with pytest.raises(TypeError, match=r"progress='no': expected True or False"):  # a group's bool field
+        module.compute(references=REFS[:2], predictions=CFS[:2], original_probs=p, counterfactual_probs=q, progress="no")
+    assert len(module) == 0
+
+
 def test_probability_histogram_bars():
     values = {"original": [0.01, 0.02, 0.98, 0.99], "mice": [0.45, 0.55, 0.97, 0.51]}
     fig = ceval.plot_probability_histogram(values, bins=10)

@@ -53,6 +53,7 @@ Args:
     lm (optional): causal LM for perplexity (GPT-2 in the paper): id, folder, `(model, tokenizer)`.
     judge (optional): instruction-following causal LM (id, folder, `(model, tokenizer)`, pipeline) decoded
         greedily, or a callable `list[str] prompts -> list[str] replies`, for the text-quality questions.
+    judge_tokenizer (optional): the judge's tokenizer when `judge` is a loaded model.
     judge_topic (`str`, optional): what the texts are, in the prompts; default "movie review", or
         "natural language inference pair" for NLI.
     max_new_tokens (`int`, default 4), judge_generate_kwargs (`dict`, optional), seed (`int`, default 0): the
@@ -60,6 +61,9 @@ Args:
         "temperature": 0.7}` (CEval's sampling), then repeatable under `seed`.
     batch_size (`int`, default 32), device (`str`, optional), progress (`bool`, default False).
     return_per_example (`bool`, default False): also return `per_example`, a dict of per-example lists.
+    outputs, quality, run (optional): the same options grouped as `textxai.ceval.ClassifierOutputs` (the
+        precomputed outputs), `QualityOptions` (lm, judge ... seed) and `RunOptions` (tokenizer, batch_size,
+        device, progress, return_per_example); a plain keyword overrides the same field of a group.
 Returns:
     num_examples, num_failed, num_flipped (`int`).
     flip_rate (`float`, 0-1, higher = more label changes).
@@ -113,15 +117,8 @@ class Ceval(TextxaiMetric):
                             "https://github.com/aix-group/CEval-Counterfactual-Generation-Benchmark"],
         )
 
-    def _compute(self, predictions, references, prediction_pairs=None, reference_pairs=None, model=None, tokenizer=None,
-                 lm=None, judge=None, judge_topic=None, targets=None, contrast=None, original_probs=None,
-                 counterfactual_probs=None, original_labels=None, counterfactual_labels=None, batch_size=32,
-                 device=None, max_new_tokens=4, judge_generate_kwargs=None, seed=0, return_per_example=False,
-                 progress=False):
-        return ceval.compute(
-            references, predictions, reference_pairs, prediction_pairs, model=model, tokenizer=tokenizer, lm=lm,
-            judge=judge, judge_topic=judge_topic, targets=targets, contrast=contrast, original_probs=original_probs,
-            counterfactual_probs=counterfactual_probs, original_labels=original_labels,
-            counterfactual_labels=counterfactual_labels, batch_size=batch_size, device=device,
-            max_new_tokens=max_new_tokens, judge_generate_kwargs=judge_generate_kwargs, seed=seed,
-            return_per_example=return_per_example, progress=progress)
+    def _compute(self, predictions, references, prediction_pairs=None, reference_pairs=None, model=None, targets=None,
+                 contrast=None, outputs: ceval.ClassifierOutputs = None, quality: ceval.QualityOptions = None,
+                 run: ceval.RunOptions = None, **options):
+        return ceval.compute(references, predictions, reference_pairs, prediction_pairs, model=model, targets=targets,
+                             contrast=contrast, outputs=outputs, quality=quality, run=run, **options)

@@ -19,10 +19,19 @@ The base reads everything else from the declared features and the signature of `
 - **One or several**: a column declared as a value in one feature format and as a list of such values in
   another (a counterfactual, or a list of counterfactuals) is stored as a list, a single value as a one-item
   list (``evaluate`` keeps only one type per column).
+- **Options** are the other parameters of ``_compute``. A parameter annotated with an option-group dataclass
+  (``run: ceval.RunOptions = None``) also makes each field of that group an option, which ``_compute``
+  receives through its ``**options`` and hands to the library (``textxai.options.apply_keywords``), so a
+  script passes options through instead of listing them::
+
+      def _compute(self, predictions, references, model=None, run: ceval.RunOptions = None, **options):
+          return ceval.compute(references, predictions, model=model, run=run, **options)
+
 - **Checked before anything is stored** (so nothing reaches a model): every column is a list with one item
   per example (a string is not a list of texts), all of the same length; every cell has the declared type
-  (a number is not a text; Arrow would silently cast it); the required columns are present; the options of
-  ``compute`` are parameters of ``_compute``, and an option whose default is ``True``/``False`` gets a bool.
+  (a number is not a text; Arrow would silently cast it); the required columns are present; every option of
+  ``compute`` is one of the module's (a misspelt one is named, with the closest valid name), and an option
+  whose default is ``True``/``False`` gets a bool.
 - **Usable after a failure**: ``compute`` always ends with an empty instance, also when it raises.
 - **Intervals**: ``compute(..., confidence_level=0.95, n_resamples=1000, seed=0)`` hands the result to
   ``textxai.stats.add_intervals`` (one place, :meth:`TextxaiModule._with_intervals`).
@@ -36,6 +45,7 @@ The base reads everything else from the declared features and the signature of `
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import inspect
 import numbers
@@ -45,6 +55,7 @@ import datasets
 import evaluate
 import numpy as np
 
+from textxai.options import did_you_mean, group_fields
 from textxai.validation import check_positive_int, short_repr
 
 INTERVAL_OPTIONS = {"confidence_level": None, "n_resamples": 1000}
@@ -135,13 +146,19 @@ class TextxaiModule(abc.ABC):
         super().__init__(*args, **kwargs)
         features, self._one_or_many = storage_features(self._module_info.features)
         self._module_info.features = features
-        params = inspect.signature(type(self)._compute).parameters
+        params = inspect.signature(type(self)._compute, eval_str=True).parameters
         missing = [c for c in features if c not in params]
         if missing:
             raise TypeError(f"{type(self).__name__}._compute has no parameter for the column {missing[0]!r}")
         self._required = [c for c in features if c in params and params[c].default is inspect.Parameter.empty]
-        self._options = {k: p.default for k, p in params.items() if k != "self" and k not in features}
+        self._options = _options_of(type(self).__name__, params, features)
         self._given = None  # the optional columns of the calls since the last compute
+
+    @property
+    def compute_arguments(self) -> frozenset:
+        """Every keyword ``compute`` takes: the columns, the options (option-group fields included) and the
+        interval options."""
+        return frozenset(self._module_info.features) | frozenset(self._options) | frozenset(INTERVAL_OPTIONS)
 
     # ------------------------------------------------------------------ the three entry points
 
@@ -237,9 +254,11 @@ class TextxaiModule(abc.ABC):
     def _check_options(self, options: dict) -> dict:
         unknown = [k for k in options if k not in self._options]
         if unknown:
-            raise TypeError(f"{unknown[0]}={short_repr(options[unknown[0]])}: not an option of {self.name}; "
-                            f"expected one of {sorted(self._options) + sorted(INTERVAL_OPTIONS)} or the columns "
-                            f"{list(self._module_info.features)}")
+            name = unknown[0]
+            valid = sorted(self._options) + sorted(INTERVAL_OPTIONS)
+            raise TypeError(f"{name}={short_repr(options[name])}: not an option of {self.name}"
+                            f"{did_you_mean(name, valid + list(self._module_info.features))}; expected one of {valid} "
+                            f"or the columns {list(self._module_info.features)}")
         for k, v in options.items():
             if isinstance(self._options[k], bool):
                 if not isinstance(v, (bool, np.bool_)):
@@ -297,6 +316,24 @@ class TextxaiModule(abc.ABC):
 
         return add_intervals(self.name, result, confidence_level=confidence_level, n_resamples=n_resamples,
                              seed=seed)
+
+
+def _options_of(script: str, params, features) -> dict:
+    """``{option: default}`` of a ``_compute`` signature: its parameters that are not columns, and the fields
+    of each option group (a parameter annotated with a dataclass), which arrive in its ``**options``."""
+    options, groups = {}, []
+    for name, param in params.items():
+        if name == "self" or name in features or param.kind is param.VAR_KEYWORD:
+            continue
+        options[name] = param.default
+        if isinstance(param.annotation, type) and dataclasses.is_dataclass(param.annotation):
+            groups.append(param.annotation)
+    if groups and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        raise TypeError(f"{script}._compute takes the option group(s) {[g.__name__ for g in groups]} but no "
+                        f"**options: expected **options for the groups' fields")
+    for group in groups:
+        options.update(group_fields(group))
+    return options
 
 
 def _from_storage(compute):

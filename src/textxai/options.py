@@ -40,11 +40,9 @@ def apply_keywords(where: str, keywords: Mapping, **groups: tuple[type, object])
             owner[f.name] = group
     for name in keywords:
         if name not in owner:
-            close = difflib.get_close_matches(name, owner, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
             spelled = ", ".join(f"{g}={cls.__name__}(...)" for g, (cls, _) in groups.items())
-            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}{hint}: expected one of "
-                            f"{sorted(owner)} (or {spelled})")
+            raise TypeError(f"{where}() got an unexpected keyword argument {name!r}{did_you_mean(name, owner)}: "
+                            f"expected one of {sorted(owner)} (or {spelled})")
     out = {}
     for group, (cls, given) in groups.items():
         if given is None:
@@ -54,3 +52,27 @@ def apply_keywords(where: str, keywords: Mapping, **groups: tuple[type, object])
         mine = {k: v for k, v in keywords.items() if owner[k] == group}
         out[group] = dataclasses.replace(given, **mine) if mine else given
     return out
+
+
+def did_you_mean(name: str, valid) -> str:
+    """`` (did you mean 'x'?)`` with the valid name closest to a misspelt ``name``, else ``""``.
+
+    >>> did_you_mean("batchsize", ["batch_size", "device"]), did_you_mean("zzz", ["batch_size"])
+    (" (did you mean 'batch_size'?)", '')
+    """
+    close = difflib.get_close_matches(name, list(valid), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def group_fields(group: type) -> dict:
+    """``{field: default}`` of an option-group dataclass (``None`` for a field without a plain default).
+
+    >>> from dataclasses import dataclass
+    >>> @dataclass(frozen=True)
+    ... class Run:
+    ...     batch_size: int = 32
+    ...     progress: bool = False
+    >>> group_fields(Run)
+    {'batch_size': 32, 'progress': False}
+    """
+    return {f.name: None if f.default is dataclasses.MISSING else f.default for f in dataclasses.fields(group)}
