@@ -82,8 +82,11 @@ def test_estimates_follow_the_algorithms():
     assert spaces.naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
     assert spaces.toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
     assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 2 ** 5 + 1
-    per_step = 1 + 2 * (3 * 3 + 2) + 31 * 3  # gradient, 11 candidates predicted + compared, 3 new words' substitutes
-    assert spaces.feedback_evaluations([10], steps=2) == 1 + 2 * per_step + 31 * 10
+    from textxai.editors import antonyms
+
+    tried = max(len(v) for v in antonyms().values()) + 30  # replacements scored per word: antonyms + GloVe words
+    per_step = (10 + 1) + 3 * tried + (1 + 11) + 11  # occlusion, 3 words' replacements, MiniLM filter, 11 predicted
+    assert spaces.feedback_evaluations([10], steps=2) == 1 + 2 * per_step
     assert spaces.fim_evaluations(3, num_labels=4, random_flips=True, trials=5) == 3 * 4 + 3 * 6
 
 

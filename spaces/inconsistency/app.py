@@ -184,7 +184,8 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
     if not 1 <= steps <= MAX_STEPS:
         raise spaces.SpaceError(f"steps={steps}: expected 1 to {MAX_STEPS}")
     n = parse_n(n_text)
-    spaces.check_budget(spaces.feedback_evaluations([spaces.approx_words(t) for t in texts], steps),
+    words = [spaces.approx_words(t) for t in texts]
+    spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
     editor = SubstitutionEditor(classifier, max_words=EDITOR_MAX_WORDS)

@@ -17,14 +17,13 @@ ValueError: --max-evaluations 1,000: textxai run naopc needs about 5,000 model e
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import re
 from collections.abc import Sequence
 
 _WORDISH = re.compile(r"\w+|[^\w\s]")
-
-# The built-in counterfactual editor (textxai.editors.GradientSubstitutionEditor) with its defaults
-EDITOR_WORDS, EDITOR_SUBSTITUTES, EDITOR_NEIGHBOURS = 3, 3, 30
 
 
 def approx_words(text: str) -> int:
@@ -103,39 +102,70 @@ def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], expl
     total = sum(attribution_evaluations(explainer, n, samples) + 1 for n in texts)
     for n in attack_words:  # + the substitutes of each word ranked by MiniLM over its GloVe neighbours
         steps = math.ceil(n / width) + max(min_words, int(max_rate * n))
-        total += 1 + 2 * steps * width * n_candidates + (1 + EDITOR_NEIGHBOURS) * n
+        total += 1 + 2 * steps * width * n_candidates + (1 + _generator_neighbours()) * n
     return int(total)
 
 
-def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int = EDITOR_WORDS,
-                         n_substitutes: int = EDITOR_SUBSTITUTES, max_words: int | None = None,
-                         distinct_words: int | None = None, n_neighbours: int = EDITOR_NEIGHBOURS) -> int:
+def _generator_neighbours() -> int:
+    """GloVe neighbours the shared substitute generator ranks per word (its default, read from its signature)."""
+    from textxai.editors import SubstituteGenerator
+
+    return int(inspect.signature(SubstituteGenerator.__init__).parameters["n_neighbours"].default)
+
+
+@functools.lru_cache(maxsize=1)
+def _editor_defaults() -> tuple[dict, int]:
+    """The built-in editor's option defaults (read from its signature) and the longest antonym list."""
+    from textxai.editors import SubstitutionEditor, antonyms
+
+    params = inspect.signature(SubstitutionEditor.__init__).parameters
+    defaults = {k: params[k].default for k in ("n_words", "n_substitutes", "max_words", "n_neighbours")}
+    return defaults, max((len(v) for v in antonyms().values()), default=0)
+
+
+def editor_evaluations(n: int, n_words: int | None = None, n_substitutes: int | None = None,
+                       max_words: int | None = None, n_neighbours: int | None = None) -> tuple[int, int]:
+    """One call of the built-in editor (:class:`textxai.editors.SubstitutionEditor`; an option left at
+    ``None`` takes the editor's default) on a text of ``n`` words: ``(model evaluations, most candidates)``.
+
+    From the editor's code: the occlusion importance is one masked-prediction row per word plus the intact
+    text (n + 1); each of the ``k = min(n, max(n_words, max_words))`` words it replaces is tried with every
+    replacement, its listed antonyms (at most the longest list of ``data/antonyms.txt``) and up to
+    ``n_neighbours`` GloVe words (looked up, not a model evaluation), each edited text predicted once; of the
+    candidates, at most ``k n_substitutes`` single replacements and ``min(n, max_words) - 1`` cumulative
+    ones, none left when none is kept, the MiniLM similarity filter embeds the text and each (1 + candidates).
+
+    >>> editor_evaluations(10)   # 11 occlusion rows, 3 x (5 + 30) replacements, 1 + 11 MiniLM rows
+    (128, 11)
+    >>> editor_evaluations(1), editor_evaluations(4, n_words=1, max_words=1)
+    ((41, 3), (44, 3))
+    """
+    defaults, longest_antonyms = _editor_defaults()
+    n_words = defaults["n_words"] if n_words is None else n_words
+    n_substitutes = defaults["n_substitutes"] if n_substitutes is None else n_substitutes
+    n_neighbours = defaults["n_neighbours"] if n_neighbours is None else n_neighbours
+    max_words = n_words if max_words is None else max_words
+    replaced = min(n, max(n_words, max_words))
+    candidates = replaced * n_substitutes + max(0, min(n, max_words) - 1)
+    work = (n + 1) + replaced * (longest_antonyms + n_neighbours) + (1 + candidates if candidates else 0)
+    return int(work), int(candidates)
+
+
+def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int | None = None,
+                         n_substitutes: int | None = None, max_words: int | None = None,
+                         n_neighbours: int | None = None) -> int:
     """Inconsistency feedback chains with the built-in editor: per text one prediction, then per step one
-    gradient pass and its candidate edits (``n_words`` x ``n_substitutes`` single substitutions and the
-    cumulative ones up to ``max_words``), each predicted and compared with MiniLM (2 rows per candidate).
-    Substitutes of a word are ranked by MiniLM over its ``n_neighbours`` GloVe neighbours (1 + n_neighbours
-    rows, once per distinct word: ``distinct_words`` of the texts, default every word, plus the new words
-    each step brings in).
+    editor call on the chain's last text (:func:`editor_evaluations`; a substitution keeps the number of
+    words) and one prediction per candidate it returns.
 
     >>> feedback_evaluations([10, 40], steps=2)
-    2016
-    >>> feedback_evaluations([10, 40], steps=2, distinct_words=30)
-    1396
+    618
     """
-    max_words = n_words if max_words is None else max_words
-    candidates = max(n_words, max_words) * n_substitutes + max(0, max_words - 1)
-    words = sum(text_words) if distinct_words is None else distinct_words
-    per_step = 1 + 2 * candidates + (1 + n_neighbours) * max_words
-    return int(len(text_words) * (1 + steps * per_step) + (1 + n_neighbours) * words)
-
-
-def distinct_words(texts: Sequence[str]) -> int:
-    """Distinct lower-cased alphabetic words over ``texts`` (the words the editor looks substitutes up for).
-
-    >>> distinct_words(["A good film.", "a bad film"])
-    4
-    """
-    return len({w.lower() for t in texts if isinstance(t, str) for w in _WORDISH.findall(t) if w.isalpha()})
+    total = 0
+    for n in text_words:
+        work, candidates = editor_evaluations(n, n_words, n_substitutes, max_words, n_neighbours)
+        total += 1 + steps * (work + candidates)
+    return int(total)
 
 
 def fim_evaluations(n_texts: int, num_labels: int = 2, min_flip: bool = False, max_strength: float = 6.0,
@@ -155,21 +185,19 @@ def fim_evaluations(n_texts: int, num_labels: int = 2, min_flip: bool = False, m
 
 
 def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
-                      lm: bool = False, judge: bool = False, max_new_tokens: int = 4,
-                      distinct_words: int | None = None) -> int:
+                      lm: bool = False, judge: bool = False, max_new_tokens: int = 4) -> int:
     """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
-    editor (``generated_words``) one editor step each (:func:`feedback_evaluations`) and their candidates
-    predicted again to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
+    editor (``generated_words``) one editor call each (:func:`editor_evaluations`), then the original and each
+    candidate predicted to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
     ``max_new_tokens`` generation steps per counterfactual.
 
-    >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True)
-    (30, 140)
+    >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
+    (30, 140, 143)
     """
     total = n_originals + n_counterfactuals
-    if generated_words:
-        candidates = EDITOR_WORDS * EDITOR_SUBSTITUTES + EDITOR_WORDS - 1
-        total += feedback_evaluations(generated_words, 1, distinct_words=distinct_words)
-        total += candidates * len(generated_words)
+    for n in generated_words:
+        work, candidates = editor_evaluations(n)
+        total += work + 1 + candidates
     if lm:
         total += n_originals + n_counterfactuals
     if judge:
@@ -213,17 +241,15 @@ def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] |
     if module == "inconsistency":
         if get("chains"):
             return len(texts)  # the chains are given: one prediction per text at most
-        return feedback_evaluations(words, get("steps", 10), get("n_words", EDITOR_WORDS),
-                                    get("n_substitutes", EDITOR_SUBSTITUTES), get("max_words"), distinct_words(texts),
-                                    get("n_neighbours", EDITOR_NEIGHBOURS))
+        return feedback_evaluations(words, get("steps", 10), get("n_words"), get("n_substitutes"), get("max_words"),
+                                    get("n_neighbours"))
     if module == "fim_difficulty":
         return fim_evaluations(len(words), num_labels, bool(get("min_flip")), get("max_strength", 6.0), get("tol", 1e-3),
                                bool(get("random_flips")), get("trials", 20), len(words) if get("shift_against") else 0)
     if module == "ceval":
         columns = get("counterfactual_column")
         n_cf = len(words) * (len(columns) if columns else get("n_counterfactuals", 2))
-        return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(get("lm")), judge=bool(get("judge")),
-                                 distinct_words=distinct_words(texts))
+        return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(get("lm")), judge=bool(get("judge")))
     raise ValueError(f"module={module!r}: no work estimate; expected one of naopc, toki_trust, inconsistency, "
                      "fim_difficulty, ceval")
 
