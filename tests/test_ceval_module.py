@@ -239,6 +239,22 @@ def test_options_pass_through_to_the_groups_and_a_misspelt_one_is_named(module):
     assert len(module) == 0
 
 
+def test_the_trainer_callback_sees_the_group_fields_as_options(module):
+    """TextxaiCallback passes batch_size / progress / model only to modules that take them: ceval takes the
+    first two through its option groups; a plain evaluate module with **kwargs still gets its named ones."""
+    from textxai.integrations import _accepted
+
+    names, takes_more = _accepted(module)
+    assert {"batch_size", "progress", "model", "lm", "original_probs"} <= names and not takes_more
+
+    class Plain:
+        def _compute(self, predictions, references, model=None, **kwargs):
+            return {}
+
+    names, takes_more = _accepted(Plain())
+    assert {"predictions", "references", "model"} <= names and "batch_size" not in names and takes_more
+
+
 def test_probability_histogram_bars():
     values = {"original": [0.01, 0.02, 0.98, 0.99], "mice": [0.45, 0.55, 0.97, 0.51]}
     fig = ceval.plot_probability_histogram(values, bins=10)

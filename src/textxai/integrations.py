@@ -122,12 +122,12 @@ def _module_specs(modules) -> list[tuple[str, object, dict]]:
             options = {}
         if not isinstance(options, Mapping):
             raise TypeError(f"modules[{name!r}]={short_repr(options)}: expected a dict of compute options")
-        accepted = _accepted(module)
+        accepted, takes_more = _accepted(module)
         for key in options:
             if key in _SET_BY_CALLBACK:
                 raise ValueError(f"modules[{name!r}] option {key!r}: the callback passes the model being trained "
                                  "and its tokenizer; leave it out")
-            if accepted is not None and key not in accepted:
+            if not takes_more and key not in accepted:
                 raise ValueError(f"modules[{name!r}] option {key!r}: not an argument of {name}.compute; expected one "
                                  f"of {sorted(k for k in accepted if k not in _SET_BY_CALLBACK)}")
         if any(name == other for other, _, _ in specs):
@@ -299,7 +299,7 @@ class TextxaiCallback(TrainerCallback):
         return None
 
     def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size) -> dict:
-        accepted = _accepted(module) or ()
+        accepted, _ = _accepted(module)
         kwargs = {argument: self.data[field] for argument, field in MODULE_INPUTS.get(name, {}).items()
                   if self.data[field] is not None}
         if "model" in accepted:
@@ -341,15 +341,15 @@ class TextxaiCallback(TrainerCallback):
                            "pass trainer=trainer to log them through Trainer.log")
 
 
-def _accepted(module) -> frozenset | None:
-    """The keywords ``module.compute`` takes (a textxai module's ``compute_arguments``, option-group fields
-    included; else its ``_compute``'s parameters), ``None`` when unknown (anything may be passed)."""
+def _accepted(module) -> tuple[frozenset, bool]:
+    """(the keywords ``module.compute`` names, whether it takes other keywords too): a textxai module's
+    ``compute_arguments`` (option-group fields included), else its ``_compute``'s parameters."""
     if hasattr(module, "compute_arguments"):
-        return module.compute_arguments
+        return module.compute_arguments, False
     if not hasattr(module, "_compute"):
-        return None
+        return frozenset(), True
     params = inspect.signature(module._compute).parameters
-    return None if any(p.kind is p.VAR_KEYWORD for p in params.values()) else frozenset(params)
+    return frozenset(params), any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _compute_argument(name: str, field: str) -> str:
