@@ -1,6 +1,7 @@
 """Any Hugging Face sequence classifier as batched probabilities, with a word view and embedding access.
 
-``TextClassifier`` is the only code in textxai that touches tokenizers and models. It is built from a
+``TextClassifier`` is the only code in textxai that touches a classifier's tokenizer and model (the
+tokenizer side through its word view, :mod:`textxai.wordview`, which needs no model). It is built from a
 Hub id, a local folder saved with ``save_pretrained``, a loaded ``(model, tokenizer)`` pair, a
 transformers ``text-classification`` pipeline, or one of the embedded demo models
 (``"textxai/demo-sentiment"``, ``"textxai/demo-topic"``).
