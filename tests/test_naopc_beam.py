@@ -184,9 +184,96 @@ def test_lazy_beam_count_on_an_additive_model_by_hand():
         log.extend((masks.astype(np.int64) @ keys).tolist())
         return 0.5 - masks @ w
 
-    assert (L.LAZY.children, L.LAZY.refresh) == (2, 4)
-    beam = N.aopc_limits(fn, 8, method="beam", beam_size=1)
-    assert beam.n_evaluations == len(log) == len(set(log)) == 42
+    from textxai.naopc.core import _evaluate, _Memo, _single
+
+    memo, many = _Memo(8), _single(fn)
+    _evaluate([memo], [[0]], many)
+    lazy = L.Lazy(children=2, refresh=4, polish=0.0)  # the lazy steps alone (no local search after them)
+    lo, up, lo_order, up_order = L._beam_many([memo], many, 1, lazy=lazy)[0]
+    assert len(memo.values) == len(log) == len(set(log)) == 42
     exact = N.aopc_limits(lambda m: 0.5 - np.asarray(m, dtype=bool) @ w, 8, method="exact")
-    assert (beam.upper, beam.lower) == pytest.approx((exact.upper, exact.lower), abs=1e-12)
-    assert beam.upper_order == list(np.argsort(-w)) and beam.lower_order == list(np.argsort(w))
+    assert (up, lo) == pytest.approx((exact.upper, exact.lower), abs=1e-12)
+    assert up_order == list(np.argsort(-w)) and lo_order == list(np.argsort(w))
+
+
+# ------------------------------------------------------------------------ the local search of method="beam"
+def test_memo_chain_equals_brute_force_over_memoised_chains():
+    # the best chain through the evaluated sets = the best of every ordering whose prefix sets are all evaluated
+    import itertools
+
+    from textxai.naopc.core import _Memo, _order_to_keys
+
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.integers(1, 6))
+        memo = _Memo(n)
+        full = (1 << n) - 1
+        keys = [0, full] + [k for k in range(1, full) if rng.random() < 0.6]
+        memo.values.update({k: float(rng.uniform(-1, 1)) for k in keys})
+        for sign in (+1.0, -1.0):
+            chains = [o for o in itertools.permutations(range(n)) if all(k in memo.values for k in _order_to_keys(o))]
+            if not chains:  # no complete chain through these sets (the beam's own chain always is one)
+                continue
+            total, order = L._memo_chain(memo, sign)
+            best = max(sign * memo.drops(o).sum() for o in chains)
+            assert total == pytest.approx(best, abs=1e-12)
+            assert sign * memo.drops(order).sum() == pytest.approx(total, abs=1e-12)
+
+
+def test_polish_finds_the_delayed_feature_by_hand():
+    # g(S) = 0.01 [0] + 0.02 [1] + 0.03 [2] + 0.04 [3] + 0.5 [4] + 0.3 [0 and any of 1, 2, 3 removed]:
+    # alone, feature 0 is the cheapest to remove, so the greedy lower chain starts with it:
+    # [0, 1, 2, 3, 4] -> 0.01 + 0.33 + 0.36 + 0.40 + 0.90 = 2.00; delaying 0 after 1, 2, 3 (3 new sets):
+    # [1, 2, 3, 0, 4] -> 0.02 + 0.05 + 0.09 + 0.40 + 0.90 = 1.46, the exact lower limit (1.46 / 5).
+    def g(masks):
+        m = np.asarray(masks, dtype=bool)
+        return (m[:, :5] @ np.array([0.01, 0.02, 0.03, 0.04, 0.5])) + 0.3 * (m[:, 0] & m[:, 1:4].any(axis=1))
+
+    fn = lambda masks: 1.0 - g(masks)
+    from textxai.naopc.core import _evaluate, _Memo, _single
+
+    def run(lazy):
+        memo, many = _Memo(5), _single(fn)
+        _evaluate([memo], [[0]], many)
+        return L._beam_many([memo], many, 1, lazy=lazy)[0]
+
+    greedy = run(L.Lazy(polish=0.0))
+    polished = run(L.Lazy(polish=1.0))
+    exact = N.aopc_limits(fn, 5, method="exact")
+    assert greedy[2][0] == 0 and greedy[0] == pytest.approx(2.00 / 5)
+    assert polished[0] == pytest.approx(exact.lower) == pytest.approx(1.46 / 5)
+    assert polished[2] == [1, 2, 3, 0, 4]
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 8), seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["uniform", "saturated"]),
+       polish=st.sampled_from([0.3, 1.0, 3.0]))
+def test_polish_only_tightens_within_its_budget(n, seed, kind, polish):
+    # polishing: limits at least as tight as the lazy steps alone, inside the exact limits, real orderings' AOPCs;
+    # every set evaluated once; at most `polish` x the sets of the steps more, never above the paper's beam bound
+    from textxai.naopc.core import _evaluate, _Memo, _single
+
+    table = saturated_table(n, seed) if kind == "saturated" else np.random.default_rng(seed).uniform(0, 1, 1 << n)
+
+    def run(lazy):
+        log: list[int] = []
+        memo, many = _Memo(n), _single(table_fn(table, log))
+        _evaluate([memo], [[0]], many)
+        out = L._beam_many([memo], many, 1, lazy=lazy)[0]
+        assert len(log) == len(set(log)) == len(memo.values)
+        return out, len(memo.values)
+
+    (lo0, up0, _, _), steps = run(L.Lazy(polish=0.0))
+    (lo, up, lo_order, up_order), total = run(L.Lazy(polish=polish))
+    exact = N.aopc_limits(table_fn(table), n, method="exact")
+    assert exact.lower - 1e-12 <= lo <= lo0 + 1e-12 and up0 - 1e-12 <= up <= exact.upper + 1e-12
+    assert N.aopc(table_fn(table), lo_order) == pytest.approx(lo, abs=1e-12)
+    assert N.aopc(table_fn(table), up_order) == pytest.approx(up, abs=1e-12)
+    assert total - steps <= polish * steps and total <= 1 + n * (n + 1)
+
+
+def test_beam_repeats_exactly():
+    table = saturated_table(9, 11)
+    runs = [N.aopc_limits(table_fn(table), 9, method="beam") for _ in range(2)]
+    assert [(r.lower, r.upper, r.lower_order, r.upper_order, r.n_evaluations) for r in runs][0] == \
+        [(r.lower, r.upper, r.lower_order, r.upper_order, r.n_evaluations) for r in runs][1]

@@ -106,14 +106,19 @@ class Lazy:
     there) or the level is a multiple of ``refresh`` (every child re-measured periodically). Children whose
     partial sums fall in the same ``ties``-wide bin are ranked by the keep-one prior (:func:`_keep_one`);
     states more than ``margin`` below the best one are dropped (the width adapts: ``None`` keeps B states).
+    Then a local search (:func:`_polish`) moves single features of each limit's ordering, ``moves`` candidate
+    moves per round, until it has evaluated ``polish`` times the sets the steps evaluated; the limits are the
+    best chains through every evaluated set (:func:`_memo_chain`).
     """
 
     saturation: float = 3e-4
-    children: int = 2
+    children: int = 3
     confirm: float = 5e-3
     refresh: int = 4
     ties: float = 1e-2
     margin: float | None = 0.03
+    polish: float = 0.28
+    moves: int = 4
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
@@ -244,6 +249,152 @@ def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
     return [[memo.values[((1 << memo.n) - 1) ^ (1 << j)] for j in range(memo.n)] for memo in memos]
 
 
+# ------------------------------------------------------------------------------- polishing (method="beam")
+def _memo_chain(memo: _Memo, sign: float) -> tuple[float, list[int]]:
+    """The best chain ``{} = S_0 < S_1 < ... < S_n = all`` (one feature per step) through the EVALUATED sets.
+
+    Returns ``(signed sum of g(S_k), ordering)``; ``sign=+1`` maximises (upper), ``-1`` minimises (lower). The
+    chain of any ordering whose prefix sets were all evaluated competes, so this is never worse than the beam's
+    own chain; the lowest feature index wins ties (deterministic, independent of evaluation order).
+
+    >>> memo = _Memo(2); memo.values.update({0: 1.0, 1: 0.5, 2: 0.9, 3: 0.0})
+    >>> _memo_chain(memo, +1.0), _memo_chain(memo, -1.0)
+    ((1.5, [0, 1]), (-1.1, [1, 0]))
+    """
+    values, n = memo.values, memo.n
+    p0 = values[0]
+    best: dict[int, tuple[float, int]] = {0: (0.0, -1)}
+    for key in sorted(values, key=lambda k: (k.bit_count(), k)):
+        if key == 0:
+            continue
+        top, arg, rest = -math.inf, -1, key
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            prev = best.get(key ^ low)
+            if prev is not None and prev[0] > top:
+                top, arg = prev[0], low.bit_length() - 1
+        if arg >= 0:
+            best[key] = (top + sign * (p0 - values[key]), arg)
+    key, order = (1 << n) - 1, []
+    while key:
+        j = best[key][1]
+        order.append(j)
+        key ^= 1 << j
+    return best[(1 << n) - 1][0], order[::-1]
+
+
+def _moves(memo: _Memo, order: list[int], sign: float) -> list[tuple[float, int, int, int]]:
+    """Every move of one feature of ``order`` to another position: ``(estimated gain, unknown sets, i, j)``.
+
+    Moving the feature at position i (1-based) to position j changes |i - j| prefix sets: later (j > i) the sets
+    ``S_{k+1} - {y}`` (k = i..j-1), earlier the sets ``S_{k-1} + {y}`` (k = j..i-1). A set already evaluated
+    counts with its value; an unknown one is estimated from the feature's marginal gain, interpolated linearly
+    in the level between three measured points: alone (level 0), at its position, and last (its keep-one set).
+    """
+    values, n = memo.values, memo.n
+    p0, full = values[0], (1 << n) - 1
+    keys = [0] + _order_to_keys(order)
+    g = [p0 - values[k] for k in keys]  # g[k] = p0 - p(S_k)
+    out = []
+    for i, y in enumerate(order, start=1):
+        bit = 1 << y
+        here, last, alone = g[i] - g[i - 1], g[n] - (p0 - values[full ^ bit]), p0 - values[bit]
+
+        def marginal(level: int) -> float:
+            if level >= i - 1:
+                return here + (last - here) * (level - i + 1) / max(n - i, 1)
+            return alone + (here - alone) * level / max(i - 1, 1)
+
+        gain, unknown = 0.0, 0
+        for j in range(i + 1, n + 1):  # later: S'_{j-1} = S_j - y
+            key = keys[j] ^ bit
+            if key in values:
+                value = p0 - values[key]
+            else:
+                value, unknown = g[j] - marginal(j - 1), unknown + 1
+            gain += sign * (value - g[j - 1])
+            out.append((gain, unknown, i, j))
+        gain, unknown = 0.0, 0
+        for j in range(i - 1, 0, -1):  # earlier: S'_j = S_{j-1} + y
+            key = keys[j - 1] | bit
+            if key in values:
+                value = p0 - values[key]
+            else:
+                value, unknown = g[j - 1] + marginal(j - 1), unknown + 1
+            gain += sign * (value - g[j])
+            out.append((gain, unknown, i, j))
+    return out
+
+
+def _moved(order: list[int], i: int, j: int) -> list[int]:
+    new = order[: i - 1] + order[i:]
+    new.insert(j - 1, order[i - 1])
+    return new
+
+
+def _polish(memo: _Memo, order: list[int], sign: float, budget: list[int], moves: int):
+    """Local search on one limit's ordering: a generator yielding the sets to evaluate next (one round each).
+
+    Per round: a move whose sets are all known and that improves is taken at once (no model input); otherwise
+    the ``moves`` untried moves of highest estimated gain are evaluated together and the best real improvement
+    is taken (first improvement). Stops when ``budget[0]`` (new sets, shared with the other limit's search)
+    is spent, no move is left, or after 2 n + 8 rounds.
+    """
+    values, tried = memo.values, set()
+    for _ in range(2 * memo.n + 8):
+        if budget[0] <= 0:
+            return
+        found = _moves(memo, order, sign)
+        free = max((m for m in found if m[1] == 0), default=None)
+        if free is not None and free[0] > 1e-12:
+            order, tried = _moved(order, free[2], free[3]), set()
+            continue
+        ranked = sorted((m for m in found if m[1] > 0 and (order[m[2] - 1], m[3]) not in tried),
+                        key=lambda m: (-m[0], m[2], m[3]))
+        candidates, request = [], {}
+        for _, _, i, j in ranked:  # the best moves whose new sets fit in the budget
+            tried.add((order[i - 1], j))
+            new = _moved(order, i, j)
+            unknown = [k for k in _order_to_keys(new) if k not in values and k not in request]
+            if len(request) + len(unknown) <= budget[0]:
+                candidates.append(new)
+                request.update(dict.fromkeys(unknown))
+            if len(candidates) == moves:
+                break
+        if not candidates:
+            return
+        budget[0] -= len(request)
+        yield list(request)
+        base = sign * memo.drops(order).sum()
+        top = max(((sign * memo.drops(c).sum(), c) for c in candidates), key=lambda s: s[0])  # the first of ties
+        if top[0] > base + 1e-12:
+            order, tried = top[1], set()
+
+
+def _polish_many(memos: list[_Memo], score_many: ScoreManyFn, pairs: list[list], lazy: Lazy, cap: list[int]) -> None:
+    """Polishes every input's orderings (``pairs[i]`` = [(sign, order), ...]), each round in ONE model call.
+
+    Each input may evaluate ``lazy.polish`` times the sets it has, at most up to ``cap[i]`` sets in all.
+    """
+    searches = []
+    for memo, pair, limit in zip(memos, pairs, cap):
+        budget = [min(int(lazy.polish * len(memo.values)), limit - len(memo.values))]
+        searches.append([_polish(memo, list(order), sign, budget, lazy.moves) for sign, order in pair])
+    while any(searches):
+        requests = [[] for _ in memos]
+        for i, gens in enumerate(searches):
+            alive = []
+            for gen in gens:
+                try:
+                    requests[i].extend(next(gen))
+                    alive.append(gen)
+                except StopIteration:
+                    pass
+            searches[i] = alive
+        _evaluate(memos, requests, score_many, "beam polishing")
+
+
 def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, progress: bool = False,
                sides: tuple[str, ...] = ("upper", "lower"), lazy: Lazy | None = None) -> list[tuple]:
     """Beam limits of every input: ``(lower, upper, lower_order, upper_order)`` per input.
@@ -260,9 +411,16 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
         beams = [[_Beam(sign, lazy, {j: sign * p for j, p in enumerate(ps)}) for sign in signs]
                  for ps in _keep_one(memos, score_many)]
     _search(memos, score_many, beams, beam_size, progress)
+    if lazy is not None and lazy.polish > 0:
+        cap = [1 + len(signs) * beam_size * m.n * (m.n + 1) // 2 for m in memos]  # never above the paper's beam
+        _polish_many(memos, score_many, [[(b.sign, b.best()[0]) for b in pair] for pair in beams], lazy, cap)
     results = []
     for memo, pair in zip(memos, beams):
         found = {side: beam.best() for side, beam in zip(sides, pair)}
+        if lazy is not None:  # the best chain through every evaluated set: never worse than the beam's own
+            for side, sign in zip(sides, signs):
+                total, order = _memo_chain(memo, sign)
+                found[side] = (order, sign * total)
         up_order, up_sum = found.get("upper", (None, math.nan))
         lo_order, lo_sum = found.get("lower", (None, math.nan))
         results.append((lo_sum / memo.n, up_sum / memo.n, lo_order, up_order))
