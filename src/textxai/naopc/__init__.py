@@ -25,7 +25,8 @@ The model-agnostic core works on a ``score_fn`` mapping a boolean batch of remov
   incrementally (parent's partial sum + one new term), beam states deduplicated by removed set (only the
   best partial sum per set survives), model calls memoised per set and batched across beams and inputs;
   ``method="beam"`` (the default) is the same beam made lazy (``limits.Lazy``: few children per state
-  where the estimates are confirmed or saturated).
+  where the estimates are confirmed or saturated), then polished by a local search over single-feature
+  moves; its limits are the best chains through every set it evaluated.
   Beam limits are AOPCs of real orderings, so ``lower_beam >= lower_exact`` and ``upper_beam <= upper_exact``.
 - :func:`rank_agreement`: Kendall tau between two rankings (the paper's Table 4).
 
