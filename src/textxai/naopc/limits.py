@@ -107,8 +107,8 @@ class Lazy:
     partial sums fall in the same ``ties``-wide bin are ranked by the keep-one prior (:func:`_keep_one`);
     states more than ``margin`` below the best one are dropped (the width adapts: ``None`` keeps B states).
     Then a local search (:func:`_polish`) moves single features of each limit's ordering, ``moves`` candidate
-    moves per round, until it has evaluated ``polish`` times the sets the steps evaluated; the limits are the
-    best chains through every evaluated set (:func:`_memo_chain`).
+    moves per round, until it has evaluated ``polish`` times the sets the steps evaluated (half per limit);
+    the limits are the best chains through every evaluated set (:func:`_memo_chain`).
     """
 
     saturation: float = 3e-4
@@ -375,12 +375,13 @@ def _polish(memo: _Memo, order: list[int], sign: float, budget: list[int], moves
 def _polish_many(memos: list[_Memo], score_many: ScoreManyFn, pairs: list[list], lazy: Lazy, cap: list[int]) -> None:
     """Polishes every input's orderings (``pairs[i]`` = [(sign, order), ...]), each round in ONE model call.
 
-    Each input may evaluate ``lazy.polish`` times the sets it has, at most up to ``cap[i]`` sets in all.
+    Each input may evaluate ``lazy.polish`` times the sets it has, at most up to ``cap[i]`` sets in all, split
+    evenly between its limits (a search that stalls on one limit does not take the other's budget).
     """
     searches = []
     for memo, pair, limit in zip(memos, pairs, cap):
-        budget = [min(int(lazy.polish * len(memo.values)), limit - len(memo.values))]
-        searches.append([_polish(memo, list(order), sign, budget, lazy.moves) for sign, order in pair])
+        share = min(int(lazy.polish * len(memo.values)), limit - len(memo.values)) // max(len(pair), 1)
+        searches.append([_polish(memo, list(order), sign, [share], lazy.moves) for sign, order in pair])
     while any(searches):
         requests = [[] for _ in memos]
         for i, gens in enumerate(searches):
