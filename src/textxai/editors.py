@@ -7,11 +7,13 @@ class.
 
 1. **which words**: occlusion -- each word of the text is masked (the mask token on all its subwords, as the
    metrics perturb) and the drop of log p(current class) is its importance; the ``n_words`` most important
-   words (importance > 0) that have replacements are the ones to replace;
+   words (importance > 0) that have replacements are the ones to replace: words leaning to the current
+   class (GloVe, see :meth:`SubstitutionEditor.class_lean`) and words with listed antonyms;
 2. **by what**: a word's replacements are its antonyms (``data/antonyms.txt``: "wonderful" -> "awful") and
    its GloVe neighbours from :class:`SubstituteGenerator` (shared with the TOKI attack; never a stop word
    or a form of the same word), kept when they have the word's grammatical form (:func:`same_form`: no
-   "charming" -> "delightfully"). Each replacement is scored by the classifier itself, on the edited text:
+   "charming" -> "delightfully") and can play its part of speech
+   (:func:`textxai.words.same_part_of_speech`: no "design" -> "faulty"). Each replacement is scored by the classifier itself, on the edited text:
    the gain of the margin ``log p(target) - log p(current)``, ``target`` the runner-up class of the input
    (or the class given). Only replacements with a positive gain are kept, ranked: flips the prediction
    first, antonyms first, larger gain first (``n_substitutes`` per word);
@@ -25,10 +27,10 @@ deterministic (no sampling) and computed one text at a time (independent of batc
 
 >>> from textxai.editors import EDITORS
 >>> sorted(EDITORS)
-['gradient_substitution', 'substitution']
+['deletion', 'gradient_substitution', 'substitution']
 >>> editor = SubstitutionEditor("textxai/demo-sentiment")
->>> editor(["A dull, lifeless film with a boring plot."])[0][:2]
-['A exciting, lifeless film with a boring plot.', 'A lively, lifeless film with a boring plot.']
+>>> editor(["The plot is dull and the acting is lifeless."])[0][:3]
+['The plot is dull and the acting is lively.', 'The plot is dull and the acting is vibrant.', 'The plot is exciting and the acting is lifeless.']
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ import numpy as np
 
 from textxai.progress import progress_bar
 from textxai.validation import short_repr, check_positive_int, check_texts
+from textxai.words import parts_of_speech, same_part_of_speech
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,14 @@ class SubstitutionEditor:
         n_substitutes: replacements kept per word.
         min_similarity: candidates whose MiniLM sentence cosine with the input is below this are dropped.
         target: the class to edit toward (index or label name); default: the runner-up class of each text.
+        class_names: class descriptions (anchor words per class, as TOKI's ``class_names``); default: the
+            label names, or the anchors shipped for the demo models.
+        min_lean: how much closer (GloVe cosine) to the target class's anchors than to the current class's a
+            replacement must be, and to the current class's a replaced word (listed antonyms are exempt).
+        neighbour_pos: parts of speech (universal tags) in which GloVe neighbours may replace a word (both
+            words must be able to play one of them); listed antonyms replace any word. The default
+            ``("ADJ", "ADV")`` keeps edits readable on sentiment ("stunning" -> "dreary", never "design" ->
+            "faulty"); ``None`` allows every part of speech (e.g. nouns for topic classifiers).
         progress: show a progress bar over the texts of each call.
 
     Calling the editor on a list of texts returns one list of candidate texts per input (possibly empty).
@@ -122,7 +133,7 @@ class SubstitutionEditor:
 
     def __init__(self, classifier, n_words: int = 3, n_neighbours: int = 30, n_substitutes: int = 3,
                  progress: bool = False, max_words: int | None = None, min_similarity: float = 0.6, target=None,
-                 class_names=None, min_lean: float = 0.08):
+                 class_names=None, min_lean: float = 0.08, neighbour_pos=("ADJ", "ADV")):
         from textxai.classifier import as_classifier
 
         self.classifier = as_classifier(classifier)
@@ -141,6 +152,7 @@ class SubstitutionEditor:
         if isinstance(min_lean, bool) or not isinstance(min_lean, (int, float)) or not 0 <= min_lean <= 1:
             raise ValueError(f"min_lean={short_repr(min_lean)}: expected a number in [0, 1]")
         self.min_lean = float(min_lean)
+        self.neighbour_pos = _check_parts_of_speech(neighbour_pos)
 
     def _check_target(self, target) -> int:
         labels = self.classifier.labels
@@ -167,7 +179,9 @@ class SubstitutionEditor:
             near = [w for w, _ in self.generator(word, self.n_neighbours)]
         else:
             near = [_match_case(word, w) for w in self._directed_neighbours(word.lower(), target, current)]
-        near = [w for w in near if same_form(word, w) and w not in listed]
+        near = [w for w in near if same_form(word, w) and same_part_of_speech(word, w) and w not in listed]
+        if self.neighbour_pos is not None:  # neighbours only where both can be a modifier (ADJ/ADV by default)
+            near = [w for w in near if parts_of_speech(word) & parts_of_speech(w) & self.neighbour_pos]
         return [(w, True) for w in listed] + [(w, False) for w in near]
 
     @functools.cached_property
@@ -273,15 +287,17 @@ class SubstitutionEditor:
             return self.class_lean(words, target, current)
 
         words = [w for w in range(min(len(spans), len(importance))) if importance[w] > 0 and spans[w][0].isalpha()]
+        class_word = dict.fromkeys(words, True)  # leans to the current class: any replacement, else antonyms only
         if words and self._anchors is not None:  # words of the current class (no filter without class names)
-            words = [w for w, lean in zip(words, leaning([spans[w][0] for w in words])) if lean <= -self.min_lean]
+            class_word = {w: lean <= -self.min_lean for w, lean in zip(words, leaning([spans[w][0] for w in words]))}
+            words = [w for w in words if class_word[w] or spans[w][0].lower() in antonyms()]
         words.sort(key=lambda w: (-importance[w], w))
         chosen = []
         for w in words:
             options = self._replacements(spans[w][0], target, current)
-            if options and self._anchors is not None:  # replacements of the target class
+            if options and self._anchors is not None:  # replacements of the target class (antonyms are)
                 lean = leaning([r for r, _ in options])
-                options = [o for o, x in zip(options, lean) if x >= self.min_lean]
+                options = [o for o, x in zip(options, lean) if o[1] or (class_word[w] and x >= self.min_lean)]
             if options:
                 chosen.append((w, options))
             if len(chosen) == self.n_words:
@@ -322,6 +338,20 @@ class SubstitutionEditor:
         return [self.candidates(t) for t in progress_bar(texts, self.progress, "editor", unit="text")]
 
 
+PARTS_OF_SPEECH = ("ADJ", "ADV", "NOUN", "VERB", "PROPN", "NUM")
+
+
+def _check_parts_of_speech(value) -> frozenset | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, set, frozenset)) or not items or \
+            any(not isinstance(v, str) or v.upper() not in PARTS_OF_SPEECH for v in items):
+        raise ValueError(f"neighbour_pos={short_repr(value)}: expected None or a list of parts of speech from "
+                         f"{list(PARTS_OF_SPEECH)}")
+    return frozenset(v.upper() for v in items)
+
+
 def _spans(text: str, clf) -> list[tuple[str, int, int]]:
     from textxai.words import word_spans
 
@@ -335,10 +365,39 @@ def _apply(text: str, replacements: list[tuple[int, int, str]]) -> str:
     return text
 
 
+class DeletionEditor:
+    """A word-deletion baseline editor (CEval's deletion baseline, :func:`textxai.ceval.baselines.deletion_candidates`):
+    candidates delete the words whose removal most lowers p(current class), greedily, up to ``max_words``.
+
+    It cannot put back what it deleted, so fed its own edit it usually needs a larger one: a reference point
+    for inc@n (the substitution editor restores a word in one step).
+    """
+
+    name = "deletion"
+
+    def __init__(self, classifier, max_words: int = 3, progress: bool = False, batch_size: int = 32):
+        from textxai.classifier import as_classifier
+
+        self.classifier = as_classifier(classifier)
+        self.max_words = check_positive_int(max_words, "max_words")
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.progress = bool(progress)
+
+    def __repr__(self) -> str:
+        return f"DeletionEditor({self.classifier!r}, max_words={self.max_words})"
+
+    def __call__(self, texts) -> list[list[str]]:
+        from textxai.ceval.baselines import deletion_candidates
+
+        return deletion_candidates(texts, self.classifier, max_words=self.max_words, batch_size=self.batch_size,
+                                   progress=self.progress)
+
+
 #: The former name of :class:`SubstitutionEditor` (kept for one release).
 GradientSubstitutionEditor = SubstitutionEditor
 
-EDITORS = {"substitution": SubstitutionEditor, "gradient_substitution": SubstitutionEditor}  # the second: former name
+#: Built-in editors by name ("gradient_substitution": the former name of "substitution").
+EDITORS = {"substitution": SubstitutionEditor, "deletion": DeletionEditor, "gradient_substitution": SubstitutionEditor}
 
 
 def get_editor(editor, classifier=None, **options):

@@ -717,8 +717,8 @@ def compare_editors(chains_a, chains_b, n_values=DEFAULT_N, word_tokenizer: str 
     if paired:
         from textxai import stats
 
-        results = [compute(t, n=ns, word_tokenizer=word_tokenizer, pooling="per_chain", return_per_example=True)
-                   for t in (ta, tb)]
+        results = [compute(list(c), n=ns, word_tokenizer=word_tokenizer, pooling="per_chain", return_per_example=True)
+                   for c in (chains_a, chains_b)]  # as given: a chain the editor ended at step 1 stays valid
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             table = stats.compare("inconsistency", *results, confidence_level=confidence_level,

@@ -201,3 +201,29 @@ def tokenize_many(texts: Sequence[str], method: str = "spacy") -> list[list[str]
             words.extend(tokens)
         out.append(words)
     return out
+
+
+@functools.lru_cache(maxsize=65536)
+def parts_of_speech(word: str) -> frozenset:
+    """The parts of speech (universal tags: NOUN, VERB, ADJ, ADV, ...) ``word`` can have, from LemmInflect's
+    English lexicon (MIT licence, shipped on PyPI); empty for words the lexicon does not know.
+
+    >>> sorted(parts_of_speech("design")), sorted(parts_of_speech("faulty")), sorted(parts_of_speech("Stick"))
+    (['NOUN', 'VERB'], ['ADJ'], ['NOUN', 'VERB'])
+    """
+    import lemminflect
+
+    return frozenset(lemminflect.getAllLemmas(word.lower()) or lemminflect.getAllLemmas(word))
+
+
+def same_part_of_speech(word: str, replacement: str) -> bool:
+    """Whether ``replacement`` can play a part of speech ``word`` can (a context-free stand-in for a tagger:
+    "design" -> "faulty" is refused, "design" -> "layout" kept). A word the lexicon does not know passes.
+
+    >>> same_part_of_speech("design", "faulty"), same_part_of_speech("design", "layout")
+    (False, True)
+    >>> same_part_of_speech("stick", "instead"), same_part_of_speech("wonderful", "awful")
+    (False, True)
+    """
+    a, b = parts_of_speech(word), parts_of_speech(replacement)
+    return not a or not b or bool(a & b)
