@@ -77,16 +77,38 @@ def test_cli_bad_chains_file(tiny_folder, tmp_path):
 
 @pytest.mark.slow
 def test_demo_section():
+    """The demo's story: the substitution editor answers its own edit with one of the same size (swaps a word
+    back), the deletion baseline cannot restore what it deleted and shows inc > 0 on the same texts; the
+    report explains the most inconsistent step and compares the editors paired."""
     from textxai.runners.inconsistency import demo
 
     report, results, figures = demo(progress=False)
-    assert "inc@n" in report and set(figures) == {"steps", "intervals"}
-    assert len(results["chains"]) == 8
-    e = results["intervals"]["inc@1"]  # intervals over the chains that reach step 2, shown in the report
-    assert e["n"] == results["inc@1_chains"] and e["unit"] == "chain" and e["ci_low"] <= results["inc@1"] <= e["ci_high"]
-    assert ("Why chain" in report) == (results["inc@2"] > 0)   # the inconsistent step is explained, or its absence said
-    assert ("No step of any chain is inconsistent" in report) == (results["inc@2"] == 0)
-    assert stats.format_interval(e) in report
-    ref = inc.inconsistency(results["chains"], n=[1, 2], labels=results["labels"])
-    assert results["inc@1"] == ref["inc@1"] and results["flip_rate@1"] == ref["flip_rate@1"]
-    assert results["flip_rate@1"] > 0  # the editor flips some demo predictions
+    sub, dele = results["substitution"], results["deletion"]
+    assert set(figures) == {f"{e}_{k}" for e in ("substitution", "deletion") for k in ("steps", "intervals")}
+    assert len(sub["chains"]) == len(dele["chains"]) == 8
+    assert [c[0] for c in sub["chains"]] == [c[0] for c in dele["chains"]]        # the same originals
+    for res in (sub, dele):
+        e = res["intervals"]["inc@1"]  # intervals over the chains that reach step 2, shown in the report
+        assert e["n"] == res["inc@1_chains"] and e["unit"] == "chain" and e["ci_low"] <= res["inc@1"] <= e["ci_high"]
+        assert stats.format_interval(e) in report
+        ref = inc.inconsistency(res["chains"], n=[1, 2], labels=res["labels"])
+        assert res["inc@1"] == ref["inc@1"] and res["flip_rate@1"] == ref["flip_rate@1"]
+    # measured: substitution inc@1 0.000 (5 chains reach step 2), deletion 0.625 (8); flip rate@1 0.50 vs 1.00
+    assert sub["inc@1"] < dele["inc@1"] and sub["flip_rate@1"] > 0
+    assert report.count("Why chain") == (sub["inc@2"] > 0) + (dele["inc@2"] > 0) >= 1
+    assert "a better counterfactual existed" in report and "Paired comparison of the editors" in report
+    comparison = results["comparison"]["1"]
+    assert comparison["test"] == "wilcoxon signed-rank" and comparison["mean_a"] <= comparison["mean_b"]
+    # every edit of the substitution editor a reader can follow: each changed word a listed antonym or a
+    # modifier replaced by a modifier (no "Clean design" -> "Clean faulty")
+    from textxai.editors import antonym_pairs
+    from textxai.words import parts_of_speech
+
+    for chain in sub["chains"]:
+        texts = [t for t in chain if t is not None]
+        for a, b in zip(texts, texts[1:]):
+            changed = [(x, y) for x, y in zip(a.split(), b.split()) if x != y]
+            assert 1 <= len(changed) <= 4
+            for x, y in changed:
+                x, y = x.strip(".,;").lower(), y.strip(".,;").lower()
+                assert (x, y) in antonym_pairs() or parts_of_speech(x) & parts_of_speech(y) & {"ADJ", "ADV"}, (x, y)
