@@ -61,3 +61,25 @@ def test_feedback_chains_cost_at_most_their_estimate(bert_clf, editors):
     estimate = estimates.feedback_evaluations([estimates.approx_words(t) for t in TEXTS], 2)
     assert any(len([t for t in chain if t is not None]) == 3 for chain in chains)  # some chain was edited twice
     assert budget.used <= estimate, (budget.used, estimate)
+
+
+@pytest.mark.parametrize("max_words", [1, 3])
+def test_deletion_editor_costs_at_most_its_estimate(bert_clf, max_words):
+    """The word-deletion editor (CEval's baseline): one call exactly as estimated on texts longer than
+    max_words (every greedy step runs when no deletion flips the tiny model), and whole chains within."""
+    from textxai import inconsistency
+    from textxai.editors import DeletionEditor
+
+    editor = DeletionEditor(bert_clf, max_words=max_words)
+    for text in TEXTS:
+        with work_budget() as budget:
+            candidates = editor([text])[0]
+        n = bert_clf.word_encoding(text).n_words
+        work, most = estimates.deletion_evaluations(estimates.approx_words(text), max_words)
+        assert budget.used <= work and len(candidates) <= most, (text, budget.used, work)
+        if n == estimates.approx_words(text) and n > 1:
+            assert budget.used >= 1 + n                     # the intact text and the first step's deletions
+    with work_budget() as budget:
+        inconsistency.feedback_chains(editor, TEXTS, bert_clf, steps=2, progress=False)
+    words = [estimates.approx_words(t) for t in TEXTS]
+    assert budget.used <= estimates.feedback_evaluations(words, 2, max_words=max_words, editor="deletion")

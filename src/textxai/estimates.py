@@ -135,10 +135,10 @@ def editor_evaluations(n: int, n_words: int | None = None, n_substitutes: int | 
     candidates, at most ``k n_substitutes`` single replacements and ``min(n, max_words) - 1`` cumulative
     ones, none left when none is kept, the MiniLM similarity filter embeds the text and each (1 + candidates).
 
-    >>> editor_evaluations(10)   # 11 occlusion rows, 3 x (5 + 30) replacements, 1 + 11 MiniLM rows
-    (128, 11)
+    >>> editor_evaluations(10)   # 11 occlusion rows, 3 x (10 + 30) replacements, 1 + 11 MiniLM rows
+    (143, 11)
     >>> editor_evaluations(1), editor_evaluations(4, n_words=1, max_words=1)
-    ((41, 3), (44, 3))
+    ((46, 3), (49, 3))
     """
     defaults, longest_antonyms = _editor_defaults()
     n_words = defaults["n_words"] if n_words is None else n_words
@@ -151,19 +151,43 @@ def editor_evaluations(n: int, n_words: int | None = None, n_substitutes: int | 
     return int(work), int(candidates)
 
 
+def deletion_evaluations(n: int, max_words: int | None = None) -> tuple[int, int]:
+    """One call of the word-deletion editor (:class:`textxai.editors.DeletionEditor`, CEval's baseline) on a
+    text of ``n`` words: ``(model evaluations, most candidates)``. From its code: the intact text once, then
+    each of ``m = min(max_words, n - 1)`` greedy steps predicts every remaining single deletion
+    (n, n - 1, ...); candidates: the n single deletions and the m texts of the greedy path.
+
+    >>> deletion_evaluations(10), deletion_evaluations(1)
+    ((28, 13), (0, 0))
+    """
+    if n < 2:
+        return 0, 0
+    m = min(3 if max_words is None else max_words, n - 1)
+    return int(1 + sum(n - s for s in range(m))), int(n + m)
+
+
+def one_edit(editor: str, n: int, max_words: int | None = None, **substitution_options) -> tuple[int, int]:
+    """``(model evaluations, most candidates)`` of one call of the built-in editor named ``editor``
+    ("substitution" or its former name, "deletion") on a text of ``n`` words."""
+    if editor == "deletion":
+        return deletion_evaluations(n, max_words)
+    return editor_evaluations(n, max_words=max_words, **substitution_options)
+
+
 def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int | None = None,
                          n_substitutes: int | None = None, max_words: int | None = None,
-                         n_neighbours: int | None = None) -> int:
-    """Inconsistency feedback chains with the built-in editor: per text one prediction, then per step one
-    editor call on the chain's last text (:func:`editor_evaluations`; a substitution keeps the number of
-    words) and one prediction per candidate it returns.
+                         n_neighbours: int | None = None, editor: str = "substitution") -> int:
+    """Inconsistency feedback chains with a built-in editor: per text one prediction, then per step one
+    editor call on the chain's last text (:func:`editor_evaluations`, :func:`deletion_evaluations`; an edit
+    never adds words) and one prediction per candidate it returns.
 
-    >>> feedback_evaluations([10, 40], steps=2)
-    618
+    >>> feedback_evaluations([10, 40], steps=2) > feedback_evaluations([10, 40], steps=2, editor="deletion")
+    True
     """
     total = 0
     for n in text_words:
-        work, candidates = editor_evaluations(n, n_words, n_substitutes, max_words, n_neighbours)
+        work, candidates = one_edit(editor, n, max_words, n_words=n_words, n_substitutes=n_substitutes,
+                                    n_neighbours=n_neighbours)
         total += 1 + steps * (work + candidates)
     return int(total)
 
@@ -185,18 +209,19 @@ def fim_evaluations(n_texts: int, num_labels: int = 2, min_flip: bool = False, m
 
 
 def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
-                      lm: bool = False, judge: bool = False, max_new_tokens: int = 4) -> int:
+                      lm: bool = False, judge: bool = False, max_new_tokens: int = 4,
+                      editor: str = "substitution") -> int:
     """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
-    editor (``generated_words``) one editor call each (:func:`editor_evaluations`), then the original and each
+    editor (``generated_words``) one ``editor`` call each (:func:`one_edit`), then the original and each
     candidate predicted to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
     ``max_new_tokens`` generation steps per counterfactual.
 
     >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
-    (30, 140, 143)
+    (30, 140, 158)
     """
     total = n_originals + n_counterfactuals
     for n in generated_words:
-        work, candidates = editor_evaluations(n)
+        work, candidates = one_edit(editor, n)
         total += work + 1 + candidates
     if lm:
         total += n_originals + n_counterfactuals
@@ -241,15 +266,18 @@ def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] |
     if module == "inconsistency":
         if get("chains"):
             return len(texts)  # the chains are given: one prediction per text at most
-        return feedback_evaluations(words, get("steps", 10), get("n_words"), get("n_substitutes"), get("max_words"),
-                                    get("n_neighbours"))
+        editor = get("editor", "substitution")
+        max_words = get("max_words") or (get("n_words") if editor == "deletion" else None)
+        return feedback_evaluations(words, get("steps", 10), get("n_words"), get("n_substitutes"), max_words,
+                                    get("n_neighbours"), editor)
     if module == "fim_difficulty":
         return fim_evaluations(len(words), num_labels, bool(get("min_flip")), get("max_strength", 6.0), get("tol", 1e-3),
                                bool(get("random_flips")), get("trials", 20), len(words) if get("shift_against") else 0)
     if module == "ceval":
         columns = get("counterfactual_column")
         n_cf = len(words) * (len(columns) if columns else get("n_counterfactuals", 2))
-        return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(get("lm")), judge=bool(get("judge")))
+        return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(get("lm")), judge=bool(get("judge")),
+                                 editor=get("editor", "substitution"))
     raise ValueError(f"module={module!r}: no work estimate; expected one of naopc, toki_trust, inconsistency, "
                      "fim_difficulty, ceval")
 
