@@ -60,6 +60,33 @@ def test_run_editor_on_a_local_model(app, tiny_folder):
     assert value == "–" or float(value) >= 0
 
 
+def test_prefilled_editor_example_tells_the_story(app):
+    """The Space's prefilled texts on the default demo model: the substitution editor flips both with a listed
+    antonym and answers its own edit by swapping back (inc@1 = 0); the deletion editor, on the same texts,
+    cannot restore what it deleted (inc@1 > 0, the inconsistent step explained)."""
+    from textxai import spaces
+    from textxai.editors import antonym_pairs
+
+    quiet = lambda *a, **k: None  # noqa: E731
+    summary, chains, _ = app.run_editor(spaces.DEFAULT_MODEL, app.EXAMPLE_TEXTS, 3, "1", "spacy", "pooled",
+                                        "substitution", progress=quiet)
+    assert summary.split('id="inc-at-1">')[1].split("<")[0] == "0.000"
+    clf = spaces.resolve_model(spaces.DEFAULT_MODEL)
+    editor = app.get_editor("substitution", clf, max_words=app.EDITOR_MAX_WORDS)
+    texts = app.EXAMPLE_TEXTS.splitlines()
+    found, labels = inc.feedback_chains(editor, texts, clf, steps=1, progress=False)
+    for (x0, x1), (y0, y1) in zip(found, labels):
+        changed = [(a, b) for a, b in zip(x0.split(), x1.split()) if a != b]
+        assert y0 != y1 and len(changed) == 1 and (changed[0][0].strip(",;").lower(),
+                                                    changed[0][1].strip(",;").lower()) in antonym_pairs()
+    summary, chains, _ = app.run_editor(spaces.DEFAULT_MODEL, app.EXAMPLE_TEXTS, 3, "1", "spacy", "pooled",
+                                        "deletion", progress=quiet)
+    assert float(summary.split('id="inc-at-1">')[1].split("<")[0]) > 0   # measured: 2.500
+    assert "smaller" in summary or "inc =" in summary
+    with pytest.raises(spaces.SpaceError, match="editor='mice'"):
+        app.run_editor(spaces.DEFAULT_MODEL, app.EXAMPLE_TEXTS, 1, "1", "spacy", "pooled", "mice", progress=quiet)
+
+
 @pytest.mark.browser
 def test_browser_paste_chain_shows_inc(app, gradio_url, page):
     url = gradio_url(app.demo)

@@ -9,7 +9,7 @@ import Levenshtein
 
 from textxai import inconsistency as inc
 from textxai import spaces, stats
-from textxai.editors import SubstitutionEditor
+from textxai.editors import get_editor
 from textxai.words import word_spans
 
 MAX_CHAINS = 5
@@ -25,10 +25,11 @@ EXAMPLE_CHAIN = "\n".join([
     "The film was not awful at all, truly fantastic !",
 ])
 
-EXAMPLE_TEXTS = "\n".join([
-    "A preachy drama that lectures the audience instead of telling a story.",
-    "This budgeting app finally made me stick to a plan. Clean design, no clutter.",
+EXAMPLE_TEXTS = "\n".join([  # held-out demo-sentiment texts whose edits flip the demo model and read well
+    "The pacing drags slightly in the middle, though the brilliant finale more than makes up for it.",
+    "The resort staff were dismissive, and our room was not ready until evening.",
 ])
+EDITOR_NAMES = ("substitution", "deletion")  # textxai.editors: the built-in editor and CEval's deletion baseline
 
 
 def parse_chains(text: str) -> list[list[str]]:
@@ -178,17 +179,19 @@ def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
 
 
 def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
-               progress=gr.Progress()):
+               editor_name: str = "substitution", progress=gr.Progress()):
+    if editor_name not in EDITOR_NAMES:
+        raise spaces.SpaceError(f"editor={editor_name!r}: expected one of {list(EDITOR_NAMES)}")
     texts = spaces.check_inputs(spaces.split_lines(text), max_texts=MAX_EDITOR_TEXTS)
     steps = int(steps)
     if not 1 <= steps <= MAX_STEPS:
         raise spaces.SpaceError(f"steps={steps}: expected 1 to {MAX_STEPS}")
     n = parse_n(n_text)
     words = [spaces.approx_words(t) for t in texts]
-    spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS),
+    spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
-    editor = SubstitutionEditor(classifier, max_words=EDITOR_MAX_WORDS)
+    editor = get_editor(editor_name, classifier, max_words=EDITOR_MAX_WORDS)
     progress(0, desc="feeding the editor its own output")
     chains, labels = inc.feedback_chains(editor, texts, classifier, steps=steps, word_tokenizer=word_tokenizer,
                                          progress=False)
@@ -224,14 +227,17 @@ with spaces.space(
             texts_box = gr.Textbox(value=EXAMPLE_TEXTS, lines=4,
                                    label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
             steps_slider = gr.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps")
-            editor_button = gr.Button("Run the built-in substitution editor", variant="primary", elem_id="editor-button")
+            editor_radio = gr.Radio(list(EDITOR_NAMES), value="substitution", elem_id="editor-radio",
+                                    label="Editor: word substitution (swaps a word back: consistent) or word "
+                                          "deletion (cannot restore a deleted word: watch inc)")
+            editor_button = gr.Button("Run the editor", variant="primary", elem_id="editor-button")
     summary = gr.HTML(elem_id="summary")
     plot = gr.Plot(label="Minimality and inc per step (paper Fig. 3)")
     chains_view = gr.HTML(elem_id="chains")
     score_button.click(spaces.user_errors(score_chains), [chain_box, n_box, tokenizer_radio, pooling_radio],
                        [summary, chains_view, plot])
     editor_button.click(spaces.user_errors(run_editor),
-                        [model, texts_box, steps_slider, n_box, tokenizer_radio, pooling_radio],
+                        [model, texts_box, steps_slider, n_box, tokenizer_radio, pooling_radio, editor_radio],
                         [summary, chains_view, plot])
 
 
