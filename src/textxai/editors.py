@@ -103,6 +103,25 @@ def antonyms() -> dict[str, tuple[str, ...]]:
     return {word: tuple(dict.fromkeys(words)) for word, words in out.items()}
 
 
+@dataclass(frozen=True)
+class ClassFilter:
+    """Which words the editor replaces and by what, beyond the model's own verdict (readable edits).
+
+    ``class_names``: class descriptions (anchor words per class, as TOKI's ``class_names``); default: the
+    label names, or the anchors shipped for the demo models. ``min_lean``: how much closer (GloVe cosine) to
+    the target class's anchors than to the current class's a replacement must be, and to the current
+    class's a replaced word (listed antonyms are exempt). ``neighbour_pos``: parts of speech (universal
+    tags) in which GloVe neighbours may replace a word (both words must be able to play one of them);
+    listed antonyms replace any word. The default ``("ADJ", "ADV")`` keeps edits readable on sentiment
+    ("stunning" -> "dreary", never "design" -> "faulty"); ``None`` allows every part of speech (e.g. nouns
+    for topic classifiers).
+    """
+
+    class_names: object = None
+    min_lean: float = 0.08
+    neighbour_pos: object = ("ADJ", "ADV")
+
+
 class SubstitutionEditor:
     """Occlusion-guided word substitution toward the other class (see the module docstring).
 
@@ -116,15 +135,9 @@ class SubstitutionEditor:
         n_substitutes: replacements kept per word.
         min_similarity: candidates whose MiniLM sentence cosine with the input is below this are dropped.
         target: the class to edit toward (index or label name); default: the runner-up class of each text.
-        class_names: class descriptions (anchor words per class, as TOKI's ``class_names``); default: the
-            label names, or the anchors shipped for the demo models.
-        min_lean: how much closer (GloVe cosine) to the target class's anchors than to the current class's a
-            replacement must be, and to the current class's a replaced word (listed antonyms are exempt).
-        neighbour_pos: parts of speech (universal tags) in which GloVe neighbours may replace a word (both
-            words must be able to play one of them); listed antonyms replace any word. The default
-            ``("ADJ", "ADV")`` keeps edits readable on sentiment ("stunning" -> "dreary", never "design" ->
-            "faulty"); ``None`` allows every part of speech (e.g. nouns for topic classifiers).
         progress: show a progress bar over the texts of each call.
+        class_filter: a :class:`ClassFilter`; its fields may also be given as keywords (``class_names``,
+            ``min_lean``, ``neighbour_pos``).
 
     Calling the editor on a list of texts returns one list of candidate texts per input (possibly empty).
     """
@@ -133,8 +146,13 @@ class SubstitutionEditor:
 
     def __init__(self, classifier, n_words: int = 3, n_neighbours: int = 30, n_substitutes: int = 3,
                  progress: bool = False, max_words: int | None = None, min_similarity: float = 0.6, target=None,
-                 class_names=None, min_lean: float = 0.08, neighbour_pos=("ADJ", "ADV")):
+                 class_filter: ClassFilter | None = None, **filter_options):
         from textxai.classifier import as_classifier
+        from textxai.options import apply_keywords
+
+        class_filter = apply_keywords("SubstitutionEditor", filter_options,
+                                      class_filter=(ClassFilter, class_filter))["class_filter"]
+        class_names, min_lean = class_filter.class_names, class_filter.min_lean
 
         self.classifier = as_classifier(classifier)
         self.n_words = check_positive_int(n_words, "n_words")
@@ -152,7 +170,7 @@ class SubstitutionEditor:
         if isinstance(min_lean, bool) or not isinstance(min_lean, (int, float)) or not 0 <= min_lean <= 1:
             raise ValueError(f"min_lean={short_repr(min_lean)}: expected a number in [0, 1]")
         self.min_lean = float(min_lean)
-        self.neighbour_pos = _check_parts_of_speech(neighbour_pos)
+        self.neighbour_pos = _check_parts_of_speech(class_filter.neighbour_pos)
 
     def _check_target(self, target) -> int:
         labels = self.classifier.labels
