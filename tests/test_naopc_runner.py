@@ -72,3 +72,17 @@ def test_report_warns_about_texts_with_nearly_coinciding_limits():
     assert "Warning: text(s) 2 have limits closer than 0.001" in runner.report(results)
     results["narrow_limit_texts"] = []
     assert "Warning" not in runner.report(results)
+
+
+def test_report_names_a_ranking_flip_after_normalization():
+    """A hand-made result: AOPC ranks b ahead on comprehensiveness, NAOPC ranks a ahead; sufficiency agrees."""
+    from textxai.runners.naopc import ranking_flips
+
+    methods = {"a": {"comprehensiveness": 0.20, "naopc_comprehensiveness": 0.80, "sufficiency": 0.1, "naopc_sufficiency": 0.2},
+               "b": {"comprehensiveness": 0.25, "naopc_comprehensiveness": 0.60, "sufficiency": 0.3, "naopc_sufficiency": 0.5}}
+    results = {"methods": methods, "comparisons": {"a vs b": {"naopc_comprehensiveness": {"p_value": 0.03}}}}
+    lines = ranking_flips(results)
+    assert len(lines) == 1 and lines[0].startswith("Ranking flip (comprehensiveness): AOPC rates b better than a")
+    assert "p = 0.03)" in lines[0] and "within noise" not in lines[0]
+    methods["b"]["naopc_comprehensiveness"] = 0.9   # now both agree: no flip
+    assert ranking_flips(results) == []
