@@ -57,6 +57,9 @@ Args:
     device (`str`, optional): "cpu", "cuda", ...
     return_per_example (`bool`, default False): also return the per-text details.
     seed (`int`, default 0): seed of sampling attribution methods (lime, kernel_shap).
+    progress (`bool`, default False): progress bars.
+    options (`textxai.naopc.NAOPCOptions`, optional): normalization, beam_size, max_exact_words,
+        perturbation, batch_size, seed and progress as one group (the keywords above override its fields).
 Returns:
     comprehensiveness (`float`): mean AOPC, words removed by decreasing attribution; higher is better.
     sufficiency (`float`): mean AOPC, words removed by increasing attribution; lower is better.
@@ -104,16 +107,12 @@ class Naopc(TextxaiMetric):
             reference_urls=["https://arxiv.org/abs/2408.08137", "https://github.com/JoakimEdin/naopc"],
         )
 
-    def _compute(self, texts, attributions=None, text_pairs=None, model=None, tokenizer=None, target="predicted",
-                 normalization="auto", beam_size=None, max_exact_words=None, perturbation="mask",
-                 attribution_method=None, batch_size=32, device=None, return_per_example=False, seed=0,
-                 progress=False):
-        classifier = as_classifier(model, tokenizer=tokenizer, device=device)
-        res = naopc.compute(
-            texts, attributions, classifier, text_pairs=text_pairs, target=target, normalization=normalization,
-            beam_size=beam_size, max_exact_words=max_exact_words, perturbation=perturbation,
-            batch_size=batch_size, attribution_method=attribution_method, seed=seed, progress=progress,
-        )
+    def _compute(self, texts, attributions=None, text_pairs=None, model=None, tokenizer=None, device=None,
+                 target="predicted", attribution_method=None, return_per_example=False,
+                 options: naopc.NAOPCOptions = None, **keywords):
+        res = naopc.compute(texts, attributions, as_classifier(model, tokenizer=tokenizer, device=device),
+                            text_pairs=text_pairs, target=target, attribution_method=attribution_method,
+                            options=options, **keywords)
         out = {k: res[k] for k in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")}
         if return_per_example:
             out["per_example"] = res["per_example"]
