@@ -56,25 +56,20 @@ def test_clean_demo_model_is_trustworthy_on_clear_texts(demo):
 
 
 #: How many held-out texts (the first correctly predicted ones, in file order) each attack runs on.
-N_ATTACKED = {"sentiment": 8, "topic": 8}
-#: Measured on the first 16 (seed 0, A2T's budget): demo-sentiment TOKI 8/16 vs random 7/16 (on the first 8:
-#: 6 vs 5); demo-topic 1/16 vs 1/16 — TOKI does not beat random on the topic model (see the card), so that
-#: case is a strict xfail: it fails the suite the day the attack starts beating random there, to be promoted.
-TOPIC_GAP = pytest.mark.xfail(strict=True, reason="measured: TOKI 1/16 vs random 1/16 on demo-topic at A2T's budget")
+N_ATTACKED = {"sentiment": 16, "topic": 16}
+#: Measured (seed 0, A2T's budget, see the card): demo-sentiment TOKI 10/16 vs random 4/16 (62 vs 37 queries per
+#: text); demo-topic 2/16 vs 1/16 (121 vs 71): a narrow margin on topic, whose model is hard to attack at this
+#: budget whoever attacks (a greedy search over every candidate at every position flips 2 of these 16).
 
 
-@pytest.fixture(params=["sentiment", pytest.param("topic", marks=TOPIC_GAP)])
-def attacked(request):
-    clf, index = demo_index(request.param)
-    return request.param, clf, index
-
-
-def test_attack_beats_random_substitution(attacked):
+@pytest.mark.parametrize("kind", ["sentiment", "topic"])
+def test_attack_beats_random_substitution(kind):
     """TOKI-guided attack vs random substitution, same budget (A2T: max(2, 10 %) words, MiniLM sentence cosine
-    >= 0.8, 5 candidates at each of 3 positions per step), same generator, fixed texts and seed."""
+    >= 0.8), same candidate set, every candidate of a position tried by both; fixed texts and seed. TOKI
+    orders the words by omission importance, random at random; random gets at least TOKI's queries."""
     from textxai.demo import load_corpus
 
-    kind, clf, index = attacked
+    clf, index = demo_index(kind)
     corpus = load_corpus(kind)
     texts, labels = corpus["test_texts"], corpus["test_labels"]
     predicted = clf.predict(texts)
@@ -82,11 +77,16 @@ def test_attack_beats_random_substitution(attacked):
     texts, labels = [texts[i] for i in chosen], [labels[i] for i in chosen]
     ours = toki.toki_attack(clf, texts, index, labels=labels)
     rand = toki.toki_attack(clf, texts, index, labels=labels, strategy="random", seed=0)
-    print(kind, "toki", ours["attack_success_rate"], ours["avg_perturbations"], "random", rand["attack_success_rate"],
-          rand["avg_perturbations"])
+    for name, res in (("toki", ours), ("random", rand)):
+        print(kind, name, res["attack_success_rate"], res["avg_perturbations"], res["avg_similarity"], res["avg_queries"])
+        for r in res["examples"]:
+            if r.success:
+                print("   ", r.substitutions, "|", r.adversarial)
     assert ours["n_attacked"] == rand["n_attacked"] == len(texts)
     assert ours["attack_success_rate"] > rand["attack_success_rate"]
-    for r in ours["examples"]:
-        assert r.n_perturbations <= max(2, int(0.1 * len(r.original.split()))) + 1
-        if r.success:
-            assert clf.predict([r.adversarial])[0] != r.label and r.similarity >= 0.8
+    for res in (ours, rand):
+        for r in res["examples"]:
+            assert r.n_perturbations <= max(2, int(0.1 * len(r.original.split()))) + 1
+            if r.success:
+                assert clf.predict([r.adversarial])[0] != r.label and r.similarity >= 0.8
+                assert len(r.chain) == r.n_perturbations + 1

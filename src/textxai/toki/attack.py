@@ -1,23 +1,30 @@
 """The TOKI-guided word-substitution attack (§4) and the attack as an editor.
 
-The paper's attack "follows the same architecture as A2T": words are visited in decreasing gradient
-importance, each is replaced by the best of a few candidates, under a modification-rate budget and a
-sentence-similarity constraint; the difference is where candidates come from and how they are chosen.
+The paper's attack "follows the same architecture as A2T": words are visited in decreasing importance,
+each is replaced by the best of its candidates, under a modification-rate budget and a sentence-similarity
+constraint; the difference is where candidates come from and how they are chosen.
 
-* **Candidates**: the generator shared with the built-in counterfactual editor
-  (:class:`textxai.editors.SubstituteGenerator`, meaning-keeping mode: GloVe neighbours checked by GloVe and
-  MiniLM, no stop words, no antonyms, no word related to another class), plus, as the paper, words of TOKI's
-  pools held to the same checks: for a word related to the predicted class its keywords, for an unrelated
-  word the other classes' non-keywords.
-* **TOKI's choice** (:func:`toki_scores`): the word-class correlation — a candidate's importance for another
-  class minus its importance for the predicted one, from the pools (eq. 2) and, for words the training
-  explanations never met, from the model reading the word alone (:class:`WordClassCorrelation`; departure:
-  the paper has only the pools, which on 60 demo training texts cover few candidates).
+* **Positions**: decreasing importance of each word for the predicted class, by default its omission
+  importance (the drop of p(predicted) when the word is masked: the explanation TOKI's keyword index is
+  built from, and TextFooler's word ranking; one batched call of one query per word); ``importance=
+  "gradient"`` is A2T's gradient ranking.
+* **Candidates** (:func:`candidate_pool`, the same set for both strategies): the generator shared with the
+  built-in counterfactual editor (:class:`textxai.editors.SubstituteGenerator`, meaning-keeping mode: GloVe
+  neighbours checked by GloVe and MiniLM, no stop words, no antonyms, no word related to another class),
+  plus, as the paper, words of TOKI's pools held to the same checks: for a word related to the predicted
+  class its keywords, for an unrelated word the other classes' non-keywords.
+* **Choice**: all candidates of a position (``n_candidates=None``, as A2T / TextFooler) are scored in one
+  batched model call and the one lowering p(predicted) most while keeping the sentence similarity is kept.
+  With ``n_candidates=k`` only TOKI's ``k`` preferred ones are tried (:func:`toki_scores`: the word-class
+  correlation — importance for another class minus importance for the predicted one, from the pools
+  (eq. 2) and, for words the training explanations never met, from the model reading the word alone,
+  :class:`WordClassCorrelation`).
 * **Budget** (A2T): at most ``max(min_words, floor(max_rate * n_words))`` substitutions, MiniLM sentence cosine
-  >= ``min_similarity``; ``n_candidates`` candidates at each of ``width`` positions per step.
+  >= ``min_similarity``; ``width`` positions per step.
 
-The random baseline has the same budget, the same generator and the same number of candidates per
-position; it visits positions in random order and draws its candidates at random.
+The random baseline has the same budget, the same candidate set and the same number of candidates per
+position; it visits positions in random order and draws its candidates at random (all of them by default,
+in random order). Each result counts its model queries (``n_queries``: texts scored, the ranking included).
 """
 from __future__ import annotations
 
@@ -74,19 +81,15 @@ def other_class_words(index: KeywordIndex, c: int, embedders: Sequence, word: st
     return forbidden
 
 
-def substitution_candidates(index: KeywordIndex, word: str, c: int, embedders: Sequence, n_neighbors: int = 30,
-                            n_candidates: int = 5, generator=None, correlation=None) -> tuple[bool, list[str]]:
-    """§4: meaning-keeping replacements of ``word`` in a text predicted ``c``, TOKI's best first, and whether
-    ``word`` is related to ``c`` (eq. 5).
+def candidate_pool(index: KeywordIndex, word: str, c: int, embedders: Sequence, n_neighbors: int = 30,
+                   generator=None) -> tuple[bool, list[str]]:
+    """§4: every meaning-keeping replacement of ``word`` in a text predicted ``c`` (both strategies draw from
+    it), and whether ``word`` is related to ``c`` (eq. 5).
 
-    Candidates: the shared generator's neighbours of ``word`` plus, as the paper, words of TOKI's pools —
-    for a word related to ``c`` the keywords of ``c`` (the paper takes those of low importance), for an
-    unrelated word the non-keywords of the other classes (the paper takes those of high importance) —
-    each held to the same meaning checks (:meth:`textxai.editors.SubstituteGenerator.check`). TOKI ranks them
-    by :func:`toki_scores` (importance for another class minus importance for ``c``, from the pools and,
-    with ``correlation`` (a :class:`WordClassCorrelation`), from the model reading the word alone; this
-    orders both of the paper's cases: low importance for ``c`` first, high importance for another class
-    first); ties by the word.
+    The shared generator's neighbours of ``word`` plus, as the paper, words of TOKI's pools — for a word
+    related to ``c`` the keywords of ``c`` (the paper takes those of low importance), for an unrelated word
+    the non-keywords of the other classes (the paper takes those of high importance) — each held to the
+    same meaning checks (:meth:`textxai.editors.SubstituteGenerator.check`); generator order, pool words last.
     """
     from textxai.editors import shared_generator
 
@@ -97,7 +100,20 @@ def substitution_candidates(index: KeywordIndex, word: str, c: int, embedders: S
     pool = index.keyword_list(c) if related else sorted({w for k in index.pools if k != c for w in index.non_keywords(k)})
     for w, sim in gen.check(word, pool, forbidden):
         cands.setdefault(w, sim)
-    words = list(cands)
+    return related, list(cands)
+
+
+def substitution_candidates(index: KeywordIndex, word: str, c: int, embedders: Sequence, n_neighbors: int = 30,
+                            n_candidates: int = 5, generator=None, correlation=None) -> tuple[bool, list[str]]:
+    """The ``n_candidates`` replacements of :func:`candidate_pool` TOKI prefers, best first, and whether
+    ``word`` is related to ``c`` (eq. 5).
+
+    TOKI ranks them by :func:`toki_scores` (importance for another class minus importance for ``c``, from
+    the pools and, with ``correlation`` (a :class:`WordClassCorrelation`), from the model reading the word
+    alone; this orders both of the paper's cases: low importance for ``c`` first, high importance for
+    another class first); ties by the word.
+    """
+    related, words = candidate_pool(index, word, c, embedders, n_neighbors, generator)
     scores = toki_scores(index, words, c, embedders, correlation(words) if correlation is not None and words else None)
     ranked = [w for _, w in sorted(zip(scores, words), key=lambda x: (-x[0], x[1]))]
     return related, ranked[:n_candidates]
@@ -139,6 +155,11 @@ class WordClassCorrelation:
     def __init__(self, classifier, batch_size: int = 32):
         self.classifier, self.batch_size, self._cache = classifier, batch_size, {}
 
+    @property
+    def seen(self) -> set[str]:
+        """The words read so far (one model query each)."""
+        return set(self._cache)
+
     def __call__(self, words: list[str]) -> np.ndarray:
         todo = sorted({w.lower() for w in words} - set(self._cache))
         if todo:
@@ -147,10 +168,9 @@ class WordClassCorrelation:
         return np.array([self._cache[w.lower()] for w in words]).reshape(len(words), -1)
 
 
-def _toki_order(positions: list[int], gradient) -> list[int]:
-    """Positions to attack in A2T's order: decreasing gradient importance toward the predicted class (ties:
-    left to right)."""
-    g = np.asarray(gradient)
+def _toki_order(positions: list[int], importance) -> list[int]:
+    """Positions to attack: decreasing word importance toward the predicted class (ties: left to right)."""
+    g = np.asarray(importance)
     return sorted(positions, key=lambda j: (-float(g[j]) if len(g) > j else 0.0, j))
 
 
@@ -164,27 +184,33 @@ class AttackResult:
     similarity: float
     chain: list[str]
     substitutions: list[tuple[str, str]]
+    n_queries: int = 0             # model calls spent on this text (texts scored), ranking included
 
 
 @dataclass(frozen=True)
 class AttackOptions:
-    """The attack's budget and constraints (A2T: ``max_rate`` 0.1, ``min_words`` 2, ``min_similarity`` 0.8)."""
+    """The attack's budget and constraints (A2T: ``max_rate`` 0.1, ``min_words`` 2, ``min_similarity`` 0.8);
+    ``n_candidates`` None: every candidate of a position is tried; ``importance``: "omission" or "gradient"."""
 
     max_rate: float = 0.1
     min_words: int = 2
     min_similarity: float = 0.8
     n_neighbors: int = 30
-    n_candidates: int = 5
+    n_candidates: int | None = None
     width: int = 3
     strategy: str = "toki"
     seed: int = 0
+    importance: str = "omission"
 
     def checked(self) -> "AttackOptions":
         check_unit(self.max_rate, "max_rate")
         check_unit(self.min_similarity, "min_similarity", -1.0, 1.0)
         check_choice(self.strategy, "strategy", ("toki", "random"))
+        check_choice(self.importance, "importance", ("omission", "gradient"))
         for name in ("min_words", "n_neighbors", "n_candidates", "width"):
             value, low = getattr(self, name), 0 if name == "min_words" else 1
+            if value is None and name == "n_candidates":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}={short_repr(value)}: expected a {'non-negative' if low == 0 else 'positive'} integer")
         return self
@@ -204,10 +230,12 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
     spans = _words.word_spans(text, clf.word_tokenizer)
     budget = _budget(sum(_is_word(w) for w, _, _ in spans), opts.max_rate, opts.min_words)
     current, cur_spans, chain, subs, sim, todo = text, spans, [text], [], 1.0, list(order)
+    queries = 0
     while todo and len(subs) < budget:
         window, todo = todo[: opts.width], todo[opts.width:]
         tried = [(j, k) for j in window for k in candidates_of(cur_spans[j][0])]
         edited = [_replace(current, cur_spans, j, k) for j, k in tried]
+        queries += len(edited)
         p = clf.predict_proba(edited, batch_size=batch_size) if edited else np.zeros((0, 1))
         lower = sorted((m for m in range(len(edited)) if p[m, c] < p_c), key=lambda m: (p[m, c], m))
         sims = gen.similar_texts(text, [edited[m] for m in lower], opts.min_similarity)
@@ -224,24 +252,27 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
             break
         if int(p[m].argmax()) != c:
-            return AttackResult(text, current, c, True, len(subs), sim, chain, subs)
-    return AttackResult(text, current, c, False, len(subs), sim, chain, subs)
+            return AttackResult(text, current, c, True, len(subs), sim, chain, subs, queries)
+    return AttackResult(text, current, c, False, len(subs), sim, chain, subs, queries)
 
 
 def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, options: AttackOptions | None = None,
                 batch_size: int = 32, progress: bool = False, generator=None, **kwargs) -> dict:
-    """The TOKI-guided word-substitution attack (§4), greedy over gradient word importance as A2T.
+    """The TOKI-guided word-substitution attack (§4), greedy over word importance as A2T / TextFooler.
 
     For each text (attacked only where the prediction equals ``labels`` when given): words are visited in
-    decreasing gradient importance (:func:`_toki_order`, A2T's order); the ``n_candidates`` best replacements
-    by TOKI's ranking (:func:`substitution_candidates`) at each of ``width`` positions are tried; the one lowering the original class's probability most
-    among those keeping MiniLM sentence cosine >= ``min_similarity`` is kept when it lowers it at all. The
-    attack stops when the prediction changes. ``strategy="random"`` is the baseline: random word positions
-    and ``n_candidates`` random replacements from the same generator (under ``seed``), same budget and
+    decreasing ``importance`` for the predicted class (:func:`_toki_order`; "omission" by default,
+    "gradient" is A2T's); at each step the candidates (:func:`candidate_pool`; with ``n_candidates=k`` TOKI's
+    ``k`` best, :func:`substitution_candidates`) of the next ``width`` positions are scored in one batched
+    call, and the one lowering the original class's probability most among those keeping MiniLM sentence
+    cosine >= ``min_similarity`` is kept when it lowers it at all. The attack stops when the prediction
+    changes or the budget is spent. ``strategy="random"`` is the baseline: random word positions and the
+    same number of random replacements from the same candidate set (under ``seed``), same budget and
     constraints. ``kwargs`` are :class:`AttackOptions` fields (``max_rate=0.2``, ...).
 
     Returns ``{"examples": [AttackResult...], "attack_success_rate", "avg_perturbations" (over successful
-    attacks), "avg_similarity" (successful attacks), "n_attacked"}``.
+    attacks), "avg_similarity" (successful attacks), "avg_queries" (model queries per attacked text: the
+    texts scored, the word ranking included), "n_attacked"}``.
     """
     from textxai.attribution import word_attributions
     from textxai.classifier import as_classifier
@@ -261,12 +292,12 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     proba = clf.predict_proba(texts, batch_size=batch_size)
     predicted = proba.argmax(axis=1)
     todo = {i for i in range(len(texts)) if labels is None or predicted[i] == labels[i]}
-    grads = {}
+    importance = {}
     if opts.strategy == "toki" and todo:
         ordered = sorted(todo)
-        scores = word_attributions([texts[i] for i in ordered], clf, "gradient", target=[int(predicted[i]) for i in ordered],
-                                   batch_size=batch_size)
-        grads = dict(zip(ordered, scores))
+        scores = word_attributions([texts[i] for i in ordered], clf, opts.importance,
+                                   target=[int(predicted[i]) for i in ordered], batch_size=batch_size)
+        importance = dict(zip(ordered, scores))
     rng = random.Random(opts.seed)
     correlation = WordClassCorrelation(clf, batch_size)
     results = []
@@ -278,18 +309,25 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
             continue
         words = [w for w, _, _ in word_spans(text, clf.word_tokenizer)]
         positions = [j for j, w in enumerate(words) if _is_word(w)]
+        known = len(correlation.seen)
         if opts.strategy == "toki":
-            order = _toki_order(positions, grads[i])
-            candidates_of = lambda w, c=c: substitution_candidates(index, w, c, embs, opts.n_neighbors,  # noqa: E731
-                                                                   opts.n_candidates, gen, correlation)[1]
+            order = _toki_order(positions, importance[i])
+            if opts.n_candidates is None:   # every candidate is tried: TOKI's ranking of them is not needed
+                candidates_of = lambda w, c=c: candidate_pool(index, w, c, embs, opts.n_neighbors, gen)[1]  # noqa: E731
+            else:
+                candidates_of = lambda w, c=c: substitution_candidates(index, w, c, embs, opts.n_neighbors,  # noqa: E731
+                                                                       opts.n_candidates, gen, correlation)[1]
         else:
             order = positions[:]
             rng.shuffle(order)
 
             def candidates_of(w, c=c):
-                pool = [s for s, _ in gen(w, opts.n_neighbors, other_class_words(index, c, embs, w))]
-                return rng.sample(pool, min(opts.n_candidates, len(pool)))
-        results.append(_attack_one(clf, text, c, float(proba[i, c]), order, candidates_of, opts, gen, batch_size))
+                pool = candidate_pool(index, w, c, embs, opts.n_neighbors, gen)[1]
+                return rng.sample(pool, len(pool) if opts.n_candidates is None else min(opts.n_candidates, len(pool)))
+        res = _attack_one(clf, text, c, float(proba[i, c]), order, candidates_of, opts, gen, batch_size)
+        ranking = (len(words) if opts.importance == "omission" else 1) if opts.strategy == "toki" else 0
+        res.n_queries += ranking + len(correlation.seen) - known
+        results.append(res)
     return summarize_attack(results)
 
 
@@ -300,7 +338,8 @@ def summarize_attack(results: list[AttackResult]) -> dict:
     return {"examples": results, "n_attacked": len(attacked),
             "attack_success_rate": len(won) / len(attacked) if attacked else float("nan"),
             "avg_perturbations": float(np.mean([r.n_perturbations for r in won])) if won else float("nan"),
-            "avg_similarity": float(np.mean([r.similarity for r in won])) if won else float("nan")}
+            "avg_similarity": float(np.mean([r.similarity for r in won])) if won else float("nan"),
+            "avg_queries": float(np.mean([r.n_queries for r in attacked])) if attacked else float("nan")}
 
 
 def toki_editor(classifier, keyword_index, embedders=None, n_words: int = 3, n_candidates: int = 3,
