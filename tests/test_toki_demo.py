@@ -57,8 +57,8 @@ def test_clean_demo_model_is_trustworthy_on_clear_texts(demo):
 
 #: How many held-out texts (the first correctly predicted ones, in file order) each attack runs on.
 N_ATTACKED = {"sentiment": 16, "topic": 16}
-#: Measured (seed 0, A2T's budget, see the card): demo-sentiment TOKI 10/16 vs random 4/16 (62 vs 37 queries per
-#: text); demo-topic 2/16 vs 1/16 (121 vs 71): a narrow margin on topic, whose model is hard to attack at this
+#: Measured (seed 0, A2T's budget, see the card): demo-sentiment TOKI 10/16 vs random 5/16 (50 vs 42 queries per
+#: text); demo-topic 2/16 vs 1/16 (109 vs 65): a narrow margin on topic, whose model is hard to attack at this
 #: budget whoever attacks (a greedy search over every candidate at every position flips 2 of these 16).
 
 

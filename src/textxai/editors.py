@@ -469,14 +469,18 @@ class SubstituteGenerator:
     the same word ("awful" -> "awfully"), never a word of another case or with non-letters. With
     ``keep_meaning=True`` (the attack) a replacement may not be an antonym of the word (``data/antonyms.txt``)
     nor a word that ``forbidden`` marks (the attack forbids words related to another class: antonyms of
-    the original class's keywords). Sentence similarity (MiniLM, as A2T) is checked by the caller on
-    whole texts, see :meth:`similar_texts`.
+    the original class's keywords), and must be able to play a part of speech the word can play
+    (:func:`textxai.words.same_part_of_speech`: no "stick" -> "instead"). Sentence similarity (MiniLM, as
+    A2T) is checked by the caller on whole texts, see :meth:`similar_texts`.
 
     >>> gen = SubstituteGenerator()
     >>> [w for w, _ in gen("film", 3)]
     ['movie', 'movies', 'cinema']
     >>> "bad" in [w for w, _ in SubstituteGenerator(keep_meaning=True)("good", 10)]
     False
+    >>> plain, kept = SubstituteGenerator()("stick", 30), SubstituteGenerator(keep_meaning=True)("stick", 30)
+    >>> "instead" in [w for w, _ in plain], "instead" in [w for w, _ in kept]
+    (True, False)
     """
 
     def __init__(self, n_neighbours: int = 30, min_word_similarity: float = 0.5, keep_meaning: bool = False,
@@ -513,9 +517,9 @@ class SubstituteGenerator:
                       key=lambda p: (-p[1], p[0]))
 
     def _meaning_kept(self, word: str, out: list[tuple[str, float]], forbidden) -> list[tuple[str, float]]:
-        if self.keep_meaning:
+        if self.keep_meaning:  # no antonym, and a substitute that can play the word's part of speech
             pairs = antonym_pairs()
-            out = [(s, x) for s, x in out if (word, s) not in pairs]
+            out = [(s, x) for s, x in out if (word, s) not in pairs and same_part_of_speech(word, s)]
             if forbidden is not None and out:
                 banned = forbidden([s for s, _ in out])
                 out = [p for p, b in zip(out, banned) if not b]

@@ -147,11 +147,14 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
         lines.append("")
         lines.append(f"TOKI-guided attack on {attack['n_attacked']} texts: success rate {attack['attack_success_rate']:.2f}, "
                      f"avg perturbations {attack['avg_perturbations']:.2f}, avg similarity {attack['avg_similarity']:.3f}")
-        for r in attack["examples"]:
-            if r.success:
-                lines.append(f"  {r.original}")
-                lines.append(f"  -> {r.adversarial}   ({', '.join(f'{a}->{b}' for a, b in r.substitutions)})")
-                break
+        shown = sorted((r for r in attack["examples"] if r.success), key=lambda r: -r.similarity)[:3]
+        if shown:
+            lines.append("Successful attacks, most similar first (sentence cosine; read them: a substitute can change "
+                         "the meaning):")
+        for r in shown:
+            lines.append(f"  {r.original}")
+            lines.append(f"  -> {r.adversarial}   ({', '.join(f'{a}->{b}' for a, b in r.substitutions)}; "
+                         f"similarity {r.similarity:.3f})")
     return "\n".join(lines).rstrip() + "\n"
 
 
