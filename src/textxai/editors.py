@@ -12,9 +12,9 @@ class.
 2. **by what**: a word's replacements are its antonyms (``data/antonyms.txt``: "wonderful" -> "awful") and
    its GloVe neighbours from :class:`SubstituteGenerator` (shared with the TOKI attack; never a stop word
    or a form of the same word), kept when they have the word's grammatical form (:func:`same_form`: no
-   "charming" -> "delightfully") and can play its part of speech
-   (:func:`textxai.words.same_part_of_speech`: no "design" -> "faulty"). Each replacement is scored by the classifier itself, on the edited text:
-   the gain of the margin ``log p(target) - log p(current)``, ``target`` the runner-up class of the input
+   "charming" -> "delightfully") and can play its part of speech (:func:`textxai.words.same_part_of_speech`:
+   no "design" -> "faulty"). Each replacement is scored by the classifier itself, on the edited text: the gain
+   of the margin ``log p(target) - log p(current)``, ``target`` the runner-up class of the input
    (or the class given). Only replacements with a positive gain are kept, ranked: flips the prediction
    first, antonyms first, larger gain first (``n_substitutes`` per word);
 3. **candidates**: every single replacement, then the cumulative edits that replace the 2, 3, ...
