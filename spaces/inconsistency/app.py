@@ -154,8 +154,7 @@ def why_html(results: dict, chains, label_names=None) -> str:
     if worst is None:
         return ("<p id='why'>No step is inconsistent: every time the editor edited its own edit, it changed at most "
                 "as many words as the step before.</p>")
-    names = type("Names", (), {"labels": label_names or {}})()
-    text = explain_step(full, *worst, classifier=names)[0]
+    text = explain_step(full, *worst, label_names=label_names)[0]
     c, i = worst
     return f"<p id='why'><b>Chain {c + 1}, step {i}.</b> {spaces.escape(text.split(': ', 1)[1])}</p>"
 

@@ -91,11 +91,12 @@ def most_inconsistent(results: dict) -> tuple[int, int] | None:
     return None if best is None else best[:2]
 
 
-def explain_step(results: dict, c: int, i: int, classifier=None) -> list[str]:
-    """Why step ``i`` of chain ``c`` is inconsistent, in words (eq. 1 on that chain)."""
+def explain_step(results: dict, c: int, i: int, label_names: dict | None = None) -> list[str]:
+    """Why step ``i`` of chain ``c`` is inconsistent, in words (eq. 1 on that chain); ``label_names``: class
+    index -> name (a classifier's ``labels``)."""
     chain, d = results["chains"][c], results["per_example"]["minimality"][c]
     labels = (results.get("labels") or results.get("per_example", {}).get("labels") or [None] * (c + 1))[c]
-    names = getattr(classifier, "labels", None) or {}
+    names = label_names or {}
 
     def label(k):
         return "" if labels is None or labels[k] is None else f" ({names.get(labels[k], labels[k])})"
@@ -129,7 +130,7 @@ def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_
         lines.append("No step of any chain is inconsistent: whenever the editor was asked to edit its own edit, it "
                      "answered with an edit at most as large.")
     else:
-        lines += explain_step(results, *worst, classifier=classifier)
+        lines += explain_step(results, *worst, label_names=getattr(classifier, "labels", None))
     return "\n".join(line.rstrip() for line in lines).rstrip() + "\n"
 
 
