@@ -122,7 +122,6 @@ class Lazy:
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
-SATURATION = LAZY.saturation
 
 
 class _Beam:

@@ -239,14 +239,14 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         p = clf.predict_proba(edited, batch_size=batch_size) if edited else np.zeros((0, 1))
         lower = sorted((m for m in range(len(edited)) if p[m, c] < p_c), key=lambda m: (p[m, c], m))
         sims = gen.similar_texts(text, [edited[m] for m in lower], opts.min_similarity)
-        ok = [m for m, x in zip(lower, sims) if x is not None]   # the lowest p(c) that keeps the meaning
+        ok = [(m, x) for m, x in zip(lower, sims) if x is not None]   # the lowest p(c) that keeps the meaning
         if not ok:
             continue
-        m = ok[0]
+        m, best_sim = ok[0]
         j = tried[m][0]
         todo = [x for x in window if x != j] + todo      # the other positions of the window stay in line
         subs.append((cur_spans[j][0], tried[m][1]))
-        current, p_c, sim = edited[m], float(p[m, c]), sims[lower.index(m)]
+        current, p_c, sim = edited[m], float(p[m, c]), best_sim
         chain.append(current)
         cur_spans = _words.word_spans(current, clf.word_tokenizer)
         if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
@@ -300,6 +300,14 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
         importance = dict(zip(ordered, scores))
     rng = random.Random(opts.seed)
     correlation = WordClassCorrelation(clf, batch_size)
+    pools: dict[tuple[str, int], list[str]] = {}
+
+    def pool_of(w: str, c: int) -> list[str]:  # one candidate_pool per (word, class): windows revisit words
+        key = (w, c)
+        if key not in pools:
+            pools[key] = candidate_pool(index, w, c, embs, opts.n_neighbors, gen)[1]
+        return pools[key]
+
     results = []
     iterator = progress_bar(range(len(texts)), progress, "toki attack", unit="text")
     for i in iterator:
@@ -313,7 +321,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
         if opts.strategy == "toki":
             order = _toki_order(positions, importance[i])
             if opts.n_candidates is None:   # every candidate is tried: TOKI's ranking of them is not needed
-                candidates_of = lambda w, c=c: candidate_pool(index, w, c, embs, opts.n_neighbors, gen)[1]  # noqa: E731
+                candidates_of = lambda w, c=c: pool_of(w, c)  # noqa: E731
             else:
                 candidates_of = lambda w, c=c: substitution_candidates(index, w, c, embs, opts.n_neighbors,  # noqa: E731
                                                                        opts.n_candidates, gen, correlation)[1]
@@ -322,7 +330,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
             rng.shuffle(order)
 
             def candidates_of(w, c=c):
-                pool = candidate_pool(index, w, c, embs, opts.n_neighbors, gen)[1]
+                pool = pool_of(w, c)
                 return rng.sample(pool, len(pool) if opts.n_candidates is None else min(opts.n_candidates, len(pool)))
         res = _attack_one(clf, text, c, float(proba[i, c]), order, candidates_of, opts, gen, batch_size)
         ranking = (len(words) if opts.importance == "omission" else 1) if opts.strategy == "toki" else 0

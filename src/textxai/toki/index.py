@@ -39,9 +39,6 @@ class ExplainOptions:
             raise TypeError(f"explainer_options={short_repr(self.explainer_options)}: expected a dict or None")
         return self
 
-    def kwargs(self) -> dict:
-        return dataclasses.asdict(self)
-
 
 @dataclass(frozen=True)
 class IndexOptions:
@@ -62,9 +59,6 @@ class IndexOptions:
         elif self.theta_relate is not None:
             check_unit(self.theta_relate, "theta_relate", -1.0, 1.0)
         return self
-
-    def kwargs(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
 
 
 # ----------------------------------------------------------------------------- step 1-2: explanations and pools
