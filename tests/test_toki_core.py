@@ -278,5 +278,10 @@ def test_options_as_dataclasses_and_as_flat_keywords():
         toki.toki_trust(["a"], [0], model=None, explain={"top_k": 3})
     with pytest.raises(ValueError, match="theta_conf=1.5"):
         toki.toki_trust(["a"], [0], model=None, assess=toki.AssessOptions(theta_conf=1.5))
+    # an option group of the wrong type is named wherever it is passed (was an AttributeError in toki_attack)
+    with pytest.raises(TypeError, match=r"attack=\{'max_rate': 0.2\} \(dict\): expected a AttackOptions or None"):
+        toki.toki_attack(None, ["a"], None, options={"max_rate": 0.2})
+    with pytest.raises(TypeError, match=r"index='x' \(str\): expected a IndexOptions or None"):
+        toki.build_keyword_index(None, ["a"], [0], index="x")
     with pytest.raises(ValueError, match="top_k=0"):   # a flat keyword reaches its dataclass and is checked
         toki.toki_trust(["a"], [0], model=None, top_k=0)

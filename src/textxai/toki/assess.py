@@ -143,8 +143,8 @@ def assess(classifier, texts, labels, keyword_index, human_trust=None, text_pair
     with_keywords("assess", given, ExplainOptions(), AssessOptions())   # an unknown keyword fails before loading
     clf = as_classifier(classifier)
     index = check_index(keyword_index, clf)
-    base = explain or ExplainOptions(explainer=index.explainer or "lime", top_k=index.top_k)
-    explain, options = with_keywords("assess", given, base, options or AssessOptions())
+    base = explain if explain is not None else ExplainOptions(explainer=index.explainer or "lime", top_k=index.top_k)
+    explain, options = with_keywords("assess", given, (ExplainOptions, base), (AssessOptions, options))
     explain, options = explain.checked(), options.checked()
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")

@@ -281,7 +281,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     from textxai.validation import check_texts
     from textxai.words import word_spans
 
-    (opts,) = with_keywords("toki_attack", kwargs, options or AttackOptions())
+    (opts,) = with_keywords("toki_attack", kwargs, (AttackOptions, options))
     opts = opts.checked()
     clf = as_classifier(classifier)
     texts = check_texts(texts, "texts")

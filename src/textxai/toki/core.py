@@ -48,7 +48,8 @@ def check_unit(value, name: str, low: float = 0.0, high: float = 1.0) -> float:
 
 
 def with_keywords(where: str, keywords: dict, *options, extra: tuple = ()):
-    """``options`` (option dataclasses) with the flat ``keywords`` applied to the one that has each field.
+    """``options`` (option dataclasses, or ``(class, value or None)`` pairs: a value of another type is a
+    TypeError naming it) with the flat ``keywords`` applied to the one that has each field.
 
     The pre-dataclass spelling of a call (``build_keyword_index(..., top_k=5)``) keeps working; a keyword
     that no option has (and that is not in ``extra``, the names the caller handles itself) is a TypeError
@@ -64,10 +65,17 @@ def with_keywords(where: str, keywords: dict, *options, extra: tuple = ()):
     Traceback (most recent call last):
     ...
     TypeError: f() got an unexpected keyword argument 'kk' (did you mean 'k'?): expected one of ['k'] (or a=A(...))
+    >>> with_keywords("f", {}, (A, None)), with_keywords("f", {}, (A, A(k=2)))
+    ((A(k=1),), (A(k=2),))
+    >>> with_keywords("f", {}, (A, {"k": 2}))
+    Traceback (most recent call last):
+    ...
+    TypeError: a={'k': 2} (dict): expected a A or None
     """
     from textxai.options import apply_keywords
 
-    groups = {type(o).__name__.removesuffix("Options").lower(): (type(o), o) for o in options}
+    pairs = [o if isinstance(o, tuple) else (type(o), o) for o in options]  # (class, the user's value or None)
+    groups = {cls.__name__.removesuffix("Options").lower(): (cls, value) for cls, value in pairs}
     mapped = apply_keywords(where, {k: v for k, v in keywords.items() if k not in extra}, **groups)
     return tuple(mapped[name] for name in groups)
 

@@ -331,7 +331,7 @@ def build_keyword_index(classifier, train_texts, train_labels, train_text_pairs=
 
     Raises ``ValueError`` naming the class when a class has no correctly predicted training text.
     """
-    explain, index = with_keywords("build_keyword_index", keywords, explain or ExplainOptions(), index or IndexOptions())
+    explain, index = with_keywords("build_keyword_index", keywords, (ExplainOptions, explain), (IndexOptions, index))
     explain, index = explain.checked(), index.checked()
     return _build_index(classifier, train_texts, train_labels, train_text_pairs, explain, index, synonyms)
 
@@ -405,7 +405,7 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
     from textxai.classifier import as_classifier
 
     clf = as_classifier(classifier)
-    explain, index = with_keywords("cached_keyword_index", keywords, explain or ExplainOptions(), index or IndexOptions())
+    explain, index = with_keywords("cached_keyword_index", keywords, (ExplainOptions, explain), (IndexOptions, index))
     emb = index.embedders
     emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{getattr(e, 'name', '')}:{id(e)}"
                                              for e in (emb if isinstance(emb, (list, tuple)) else [emb]))

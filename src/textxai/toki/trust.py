@@ -143,13 +143,11 @@ def module_output(result: dict, index: KeywordIndex) -> dict:
 def _options_from_keywords(explain, index, assess, train, keywords: dict):
     """The option objects with the flat keywords applied (``top_k=5``, ``train_texts=...``, ``theta_conf=...``);
     an unknown keyword is a TypeError naming it (no typo is swallowed)."""
-    for name, value, kind in (("explain", explain, ExplainOptions), ("index", index, IndexOptions),
-                              ("assess", assess, AssessOptions), ("train", train, TrainingData)):
-        if value is not None and not isinstance(value, kind):
-            raise TypeError(f"{name}={short_repr(value)}: expected a {kind.__name__} or None")
+    if train is not None and not isinstance(train, TrainingData):
+        raise TypeError(f"train={short_repr(train)}: expected a TrainingData or None")
     options = {k: v for k, v in keywords.items() if k not in _TRAIN_KEYWORDS and k not in _MODEL_KEYWORDS}
-    explain, index, assess = with_keywords("toki_trust", options, explain or ExplainOptions(), index or IndexOptions(),
-                                           assess or AssessOptions(), extra=tuple(_TRAIN_KEYWORDS) + tuple(_MODEL_KEYWORDS))
+    explain, index, assess = with_keywords("toki_trust", options, (ExplainOptions, explain), (IndexOptions, index),
+                                           (AssessOptions, assess), extra=tuple(_TRAIN_KEYWORDS) + tuple(_MODEL_KEYWORDS))
     flat = {_TRAIN_KEYWORDS[k]: v for k, v in keywords.items() if k in _TRAIN_KEYWORDS}
     if flat:
         train = dataclasses.replace(train or TrainingData(None, None), **flat)
