@@ -29,6 +29,7 @@ in random order). Each result counts its model queries (``n_queries``: texts sco
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -216,6 +217,11 @@ class AttackOptions:
         return self
 
 
+def _pools(index: KeywordIndex, embedders: Sequence, n_neighbors: int, generator) -> Callable[[str, int], list[str]]:
+    """:func:`candidate_pool` of a (word, class), computed once per attack (windows and texts revisit words)."""
+    return functools.cache(lambda word, c: candidate_pool(index, word, c, embedders, n_neighbors, generator)[1])
+
+
 def _budget(n_words: int, max_rate: float, min_words: int) -> int:
     return max(min_words, int(math.floor(max_rate * n_words)))
 
@@ -300,14 +306,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
         importance = dict(zip(ordered, scores))
     rng = random.Random(opts.seed)
     correlation = WordClassCorrelation(clf, batch_size)
-    pools: dict[tuple[str, int], list[str]] = {}
-
-    def pool_of(w: str, c: int) -> list[str]:  # one candidate_pool per (word, class): windows revisit words
-        key = (w, c)
-        if key not in pools:
-            pools[key] = candidate_pool(index, w, c, embs, opts.n_neighbors, gen)[1]
-        return pools[key]
-
+    pool_of = _pools(index, embs, opts.n_neighbors, gen)
     results = []
     iterator = progress_bar(range(len(texts)), progress, "toki attack", unit="text")
     for i in iterator:
