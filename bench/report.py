@@ -13,10 +13,12 @@ Workloads (demo sentiment model, CPU):
 - NAOPC exact path: model inputs per second of the exact limits vs a plain batched forward of the same
   token rows (the floor).
 - LIME at equal samples (5,000) vs the ``lime`` package (``LimeTextExplainer``, same words and mask token,
-  classifier_fn ``clf.predict_proba(xs, batch_size=512)``) on the demo held-out texts, per length bucket
-  (ours evaluates each distinct mask once: the gain is largest on short texts) and overall; the top-5
-  overlap of ours with lime next to lime's own seed-to-seed overlap, at 5,000 samples.
-- Kernel SHAP at equal samples vs captum's ``KernelShap`` on the same forward.
+  classifier_fn ``clf.predict_proba(xs, batch_size=B)``, B the fastest of 32-512 rows measured at the start
+  of the run) on the demo held-out texts, per length bucket and overall. Ours as a user runs it (precision
+  "auto": bfloat16 forward passes on a CPU with AVX512-BF16) and with ``precision="float32"`` (the model's
+  exact probabilities: only the distinct-mask and batching gains; largest on short texts); the top-5 overlap
+  of ours with lime next to lime's own seed-to-seed overlap, at 5,000 samples.
+- Kernel SHAP at equal samples vs captum's ``KernelShap`` on the same forward (precision "auto").
 - TOKI keyword identification with LIME 5,000 samples (bench_toki.py): seconds per instance, next to the
   paper's 94-97 s per instance (GPU).
 - FIM lambda_max (bench_fim.py), CEval token distance (bench_ceval.py; needs ../shared/reference), inconsistency
@@ -196,7 +198,23 @@ def naopc_exact_row(clf, n_words: int) -> Row:
 
 
 # --------------------------------------------------------------------------------------- LIME / SHAP
-PEER_BATCH = 512  # rows per predict_proba batch of the lime package's classifier_fn: the fastest measured here
+PEER_BATCHES = (32, 64, 128, 256, 512)  # the lime package's predict_proba batch: the fastest of these, measured
+
+
+def fastest_peer_batch(clf, text: str, rows: int = 512) -> int:
+    """The predict_proba batch size (rows) at which ``rows`` masked copies of ``text`` go fastest here: the
+    peer gets its best batch on this machine today (idle 2 cores: 64-128 rows of ~30 tokens; loaded: larger)."""
+    from textxai.attribution import lime_samples
+
+    masked = [" ".join(w if keep else clf.tokenizer.mask_token for w, keep in zip(clf.words(text), row))
+              for row in lime_samples(np.random.default_rng(0), len(clf.words(text)), rows)]
+    clf.predict_proba(masked[:8])  # warm
+    times = {}
+    for batch in PEER_BATCHES:
+        start = time.perf_counter()
+        clf.predict_proba(masked, batch_size=batch)
+        times[batch] = time.perf_counter() - start
+    return min(times, key=times.get)
 
 
 def heldout_texts(clf, buckets, per_bucket: int) -> dict[str, list[str]]:
@@ -210,9 +228,9 @@ def heldout_texts(clf, buckets, per_bucket: int) -> dict[str, list[str]]:
     return {k: v for k, v in out.items() if v}
 
 
-def lime_peer(clf, texts, targets, n_samples, seed):
+def lime_peer(clf, texts, targets, n_samples, seed, batch_size):
     """The ``lime`` package's LimeTextExplainer (the same words, [MASK] for a removed word), classifier_fn =
-    ``clf.predict_proba(xs, batch_size=PEER_BATCH)`` (one call per explanation, length-sorted batches, inference_mode)."""
+    ``clf.predict_proba(xs, batch_size)`` (one call per explanation, length-sorted batches, inference_mode, float32)."""
     from lime.lime_text import LimeTextExplainer
 
     from textxai.words import tokenize
@@ -222,7 +240,7 @@ def lime_peer(clf, texts, targets, n_samples, seed):
     out = []
     for text, target in zip(texts, targets):
         n = len(clf.words(text))
-        exp = explainer.explain_instance(text, lambda xs: clf.predict_proba(list(xs), batch_size=PEER_BATCH),
+        exp = explainer.explain_instance(text, lambda xs: clf.predict_proba(list(xs), batch_size=batch_size),
                                          labels=(target,), num_features=n, num_samples=n_samples)
         scores = np.zeros(n)
         for i, s in exp.as_map()[target]:
@@ -236,32 +254,41 @@ def top5_overlap(a, b) -> float:
 
 
 def lime_rows(clf, per_bucket: int, n_samples: int, batch_size: int = 64) -> list[Row]:
-    """LIME vs the lime package at ``n_samples`` on held-out texts, one row per length bucket and overall;
-    top-5 overlap of ours with lime (both seeds) next to lime seed 0 vs seed 1, at the same samples."""
+    """LIME vs the lime package at ``n_samples`` on held-out texts, one row per length bucket and overall, ours
+    at the default precision and in float32; top-5 overlap of ours with lime (both seeds) next to lime seed 0 vs
+    seed 1, at the same samples."""
     from textxai.attribution import lime_distinct_masks, word_attributions
 
     groups = heldout_texts(clf, [(1, 11), (12, 15), (16, 40)], per_bucket)
-    rows, all_peer, all_ours, tot_peer, tot_ours, texts_all = [], [], [], 0.0, 0.0, []
+    peer_batch = fastest_peer_batch(clf, groups[max(groups)][0])
+    precision = clf.resolve_precision("auto")
+    rows, all_peer, all_ours, texts_all = [], [], [], []
+    totals = np.zeros(3)  # peer, ours (auto), ours (float32)
     for bucket, texts in groups.items():
         targets = clf.predict(texts).tolist()
+        seconds = []
         start = time.perf_counter()
-        peer = lime_peer(clf, texts, targets, n_samples, 0)
-        t_peer = time.perf_counter() - start
-        start = time.perf_counter()
-        ours = word_attributions(texts, clf, "lime", target=targets, n_samples=n_samples, batch_size=batch_size)
-        t_ours = time.perf_counter() - start
+        peer = lime_peer(clf, texts, targets, n_samples, 0, peer_batch)
+        seconds.append(time.perf_counter() - start)
+        for option in ("auto", "float32"):
+            start = time.perf_counter()
+            ours = word_attributions(texts, clf, "lime", target=targets, n_samples=n_samples, batch_size=batch_size,
+                                     precision=option)
+            seconds.append(time.perf_counter() - start)
+            if option == "auto":
+                all_ours += ours
         inputs = sum(lime_distinct_masks(len(clf.words(t)), n_samples) for t in texts)
         rows.append(Row(f"LIME {n_samples:,} samples, {len(texts)} held-out texts of {bucket} words",
-                        f"lime package, predict_proba batch {PEER_BATCH} (s)", f"{t_peer:.1f}",
-                        f"{t_ours:.1f} (~{inputs / len(texts):,.0f} model inputs per text, expected)",
-                        f"{t_peer / t_ours:.2f}x faster"))
+                        f"lime package, predict_proba batch {peer_batch} (s)", f"{seconds[0]:.1f}",
+                        f"{seconds[1]:.1f} ({precision}; float32: {seconds[2]:.1f} s, {seconds[0] / seconds[2]:.2f}x; "
+                        f"~{inputs / len(texts):,.0f} model inputs per text, expected)",
+                        f"{seconds[0] / seconds[1]:.2f}x faster"))
         all_peer += peer
-        all_ours += ours
         texts_all += list(zip(texts, targets))
-        tot_peer += t_peer
-        tot_ours += t_ours
+        totals += seconds
     rows.append(Row(f"LIME {n_samples:,} samples, all {len(texts_all)} texts above", "lime package (s)",
-                    f"{tot_peer:.1f}", f"{tot_ours:.1f}", f"{tot_peer / tot_ours:.2f}x faster"))
+                    f"{totals[0]:.1f}", f"{totals[1]:.1f} ({precision}; float32: {totals[2]:.1f} s, "
+                    f"{totals[0] / totals[2]:.2f}x)", f"{totals[0] / totals[1]:.2f}x faster"))
     from textxai import demo
 
     lengths = [len(clf.words(t)) for t in demo.load_corpus("sentiment")["test_texts"]]
@@ -269,15 +296,16 @@ def lime_rows(clf, per_bucket: int, n_samples: int, batch_size: int = 64) -> lis
     rows.append(Row(f"LIME {n_samples:,} samples, all {len(lengths)} held-out texts ({min(lengths)}-{max(lengths)} words), "
                     "model inputs (expected, not timed)", "lime package (model inputs)", f"{n_samples * len(lengths):,}",
                     f"{expected:,.0f} (each distinct mask once)", f"{n_samples * len(lengths) / expected:.2f}x fewer"))
-    peer1 = lime_peer(clf, [t for t, _ in texts_all], [y for _, y in texts_all], n_samples, 1)
+    peer1 = lime_peer(clf, [t for t, _ in texts_all], [y for _, y in texts_all], n_samples, 1, peer_batch)
     ours_vs = (top5_overlap(all_ours, all_peer) + top5_overlap(all_ours, peer1)) / 2
     lime_self = top5_overlap(all_peer, peer1)
     rows.append(Row(f"LIME top-5 words, {n_samples:,} samples, {len(texts_all)} texts", "lime seed 0 vs seed 1 (overlap)",
-                    f"{lime_self:.2f}", f"{ours_vs:.2f} (ours vs lime seeds 0 and 1)", f"{ours_vs - lime_self:+.2f}"))
+                    f"{lime_self:.2f}", f"{ours_vs:.2f} (ours, {precision}, vs lime seeds 0 and 1)",
+                    f"{ours_vs - lime_self:+.2f}"))
     return rows
 
 
-def kernel_shap_row(clf, n_texts: int, n_samples: int, batch_size: int = PEER_BATCH) -> Row:
+def kernel_shap_row(clf, n_texts: int, n_samples: int, batch_size: int = 128) -> Row:
     import torch
     from captum.attr import KernelShap
 
@@ -303,7 +331,7 @@ def kernel_shap_row(clf, n_texts: int, n_samples: int, batch_size: int = PEER_BA
     t_ours = time.perf_counter() - start
     return Row(f"Kernel SHAP {n_samples:,} samples x {len(texts)} held-out texts", "captum KernelShap, "
                f"{batch_size} perturbations per forward (s)", f"{t_peer:.1f}",
-               f"{t_ours:.1f}", f"{t_peer / t_ours:.2f}x faster")
+               f"{t_ours:.1f} ({clf.resolve_precision('auto')})", f"{t_peer / t_ours:.2f}x faster")
 
 
 # ---------------------------------------------------------------------------------------------- table

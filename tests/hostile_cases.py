@@ -19,6 +19,7 @@ class Context:
 
 def _lib_cases():
     from textxai import ceval, fim, inconsistency, naopc, toki
+    from textxai.attribution import word_attributions
     from textxai.classifier import TextClassifier, as_classifier
     from textxai.lm import CausalLM, perplexity
 
@@ -42,6 +43,8 @@ def _lib_cases():
         ("masked_proba bad mask", "library", lambda c: as_classifier(M(c)).masked_proba("a b", [[1, 0, 1]]), "masks"),
         ("masked_proba perturbation", "library",
          lambda c: as_classifier(M(c)).masked_proba("a b", [[1, 0]], perturbation="blur"), "perturbation"),
+        ("lime precision='fp16'", "library",
+         lambda c: word_attributions(["a b"], M(c), "lime", n_samples=20, precision="fp16"), "precision"),
         ("CausalLM(None)", "library", lambda c: CausalLM(None), "lm"),
         ("CausalLM('')", "library", lambda c: CausalLM(""), "lm"),
         ("perplexity('text')", "library", lambda c: perplexity("text", c.lm), "texts"),
