@@ -225,34 +225,13 @@ def bench_beam(clf, sizes, count, beam_size=5, measure_printed_upto=10):
 
 
 # --------------------------------------------------------------------- vs the authors' beam (issue 11)
-def _cached_problems(clf, n_texts: int, features: str, store: dict, index=None):
-    """The 20-text benchmark of report.py (texts of 10-40 words; token features: the first 40 tokens), each
-    (text, features) with its model outputs in ``store`` (a dict kept on disk with --cache)."""
-    from report import CachedScores, texts_of_lengths
-
-    lengths = [int(round(x)) for x in np.linspace(10, 40, n_texts)]
-    for i, text in enumerate(texts_of_lengths(clf, lengths)):
-        if index is not None and i not in index:
-            continue
-        scores = CachedScores(clf, text, features)
-        scores.cache = store.setdefault((text, features), scores.cache)
-        n = min(scores.n, 40)
-        scores.n, scores.groups = n, scores.groups[:n]
-        yield scores, n
-
-
 def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str], index: dict | None = None):
-    """Model inputs and limits of our searches against the authors' beam (B = 5) on the same model outputs.
-
-    Model inputs are counted per search (its distinct sets); the model itself sees each (text, set) once
-    (a shared cache, optionally on disk), so every search is measured on the same values.
-    """
+    """Model inputs and limits of our searches against the authors' beam (B = 5) on the same model outputs
+    (report.versus_authors; ``cache``: a pickle file keeping the model outputs between runs)."""
     import pickle
     from pathlib import Path
 
-    from authors_beam import authors_beam
-
-    from textxai import naopc
+    from report import beam_problems, versus_authors
 
     store = pickle.loads(Path(cache).read_bytes()) if cache and Path(cache).exists() else {}
     print(f"\n== Limits vs the authors' beam (B = 5), {n_texts} texts of 10-40 words ==")
@@ -261,54 +240,23 @@ def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str], ind
     print(f"{'features':<8} {'search':<18} {'inputs':>8} {'theirs':>8} {'ratio':>6} {'upper mean':>11} {'upper worst':>11} "
           f"{'lower mean':>11} {'lower worst':>11} {'texts > 0.01':>12}")
     for features in ("words", "tokens"):
-        problems = list(_cached_problems(clf, n_texts, features, store, (index or {}).get(features)))
+        problems = list(beam_problems(clf, n_texts, features, store, (index or {}).get(features)))
         if not problems:
             continue
-        theirs = [authors_beam(s, n, 5) for s, n in problems]
-        for search in searches:
-            method, _, width = search.partition(":")
-            ours = [naopc.aopc_limits(s, n, method=method, beam_size=int(width) if width else None) for s, n in problems]
-            d_up = np.array([t.upper - o.upper for t, o in zip(theirs, ours)])
-            d_lo = np.array([o.lower - t.lower for t, o in zip(theirs, ours)])
-            mine, their = sum(o.n_evaluations for o in ours), sum(t.model_inputs for t in theirs)
-            ns = [n for _, n in problems]
-            print(f"{features:<8} {search:<18} {mine:>8} {their:>8} {their / mine:>6.2f} {d_up.mean():>+11.4f} "
-                  f"{d_up.max():>+11.4f} {d_lo.mean():>+11.4f} {d_lo.max():>+11.4f} "
-                  f"{int(((d_up > 0.01) | (d_lo > 0.01)).sum()):>7}/{len(ns)}  (N={min(ns)}-{max(ns)})", flush=True)
+        for v in versus_authors(problems, searches):
+            print(f"{features:<8} {v.search:<18} {v.inputs:>8} {v.theirs:>8} {v.theirs / v.inputs:>6.2f} "
+                  f"{v.d_up.mean():>+11.4f} {v.d_up.max():>+11.4f} {v.d_lo.mean():>+11.4f} {v.d_lo.max():>+11.4f} "
+                  f"{int(((v.d_up > 0.01) | (v.d_lo > 0.01)).sum()):>7}/{len(v.ns)}  (N={min(v.ns)}-{max(v.ns)})", flush=True)
         if cache:
             Path(cache).write_bytes(pickle.dumps(store))
 
 
 def bench_tradeoff(clf, n_texts: int, searches: list[str]):
-    """Model inputs vs the gap to the exact limits, texts of 10-14 words (word features)."""
-    from report import CachedScores, texts_of_lengths
+    """Model inputs vs the gap to the exact limits, texts of 10-14 words (word features; report.tradeoff)."""
+    from report import tradeoff
 
-    from authors_beam import authors_beam
-
-    from textxai import naopc
-
-    lengths = [int(round(x)) for x in np.linspace(10, 14, n_texts)]
-    table = {}
-    for text, n in zip(texts_of_lengths(clf, lengths), lengths):
-        scores = CachedScores(clf, text, "words")
-        exact = naopc.aopc_limits(scores, n, method="exact", max_exact_words=14)
-        for search in searches + ["authors:5"]:
-            method, _, width = search.partition(":")
-            if method == "authors":
-                lim = authors_beam(scores, n, int(width))
-                inputs = lim.model_inputs
-            else:
-                lim = naopc.aopc_limits(scores, n, method=method, beam_size=int(width) if width else None)
-                inputs = lim.n_evaluations
-            entry = table.setdefault(search, [0, [], []])
-            entry[0] += inputs
-            entry[1].append(exact.upper - lim.upper)
-            entry[2].append(lim.lower - exact.lower)
-    print(f"\n== Trade-off: model inputs vs the gap to the exact limits, {n_texts} texts of 10-14 words "
-          f"(exact: {sum(1 << n for n in lengths):,} inputs) ==")
-    print(f"{'search':<18} {'inputs':>8} {'upper gap mean/max':>20} {'lower gap mean/max':>20}")
-    for name, (inputs, up, lo) in table.items():
-        print(f"{name:<18} {inputs:>8} {np.mean(up):>10.4f}/{max(up):.4f} {np.mean(lo):>11.4f}/{max(lo):.4f}")
+    print()
+    print(tradeoff(clf, [int(round(x)) for x in np.linspace(10, 14, n_texts)], searches))
 
 
 def main(argv=None):

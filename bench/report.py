@@ -109,66 +109,102 @@ class CachedScores:
         return np.array([self.cache[k] for k in keys])
 
 
-def naopc_beam_rows(clf, n_texts: int) -> list[Row]:
+def beam_problems(clf, n_texts: int, features: str, store: dict | None = None, index=None):
+    """The issue's beam benchmark as ``(scores, n)``: ``n_texts`` texts of 10-40 words, word or token features
+    (token features: the first 40 tokens, the others kept); with ``store`` (a dict, e.g. kept on disk) each
+    (text, features) keeps its model outputs there; ``index``: only these of the texts."""
+    lengths = [int(round(x)) for x in np.linspace(10, 40, n_texts)]
+    for i, text in enumerate(texts_of_lengths(clf, lengths)):
+        if index is not None and i not in index:
+            continue
+        scores = CachedScores(clf, text, features)
+        if store is not None:
+            scores.cache = store.setdefault((text, features), scores.cache)
+        n = min(scores.n, 40)
+        scores.n, scores.groups = n, scores.groups[:n]
+        yield scores, n
+
+
+def _search(scores, n: int, search: str):
+    """One limit search ``method[:width]`` (``authors:5`` is the authors' beam) -> (limits, model inputs)."""
     from textxai import naopc
 
+    method, _, width = search.partition(":")
+    if method == "authors":
+        lim = authors_beam(scores, n, int(width))
+        return lim, lim.model_inputs
+    lim = naopc.aopc_limits(scores, n, method=method, beam_size=int(width) if width else None)
+    return lim, lim.n_evaluations
+
+
+@dataclass
+class VersusAuthors:
+    """One search against the authors' B = 5 beam over the same problems (diff + = ours looser)."""
+
+    search: str
+    inputs: int
+    theirs: int
+    seconds: float  # the search's wall time, model time of the sets it met first included
+    d_up: np.ndarray
+    d_lo: np.ndarray
+    ns: list[int]
+
+
+def versus_authors(problems, searches: list[str]) -> list[VersusAuthors]:
+    """Each search, then the authors' beam, on the same cached model outputs (each set through the model once)."""
+    ours = {}
+    for search in searches:
+        start = time.perf_counter()
+        ours[search] = [_search(s, n, search) for s, n in problems], time.perf_counter() - start
+    theirs = [authors_beam(s, n, 5) for s, n in problems]
+    return [VersusAuthors(search, sum(i for _, i in runs), sum(t.model_inputs for t in theirs), seconds,
+                          np.array([t.upper - o.upper for t, (o, _) in zip(theirs, runs)]),
+                          np.array([o.lower - t.lower for t, (o, _) in zip(theirs, runs)]), [n for _, n in problems])
+            for search, (runs, seconds) in ours.items()]
+
+
+def naopc_beam_rows(clf, n_texts: int) -> list[Row]:
     rows = []
-    lengths = [int(round(x)) for x in np.linspace(10, 40, n_texts)]
     for features in ("words", "tokens"):
-        texts = texts_of_lengths(clf, lengths)
-        ours_inputs = theirs_inputs = 0
-        d_up, d_lo, ns, ours_s = [], [], [], 0.0
-        for text in texts:
-            scores = CachedScores(clf, text, features)
-            n = min(scores.n, 40)
-            if n < scores.n:  # token features: at most 40 (the first 40 tokens, the others kept)
-                scores.n, scores.groups = n, scores.groups[:n]
-            start = time.perf_counter()
-            ours = naopc.aopc_limits(scores, n, method="beam")
-            ours_s += time.perf_counter() - start
-            theirs = authors_beam(scores, n, 5)
-            ours_inputs += ours.n_evaluations
-            theirs_inputs += theirs.model_inputs
-            d_up.append(theirs.upper - ours.upper)
-            d_lo.append(ours.lower - theirs.lower)
-            ns.append(n)
-        per_input = ours_s / max(ours_inputs, 1)
+        (v,) = versus_authors(list(beam_problems(clf, n_texts, features)), ["beam"])
+        per_input = v.seconds / max(v.inputs, 1)
+        looser = int(((v.d_up > 0.01) | (v.d_lo > 0.01)).sum())
         rows.append(Row(
-            f"NAOPC beam limits, {len(texts)} texts, {features} N={min(ns)}-{max(ns)}",
+            f"NAOPC beam limits, {len(v.ns)} texts, {features} N={min(v.ns)}-{max(v.ns)}",
             "authors' beam B=5 (model inputs)",
-            f"{theirs_inputs:,} (~{theirs_inputs * per_input:.0f} s)",
-            f"{ours_inputs:,} ({ours_s:.0f} s); limits vs theirs: upper {np.mean(d_up):+.4f} mean / {max(d_up):+.4f} "
-            f"worst, lower {np.mean(d_lo):+.4f} / {max(d_lo):+.4f} (+ = ours looser)",
-            f"{theirs_inputs / ours_inputs:.2f}x fewer"))
+            f"{v.theirs:,} (~{v.theirs * per_input:.0f} s)",
+            f"{v.inputs:,} ({v.seconds:.0f} s); limits vs theirs: upper {v.d_up.mean():+.4f} mean / {v.d_up.max():+.4f} "
+            f"worst, lower {v.d_lo.mean():+.4f} / {v.d_lo.max():+.4f} (+ = ours looser; {looser} texts > 0.01)",
+            f"{v.theirs / v.inputs:.2f}x fewer"))
     return rows
 
 
-def naopc_tradeoff(clf, n_texts: int) -> str:
-    """Model inputs vs gap to the exact limits (N <= 14): ours at B = 1, 2, 3 and the paper's beam."""
+def tradeoff(clf, lengths: list[int], searches: list[str]) -> str:
+    """Model inputs vs the gap to the exact limits on texts of ``lengths`` words (word features, N <= 14), each
+    search of ``searches`` and the authors' beam, as printed lines."""
     from textxai import naopc
 
-    lengths = [int(round(x)) for x in np.linspace(10, 13, n_texts)]
-    texts = texts_of_lengths(clf, lengths)
     table = {}
-    for text, n in zip(texts, lengths):
+    for text, n in zip(texts_of_lengths(clf, lengths), lengths):
         scores = CachedScores(clf, text, "words")
         exact = naopc.aopc_limits(scores, n, method="exact", max_exact_words=14)
-        runs = [(f"beam B={b}", lambda b=b: naopc.aopc_limits(scores, n, method="beam", beam_size=b)) for b in (1, 2, 3)]
-        runs += [(f"beam-paper B={b}", lambda b=b: naopc.aopc_limits(scores, n, method="beam-paper", beam_size=b))
-                 for b in (1, 5)]
-        runs += [("authors B=5", lambda: authors_beam(scores, n, 5))]
-        for name, run in runs:
-            lim = run()
-            inputs = getattr(lim, "n_evaluations", None) or lim.model_inputs
-            entry = table.setdefault(name, [0, [], []])
+        for search in searches + ["authors:5"]:
+            lim, inputs = _search(scores, n, search)
+            entry = table.setdefault(search, [0, [], []])
             entry[0] += inputs
             entry[1].append(exact.upper - lim.upper)
             entry[2].append(lim.lower - exact.lower)
-    lines = [f"Trade-off, {len(texts)} texts N={min(lengths)}-{max(lengths)} words (exact: {sum(1 << n for n in lengths):,} inputs):",
+    lines = [f"Trade-off, {len(lengths)} texts N={min(lengths)}-{max(lengths)} words (exact: {sum(1 << n for n in lengths):,} inputs):",
              f"  {'search':<16} {'model inputs':>12} {'upper gap mean/max':>20} {'lower gap mean/max':>20}"]
     for name, (inputs, up, lo) in table.items():
-        lines.append(f"  {name:<16} {inputs:>12,} {np.mean(up):>9.4f}/{max(up):.4f} {np.mean(lo):>11.4f}/{max(lo):.4f}")
+        lines.append(f"  {name.replace(':', ' B='):<16} {inputs:>12,} {np.mean(up):>9.4f}/{max(up):.4f} {np.mean(lo):>11.4f}/{max(lo):.4f}")
     return "\n".join(lines)
+
+
+def naopc_tradeoff(clf, n_texts: int) -> str:
+    """The trade-off curve of the one-run table: ours at B = 1, 2, 3 and the paper's beam, N = 10-13."""
+    return tradeoff(clf, [int(round(x)) for x in np.linspace(10, 13, n_texts)],
+                    ["beam:1", "beam:2", "beam:3", "beam-paper:1", "beam-paper:5"])
 
 
 def naopc_exact_row(clf, n_words: int) -> Row:
@@ -350,7 +386,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run: few texts and samples (about 2 min)")
     parser.add_argument("--texts", type=int, default=None, help="NAOPC beam texts per feature kind (default 20, the issue's run)")
-    parser.add_argument("--lime-texts", type=int, default=None, help="LIME held-out texts per length bucket (default 1)")
+    parser.add_argument("--lime-texts", type=int, default=None, help="LIME held-out texts per length bucket (default 3)")
+    parser.add_argument("--toki-texts", type=int, default=200, help="TOKI training texts explained (the issue's 200)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
     parser.add_argument("--skip", nargs="*", default=[], choices=[
         "beam", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency"])
@@ -370,8 +407,8 @@ def main(argv=None):
         "inconsistency": lambda: [bench_inconsistency.report_row(200 if quick else 2000, 3 if quick else 10)],
         "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
         "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
-        "lime": lambda: lime_rows(clf, args.lime_texts or 1, 300 if quick else 5000),
-        "toki": lambda: [toki_row(clf, 2 if quick else 4, 300 if quick else 5000)],
+        "lime": lambda: lime_rows(clf, args.lime_texts or (1 if quick else 3), 300 if quick else 5000),
+        "toki": lambda: [toki_row(clf, 2 if quick else args.toki_texts, 300 if quick else 5000)],
         "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 20)),
         "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
     }

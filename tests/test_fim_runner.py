@@ -70,5 +70,5 @@ def test_label_names_and_limit(bert_clf, tmp_path):
     assert len(results["shift"]["values"]) == 3 and "shift_mean" in results
     pred = np.asarray(results["predictions"])
     assert results["accuracy"]["all"] == pytest.approx(np.mean(pred == [1, 0, 1]))
-    with pytest.raises(ValueError, match="not among the model's labels"):
+    with pytest.raises(ValueError, match=r"labels\[0\]='pos': expected a class index 0..1 or one of the model's labels"):
         runner.run(_args(), TEXTS[:2], None, ["pos", "neg"], bert_clf)

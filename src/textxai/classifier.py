@@ -322,6 +322,27 @@ class TextClassifier:
     def num_labels(self) -> int:
         return int(self.model.config.num_labels)
 
+    def class_index(self, value, name: str = "label") -> int:
+        """A class given as an index or as a label name (any case; a string of digits is an index) -> its index;
+        else a ``ValueError`` naming ``name``, the value and the model's labels.
+
+        >>> clf = as_classifier("textxai/demo-sentiment")                              # doctest: +SKIP
+        >>> clf.class_index("Positive"), clf.class_index(0), clf.class_index(" 1 ")    # doctest: +SKIP
+        (1, 0, 1)
+        """
+        index = None
+        if isinstance(value, str):
+            key = value.strip().lower()
+            index = next((k for k, v in self.labels.items() if str(v).lower() == key), None)
+            if index is None and key.isdigit():
+                index = int(key)
+        elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            index = int(value)
+        if index is None or not 0 <= index < self.num_labels:
+            raise ValueError(f"{name}={value!r:.60}: expected a class index 0..{self.num_labels - 1} or one of the "
+                             f"model's labels {list(self.labels.values())}")
+        return index
+
     @property
     def word_tokenizer(self) -> str:
         """How texts are split into words: ``"spacy"`` or ``"whitespace"`` (``textxai.words``)."""

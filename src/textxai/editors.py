@@ -163,7 +163,7 @@ class SubstitutionEditor:
         if isinstance(min_similarity, bool) or not isinstance(min_similarity, (int, float)) or not -1 <= min_similarity <= 1:
             raise ValueError(f"min_similarity={short_repr(min_similarity)}: expected a number in [-1, 1]")
         self.min_similarity = float(min_similarity)
-        self.target = None if target is None else self._check_target(target)
+        self.target = None if target is None else self.classifier.class_index(target, "target")
         self.progress = bool(progress)
         self.generator = editor_generator()
         self.class_names = class_names
@@ -171,17 +171,6 @@ class SubstitutionEditor:
             raise ValueError(f"min_lean={short_repr(min_lean)}: expected a number in [0, 1]")
         self.min_lean = float(min_lean)
         self.neighbour_pos = _check_parts_of_speech(class_filter.neighbour_pos)
-
-    def _check_target(self, target) -> int:
-        labels = self.classifier.labels
-        if isinstance(target, str):
-            names = {str(v).lower(): k for k, v in labels.items()}
-            if target.lower() in names:
-                return names[target.lower()]
-        elif isinstance(target, (int, np.integer)) and not isinstance(target, bool) and 0 <= target < len(labels):
-            return int(target)
-        raise ValueError(f"target={short_repr(target)}: expected None, a class index 0..{len(labels) - 1} or a label "
-                         f"of {list(labels.values())}")
 
     def __repr__(self) -> str:
         return (f"SubstitutionEditor({self.classifier!r}, n_words={self.n_words}, max_words={self.max_words}, "

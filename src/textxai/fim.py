@@ -634,11 +634,7 @@ def _label_ids(labels, clf, n: int) -> np.ndarray:
 
     labels = check_list(labels, "labels")
     if labels and all(isinstance(x, str) for x in labels):
-        names = {str(v).lower(): k for k, v in clf.labels.items()}
-        unknown = sorted({x for x in labels if x.lower() not in names})[:5]
-        if unknown:
-            raise ValueError(f"labels: {unknown} are not among the model's labels {list(clf.labels.values())}")
-        labels = [names[x.lower()] for x in labels]
+        labels = [clf.class_index(x, f"labels[{i}]") for i, x in enumerate(labels)]
     return check_labels(labels, "labels", n, clf.num_labels)
 
 

@@ -46,16 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _label_ids(labels, classifier, flag: str) -> list[int]:
-    names = {v.lower(): k for k, v in classifier.labels.items()}
     out = []
     for i, y in enumerate(labels):
-        if isinstance(y, str) and y.strip().lower() in names:
-            out.append(names[y.strip().lower()])
-        else:
-            try:
-                out.append(int(y))
-            except (TypeError, ValueError):
-                raise SystemExit(f"{flag}: row {i} has label {y!r}; expected a class index or one of {list(classifier.labels.values())}")
+        try:
+            out.append(classifier.class_index(int(y) if isinstance(y, float) and y.is_integer() else y, f"{flag} row {i}"))
+        except ValueError as error:
+            raise SystemExit(str(error)) from None
     return out
 
 
