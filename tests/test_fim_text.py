@@ -270,7 +270,7 @@ class ForwardCounter:
 
 
 @pytest.mark.parametrize("bad, error, match", [
-    (dict(labels=["positive", "nope"]), ValueError, r"labels\[1\]='nope': expected a class index 0..1 or one of the model's labels"),
+    (dict(labels=["positive", "nope"]), ValueError, r"labels\[0\]='positive': expected a class index 0..1 or one of the model's labels"),
     (dict(labels=[0, 1]), ValueError, "labels has 2 items"),
     (dict(labels=[0, 1, 1, 7]), ValueError, r"labels\[3\]=7"),
     (dict(min_flip=True, max_strength=-1.0), ValueError, "max_strength=-1.0"),

@@ -77,11 +77,11 @@ def test_toki_attack_of_a_long_text_is_refused_before_any_model_call(model_calls
 
 def test_estimates_follow_the_algorithms():
     assert spaces.naopc_evaluations([3], "auto", 5, 12, "omission") == (3 + 1) + 2 * 3 + 2 ** 3
-    assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 2 ** 3 + 6  # LIME: each distinct mask once
-    assert spaces.naopc_evaluations([40], "none", 5, 12, "lime") == 4916 + 80  # ~4,682 distinct of 5,000, +5 %
+    assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 2 ** 3 + 2 + 6  # LIME: each distinct mask once, + the bf16 probe
+    assert spaces.naopc_evaluations([40], "none", 5, 12, "lime") == 4916 + 2 + 80  # ~4,682 distinct of 5,000, +5 %
     assert spaces.naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
     assert spaces.toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
-    assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 2 ** 5 + 1
+    assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 2 ** 5 + 2 + 1  # + the bf16 probe
     from textxai.editors import antonyms
 
     tried = max(len(v) for v in antonyms().values()) + 30  # replacements scored per word: antonyms + GloVe words

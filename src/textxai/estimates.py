@@ -37,13 +37,14 @@ def approx_words(text: str) -> int:
 
 def attribution_evaluations(method: str | None, n_words: int, samples: int | None = None) -> int:
     """Evaluations of one word attribution by ``method`` (read from the attribution registry; LIME: the distinct
-    masks among its samples, :func:`textxai.attribution.lime_distinct_masks`; ``None``: the attributions are
-    given, 0; an unknown name: 50).
+    masks among its samples, :func:`textxai.attribution.lime_distinct_masks`; the sampling methods also the two
+    rows of the classifier's once-only bfloat16 probe, ``TextClassifier.resolve_precision``; ``None``: the
+    attributions are given, 0; an unknown name: 50).
 
     >>> [attribution_evaluations(m, 10) for m in ("omission", "lime", "kernel_shap", None)]
-    [11, 995, 1000, 0]
+    [11, 997, 1002, 0]
     >>> attribution_evaluations("lime", 40), attribution_evaluations("lime", 3)
-    (4916, 8)
+    (4918, 10)
     """
     if method is None:
         return 0
@@ -55,8 +56,8 @@ def attribution_evaluations(method: str | None, n_words: int, samples: int | Non
         return 50
     drawn = entry.evaluations(n_words, samples)
     if name == "lime":  # identical masks are evaluated once: the expected distinct ones, 5 % margin
-        return min(drawn, 2 ** n_words, math.ceil(1.05 * lime_distinct_masks(n_words, drawn)))
-    return drawn
+        drawn = min(drawn, 2 ** n_words, math.ceil(1.05 * lime_distinct_masks(n_words, drawn)))
+    return drawn + (2 if entry.family == "sampling" else 0)
 
 
 # --------------------------------------------------------------------------- one estimate per module
@@ -68,7 +69,7 @@ def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_
     over n steps (about B n (n + 1); B from ``beam_size`` or the method's default).
 
     >>> naopc_evaluations([3], "auto", 5, 12, "omission"), naopc_evaluations([3], "none", method=["lime", "gradient"])
-    (18, 21)
+    (18, 23)
     """
     from textxai.naopc.limits import DEFAULT_BEAM_SIZE
     from textxai.naopc.texts import limit_method
@@ -94,7 +95,7 @@ def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], expl
     MiniLM), over at most n / width + max(min_words, rate n) steps.
 
     >>> toki_evaluations([10, 20], [5], "omission"), toki_evaluations([10], [5], "lime", 500, index_cached=True)
-    (41, 33)
+    (41, 35)
     >>> toki_evaluations([], [], "omission", attack_words=[9])
     430
     """
