@@ -12,24 +12,20 @@ prints per outcome the count and the latencies: *served* (the same HTML as a dir
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import sys
 import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from helpers import load_space_app  # noqa: E402  (the tests' Space loader: spaces/<name>/app.py as a module)
+
 REQUESTS = {  # app -> (api name, arguments of one ordinary request)
     "naopc": ("/evaluate_texts", ["textxai/demo-sentiment", "a wonderful and moving film", "gradient", "auto", 5]),
     "inconsistency": ("/score_chains", ["a good film\na bad film\na good film", "1, 2", "whitespace", "pooled"]),
 }
-
-
-def load_app(name: str):
-    spec = importlib.util.spec_from_file_location(f"{name}_space_app", ROOT / "spaces" / name / "app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def first_html(result) -> str:
@@ -42,7 +38,7 @@ def run(app_name: str = "naopc", n: int = 20, reference_handler=None) -> dict:
 
     from textxai import spaces
 
-    app = load_app(app_name)
+    app = load_space_app(app_name)
     api, arguments = REQUESTS[app_name]
     handler = reference_handler or getattr(app, api.strip("/"))
     expected = first_html(handler(*arguments))  # the direct call: warms the model cache too
