@@ -320,3 +320,13 @@ def test_precision_errors_name_the_argument(bert_clf):
         word_attributions(["a b"], bert_clf, "lime", n_samples=10, precision="half")
     with pytest.raises(ValueError, match="precision='fp16'"):
         bert_clf.masked_proba_many(["a b"], [np.ones((1, 2), bool)], precision="fp16")
+
+
+def test_native_bfloat16_is_false_without_torch_s_cpu_checks(monkeypatch):
+    from textxai.classifier import native_bfloat16
+
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
+    assert native_bfloat16(torch.device("cpu"))
+    for check in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        monkeypatch.delattr(torch.cpu, check, raising=False)
+    assert not native_bfloat16(torch.device("cpu")) and not native_bfloat16(torch.device("meta"))

@@ -107,9 +107,10 @@ BF16_PROBE_TOLERANCE = 0.02  # largest probability change the probe accepts (the
 def native_bfloat16(device: torch.device) -> bool:
     """Whether ``device`` multiplies bfloat16 matrices in hardware (elsewhere autocast emulates it, slower)."""
     if device.type == "cuda":
-        return torch.cuda.is_bf16_supported()
-    if device.type == "cpu":
-        return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+        return torch.cuda.is_bf16_supported(including_emulation=False)
+    if device.type == "cpu":  # torch's own checks (private; a torch without them: no native bfloat16 assumed)
+        return any(getattr(torch.cpu, check, lambda: False)() for check in ("_is_avx512_bf16_supported",
+                                                                             "_is_amx_tile_supported"))
     return False
 
 
