@@ -168,12 +168,14 @@ def test_text_pairs_and_add_batch(module, sharp_clf):
     assert single["per_example"][0]["words"] == sharp_clf.words(TEXTS[0])
 
 
-def test_attribution_method(module, sharp_clf):
+@pytest.mark.parametrize("perturbation", ["mask", "delete"])
+def test_attribution_method(module, sharp_clf, perturbation):
+    # the attributions it computes remove words as its AOPC does (omission's largest drop = the first step)
     from textxai.attribution import word_attributions
 
     res = module.compute(texts=TEXTS[:2], model=sharp_clf, attribution_method="omission", normalization="none",
-                         return_per_example=True)
-    expected = word_attributions(TEXTS[:2], sharp_clf, "omission")
+                         return_per_example=True, perturbation=perturbation)
+    expected = word_attributions(TEXTS[:2], sharp_clf, "omission", perturbation=perturbation)
     for row, e in zip(res["per_example"], expected):
         np.testing.assert_allclose(row["attributions"], e)
     # omission ranks by single-word drops: comprehensiveness's first step is the largest single drop

@@ -224,7 +224,8 @@ def _model_outputs(job: _Job):
     for name, attrs in job.sets.items():
         if attrs is None:
             computed = word_attributions(job.texts, job.clf, name, target=targets, text_pairs=job.pairs, seed=opts.seed,
-                                         batch_size=opts.batch_size, progress=opts.progress)
+                                         batch_size=opts.batch_size, progress=opts.progress,
+                                         perturbation=opts.perturbation)  # words removed as the AOPC removes them
             job.sets[name] = _check_attributions(computed, job.words, job.texts)
     memos = [_Memo(len(w)) for w in job.words]
     for memo, t, p, masks in zip(memos, targets, probs, first):
