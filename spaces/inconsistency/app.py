@@ -9,7 +9,7 @@ import Levenshtein
 
 from textxai import inconsistency as inc
 from textxai import spaces, stats
-from textxai.editors import get_editor
+from textxai.editors import EDITOR_NAMES, get_editor
 from textxai.words import word_spans
 
 MAX_CHAINS = 5
@@ -29,7 +29,6 @@ EXAMPLE_TEXTS = "\n".join([  # held-out demo-sentiment texts whose edits flip th
     "The pacing drags slightly in the middle, though the brilliant finale more than makes up for it.",
     "The resort staff were dismissive, and our room was not ready until evening.",
 ])
-EDITOR_NAMES = ("substitution", "deletion")  # textxai.editors: the built-in editor and CEval's deletion baseline
 
 
 def parse_chains(text: str) -> list[list[str]]:

@@ -403,8 +403,10 @@ class DeletionEditor:
 #: The former name of :class:`SubstitutionEditor` (kept for one release).
 GradientSubstitutionEditor = SubstitutionEditor
 
-#: Built-in editors by name ("gradient_substitution": the former name of "substitution").
+#: Built-in editors by name, and by former name ("gradient_substitution": "substitution").
 EDITORS = {"substitution": SubstitutionEditor, "deletion": DeletionEditor, "gradient_substitution": SubstitutionEditor}
+#: The current names of the built-in editors (what a menu offers).
+EDITOR_NAMES = tuple(name for name, cls in EDITORS.items() if name == cls.name)
 
 
 def get_editor(editor, classifier=None, **options):

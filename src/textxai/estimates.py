@@ -163,8 +163,15 @@ def deletion_evaluations(n: int, max_words: int | None = None) -> tuple[int, int
     """
     if n < 2:
         return 0, 0
-    m = min(3 if max_words is None else max_words, n - 1)
+    m = min(_deletion_default() if max_words is None else max_words, n - 1)
     return int(1 + sum(n - s for s in range(m))), int(n + m)
+
+
+def _deletion_default() -> int:
+    """The deletion editor's default ``max_words`` (read from its signature)."""
+    from textxai.editors import DeletionEditor
+
+    return int(inspect.signature(DeletionEditor.__init__).parameters["max_words"].default)
 
 
 def one_edit(editor: str, n: int, max_words: int | None = None, **substitution_options) -> tuple[int, int]:
@@ -267,10 +274,9 @@ def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] |
     if module == "inconsistency":
         if get("chains"):
             return len(texts)  # the chains are given: one prediction per text at most
-        editor = get("editor", "substitution")
-        max_words = get("max_words") or (get("n_words") if editor == "deletion" else None)
-        return feedback_evaluations(words, get("steps", 10), get("n_words"), get("n_substitutes"), max_words,
-                                    get("n_neighbours"), editor)
+        from textxai.runners.inconsistency import editor_options
+
+        return feedback_evaluations(words, get("steps", 10), editor=args.editor, **editor_options(args))
     if module == "fim_difficulty":
         return fim_evaluations(len(words), num_labels, bool(get("min_flip")), get("max_strength", 6.0), get("tol", 1e-3),
                                bool(get("random_flips")), get("trials", 20), len(words) if get("shift_against") else 0)

@@ -230,8 +230,8 @@ def demo(progress: bool = True):
 
 def comparison_lines(comparison: dict, name_a: str, name_b: str) -> str:
     """The :func:`textxai.inconsistency.compare_editors` table as text."""
-    lines = [f"Paired comparison of the editors on the same originals (inc@n, lower is better):",
-             f"{'n':>3}  {name_a:>12}  {name_b:>12}  {'difference [95% CI]':<24}  {'chains':>6}  p ({'test'})"]
+    lines = ["Paired comparison of the editors on the same originals (inc@n, lower is better):",
+             f"{'n':>3}  {name_a:>12}  {name_b:>12}  {'difference [95% CI]':<24}  {'chains':>6}  p (test)"]
     for k, r in comparison.items():
         ci = "" if r["ci_low"] != r["ci_low"] else f" [{r['ci_low']:.2f}, {r['ci_high']:.2f}]"
         lines.append(f"{k:>3}  {r['mean_a']:>12.3f}  {r['mean_b']:>12.3f}  {r['difference']:+.3f}{ci:<17}  "
