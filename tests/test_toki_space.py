@@ -60,8 +60,10 @@ def test_wrong_label_escaping_and_errors(app, folder, train_text):
     assert "<script>" not in html
     with pytest.raises(ValueError, match="expected 'label<TAB>text'"):
         app.assess_text(folder, "the night", "", "no tab here", "omission", ["minilm"])
-    with pytest.raises(ValueError, match="true label 'cars'"):
+    with pytest.raises(ValueError, match=r"true label='cars': expected a class index 0..2 or one of the model's labels \['politics'"):
         app.assess_text(folder, "the night", "cars", train_text, "omission", ["minilm"])
+    with pytest.raises(ValueError, match="training line 1: label='cars': expected a class index 0..2"):
+        app.assess_text(folder, "the night", "", "cars\tthe match", "omission", ["minilm"])
     with pytest.raises(ValueError, match="choose at least one word embedder"):
         app.assess_text(folder, "the night", "", train_text, "omission", [])
     with pytest.raises(ValueError, match="paste labelled training texts"):

@@ -40,23 +40,22 @@ def demo_train_rows(choice: str) -> list[tuple[int, str]]:
     return list(zip(corpus["train_labels"], corpus["train_texts"]))[:60]
 
 
+def _class(classifier, label: str, name: str) -> int:
+    """``label`` (a class index or name) as the class index (``TextClassifier.class_index``), else a SpaceError."""
+    try:
+        return classifier.class_index(label.strip(), name)
+    except ValueError as error:
+        raise spaces.SpaceError(str(error)) from None
+
+
 def parse_train(text: str | None, classifier) -> list[tuple[int, str]]:
     """Training lines ``label<TAB>text`` (label: index or class name)."""
-    names = {v.lower(): k for k, v in classifier.labels.items()}
     rows = []
     for i, line in enumerate(spaces.split_lines(text)):
         if "\t" not in line:
             raise spaces.SpaceError(f"training line {i + 1} {line[:40]!r}: expected 'label<TAB>text'")
         label, body = line.split("\t", 1)
-        label = label.strip()
-        if label.lower() in names:
-            y = names[label.lower()]
-        elif label.isdigit() and int(label) < classifier.num_labels:
-            y = int(label)
-        else:
-            raise spaces.SpaceError(f"training line {i + 1}: label {label!r}; expected a class index or one of "
-                                    f"{list(classifier.labels.values())}")
-        rows.append((y, body.strip()))
+        rows.append((_class(classifier, label, f"training line {i + 1}: label"), body.strip()))
     if len(rows) > MAX_TRAIN:
         raise spaces.SpaceError(f"{len(rows)} training lines; this Space accepts at most {MAX_TRAIN}")
     spaces.check_inputs([b for _, b in rows] or [""], max_texts=MAX_TRAIN, name="training texts")
@@ -95,13 +94,7 @@ def keyword_index(model_choice: str, train_text: str | None, explainer: str, emb
 def _label_index(label: str | None, classifier, predicted: int) -> int:
     if label is None or not str(label).strip():
         return predicted
-    names = {v.lower(): k for k, v in classifier.labels.items()}
-    label = str(label).strip()
-    if label.lower() in names:
-        return names[label.lower()]
-    if label.isdigit() and int(label) < classifier.num_labels:
-        return int(label)
-    raise spaces.SpaceError(f"true label {label!r}: expected a class index or one of {list(classifier.labels.values())}")
+    return _class(classifier, str(label), "true label")
 
 
 def words_html(top_words) -> str:
