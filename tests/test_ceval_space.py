@@ -123,3 +123,16 @@ def test_browser_csv_upload_and_download(app, tiny_folder, gradio_url, page, tmp
         rows = list(csv.DictReader(handle))
     assert [r["orig_text"] for r in rows] == originals
     assert [float(r["token_distance"]) for r in rows] == [2.0, 3.0]     # terrible->wonderful, -boring, hated->loved
+
+
+def test_prefilled_example_has_one_flip_and_one_near_miss(app):
+    # the Space's example on its default model (demo-sentiment): one counterfactual flips it, one does not
+    # although the probability still moves a lot, so flip rate and probability change read differently
+    from textxai import ceval
+    from textxai.classifier import as_classifier
+
+    cfs = app.EXAMPLE_COUNTERFACTUALS.splitlines()
+    res = ceval.compute([app.EXAMPLE_ORIGINAL] * 2, cfs, model=as_classifier("textxai/demo-sentiment"),
+                        return_per_example=True)
+    assert res["flip_rate"] == 0.5
+    assert res["probability_change"] > 0.4

@@ -124,3 +124,14 @@ def test_browser_prefilled_examples(app, gradio_url, page):
         expect(page.locator("#text-box textarea")).to_have_value(text)
         page.locator("#assess-button").click()
         expect(page.locator("#toki-verdict")).to_have_text(expected, timeout=240_000)
+
+
+def test_prefilled_attack_flips_the_default_model_with_one_close_word(app):
+    # the attack tab's example on the Space's defaults (demo-sentiment, its packaged training texts, omission,
+    # 20 % of the words, MiniLM similarity >= 0.7): one substitution flips it and the sentence stays close
+    from textxai.embeddings import EMBEDDER_NAMES
+
+    html = app.attack_text("textxai/demo-sentiment", app.ATTACK_TEXT, "", "omission", list(EMBEDDER_NAMES), 0.2, 0.7)
+    assert "id='toki-attack-status'>succeeded</b>" in html and "1 substitution(s)" in html
+    similarity = float(html.split("sentence similarity ")[1].split("<")[0])
+    assert similarity >= 0.9

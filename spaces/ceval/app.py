@@ -14,8 +14,10 @@ MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
 LM_CHOICES = ("none", "distilgpt2", "gpt2")
 EXAMPLE_ORIGINAL = "The acting was wooden and the jokes fell flat."
-EXAMPLE_COUNTERFACTUALS = ("The acting was superb and the jokes landed.\n"
-                           "The acting was natural and the jokes were hilarious.")
+# one counterfactual the demo model follows (0.56 positive) and one it does not (0.53 negative: "landed" is not
+# praise enough for it), so the example shows what flip rate and probability change each measure
+EXAMPLE_COUNTERFACTUALS = ("The acting was superb and the jokes were hilarious.\n"
+                           "The acting was superb and the jokes landed.")
 
 
 def _fmt(value, digits: int = 3) -> str:

@@ -171,6 +171,9 @@ def attack_text(model_choice: str, text: str, train_text: str, explainer: str, e
 
 
 DEFAULT_TEXT = "A wonderful film with a great cast and a moving story."
+#: The attack tab's prefilled text: a held-out demo-sentiment review that one near-synonym flips (the attack's
+#: point: "brilliant" -> "pretty", sentence similarity 0.98); the strongly worded DEFAULT_TEXT resists it.
+ATTACK_TEXT = "The pacing drags slightly in the middle, though the brilliant finale more than makes up for it."
 #: The prefilled examples on textxai/demo-sentiment (omission, its packaged training texts, all embedders):
 #: a prediction made for the right reasons ("great", "wonderful": trustworthy) and a neutral sentence the model
 #: calls positive with p = 0.97 because of "home", "we", "at" — words unrelated to "positive" (untrustworthy;
@@ -179,7 +182,7 @@ EXAMPLES = [(DEFAULT_TEXT, "trustworthy"), ("We watched the sequel at home.", "u
 
 
 def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "", default_text: str = DEFAULT_TEXT,
-               default_embedders=EMBEDDER_NAMES) -> gr.Blocks:
+               default_embedders=EMBEDDER_NAMES, default_attack: str = ATTACK_TEXT) -> gr.Blocks:
     """The Space (``default_*`` preset the inputs; tests point it at a local model)."""
     with spaces.space(
         "TOKI: right for the right reasons?",
@@ -209,7 +212,7 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
                 verdict_html = gr.HTML(elem_id="verdict")
                 keywords_html = gr.HTML(elem_id="keywords")
             with gr.Tab("TOKI-guided attack"):
-                attack_box = gr.Textbox(value=default_text, lines=3, elem_id="attack-box", label="Text to attack")
+                attack_box = gr.Textbox(value=default_attack, lines=3, elem_id="attack-box", label="Text to attack")
                 with gr.Row():
                     rate = gr.Slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed")
                     sim = gr.Slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)")
