@@ -247,6 +247,52 @@ def test_time_budget_skips_with_a_logged_note(tokenizer, caplog):
     assert "its last run took 4.5 s, more than the 3.0 s left" in caplog.records[-1].getMessage()
 
 
+def test_metric_for_best_model_survives_skipped_modules_in_a_real_trainer_run(tokenizer, tmp_path, caplog):
+    """The issue's crash: time_budget skips the module metric_for_best_model names -> KeyError in the Trainer.
+
+    Budget 0: naopc (named by metric_for_best_model) runs at step 2 although over budget (no value yet), is
+    skipped at steps 4 and 6 and its step-2 values are carried; fim_difficulty (not needed) stays skipped.
+    A second run with every=2 carries naopc's values through the rounds every skips.
+    """
+    from transformers import EarlyStoppingCallback
+
+    trainer = make_trainer(tokenizer, tmp_path, max_steps=6)
+    trainer.args.metric_for_best_model = "naopc_comprehensiveness"  # the Trainer reads it as eval_...
+    trainer.args.greater_is_better = True
+    trainer.add_callback(EarlyStoppingCallback(early_stopping_patience=5))  # reads the metric at every evaluation
+    callback = TextxaiCallback({"fim_difficulty": {}, "naopc": NAOPC}, texts=TEXTS[:3], trainer=trainer, time_budget=0)
+    with caplog.at_level(logging.WARNING, logger="textxai.integrations"):
+        trainer.train()  # before the fix: KeyError: The `metric_for_best_model` ... eval_naopc_comprehensiveness
+    assert trainer.state.global_step == 6
+    evals = [e for e in trainer.state.log_history if "eval_textxai_carried" in e]
+    assert [e["step"] for e in evals] == [2, 4, 6]
+    assert [e["eval_textxai_carried"] for e in evals] == [0, 1, 1]
+    assert len({e["eval_naopc_comprehensiveness"] for e in evals}) == 1  # step 2's value, carried
+    assert not any("eval_fim_difficulty_summary_mean" in e for e in evals)
+    assert callback.skipped == [(2, "fim_difficulty"), (4, "fim_difficulty"), (4, "naopc"), (6, "fim_difficulty"),
+                                (6, "naopc")]
+    messages = [r.getMessage() for r in caplog.records]
+    assert sum("naopc runs at step 2 although" in m for m in messages) == 1
+    assert sum("naopc's values of step 2 carried forward at step" in m for m in messages) == 2
+    assert trainer.state.best_metric == evals[0]["eval_naopc_comprehensiveness"]
+
+    trainer = make_trainer(tokenizer, tmp_path / "every", max_steps=6)
+    trainer.args.metric_for_best_model = "eval_naopc_comprehensiveness"
+    callback = TextxaiCallback({"naopc": NAOPC}, texts=TEXTS[:3], trainer=trainer, every=2)
+    trainer.train()
+    evals = [e for e in trainer.state.log_history if "eval_textxai_carried" in e]
+    assert [(e["step"], e["eval_textxai_carried"]) for e in evals] == [(2, 0), (4, 1), (6, 0)]
+    assert evals[1]["eval_naopc_comprehensiveness"] == evals[0]["eval_naopc_comprehensiveness"]
+    assert callback.skipped == []
+
+
+def test_needed_module_follows_the_trainers_naming_rule():
+    callback = TextxaiCallback(["naopc", "fim_difficulty"], texts=TEXTS[:2])
+    assert callback._needed_module("naopc_sufficiency") == "naopc"
+    assert callback._needed_module("eval_fim_difficulty_summary_mean") == "fim_difficulty"
+    assert callback._needed_module("loss") is None and callback._needed_module(None) is None
+
+
 def test_rng_untouched():
     random.seed(1), np.random.seed(1), torch.manual_seed(1)
     expected = (random.random(), np.random.rand(), torch.rand(1).item())

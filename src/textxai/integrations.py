@@ -189,7 +189,10 @@ class TextxaiCallback(TrainerCallback):
             into the evaluation's own ``log_history`` entry and ``evaluate()``'s result only.
         every: run at the 1st, (1+every)-th, (1+2*every)-th ... evaluation (default every evaluation).
         time_budget: seconds per evaluation; a module is skipped, with a logged note, once the budget is
-            spent or when its previous run would not fit in what is left (``None``: no limit).
+            spent or when its previous run would not fit in what is left (``None``: no limit). The module
+            whose scalar ``metric_for_best_model`` names never stops training: skipped (by the budget or by
+            ``every``), its last values are carried forward, with ``{prefix}_textxai_carried`` = 1 and a
+            logged note; before its first value exists it runs even over the budget.
         inputs: :class:`CallbackInputs` (text_pairs, labels, counterfactuals, counterfactual_pairs, edits).
         options: :class:`CallbackOptions` (tokenizer, batch_size, progress, prefix).
         **keywords: any field of the two groups; it overrides the same field of a group given beside it.
@@ -225,6 +228,8 @@ class TextxaiCallback(TrainerCallback):
         self.skipped: list[tuple[int, str]] = []  # (global step, module) of every skipped run
         self._rounds = 0
         self._last: tuple[int, dict] | None = None
+        self.last_values: dict[str, tuple[int | None, dict]] = {}  # module -> (step, its scalars) of its last run
+        self._needed: str | None = None  # the module metric_for_best_model names
         self._warned_no_trainer = False
         self._clock = time.perf_counter
         if trainer is not None and self not in trainer.callback_handler.callbacks:
@@ -256,11 +261,14 @@ class TextxaiCallback(TrainerCallback):
         return data
 
     # --------------------------------------------------------------- running
-    def evaluate(self, model, tokenizer=None, batch_size: int | None = None, step: int | None = None) -> dict[str, float]:
+    def evaluate(self, model, tokenizer=None, batch_size: int | None = None, step: int | None = None,
+                 needed: str | None = None) -> dict[str, float]:
         """Run every module on ``model`` now and return their flat ``{prefix}_{module}_{key}`` scalars.
 
         Usable from a plain PyTorch loop as well. Adds ``{prefix}_textxai_runtime`` (seconds) and
-        ``{prefix}_textxai_skipped`` (modules skipped by the time budget).
+        ``{prefix}_textxai_skipped`` (modules skipped by the time budget). ``needed``: a module whose scalars
+        must be in the result (``metric_for_best_model``'s): skipped, its last values are carried forward
+        (``{prefix}_textxai_carried`` = 1); without last values it runs over the budget.
         """
         tokenizer = tokenizer if tokenizer is not None else self.tokenizer
         if tokenizer is None:
@@ -271,9 +279,11 @@ class TextxaiCallback(TrainerCallback):
         n_skipped = 0
         with rng_untouched():
             for name, module, options in self.specs:
-                elapsed = self._clock() - start
-                reason = self._over_budget(name, elapsed)
-                if reason:
+                reason = self._over_budget(name, self._clock() - start)
+                if reason and name == needed and name not in self.last_values:
+                    logger.warning("textxai: %s runs at step %s although %s: metric_for_best_model needs a first "
+                                   "value", name, step, reason)
+                elif reason:
                     n_skipped += 1
                     self.skipped.append((step, name))
                     logger.warning("textxai: %s skipped at step %s: %s", name, step, reason)
@@ -282,10 +292,23 @@ class TextxaiCallback(TrainerCallback):
                 began = self._clock()
                 results = module.compute(**kwargs)
                 self.durations[name] = self._clock() - began
-                scalars.update(flat_scalars(results, f"{self.prefix}_{name}"))
+                self.last_values[name] = (step, flat_scalars(results, f"{self.prefix}_{name}"))
+                scalars.update(self.last_values[name][1])
         scalars[f"{self.prefix}_textxai_runtime"] = round(self._clock() - start, 4)
         scalars[f"{self.prefix}_textxai_skipped"] = float(n_skipped)
+        if needed is not None:
+            scalars.update(self._carried(needed, scalars, step))
         return scalars
+
+    def _carried(self, name: str, scalars: dict, step) -> dict[str, float]:
+        """``{prefix}_textxai_carried`` and, when module ``name`` did not run now, its last values."""
+        ran = any(key.startswith(f"{self.prefix}_{name}_") for key in scalars)
+        if ran or name not in self.last_values:
+            return {f"{self.prefix}_textxai_carried": 0.0}
+        last_step, values = self.last_values[name]
+        logger.warning("textxai: %s's values of step %s carried forward at step %s for metric_for_best_model",
+                       name, last_step, step)
+        return {**values, f"{self.prefix}_textxai_carried": 1.0}
 
     def _over_budget(self, name: str, elapsed: float) -> str | None:
         if self.time_budget is None:
@@ -312,6 +335,17 @@ class TextxaiCallback(TrainerCallback):
         return kwargs
 
     # ------------------------------------------------------------- callbacks
+    def on_train_begin(self, args, state, control, **kwargs):
+        self._needed = self._needed_module(getattr(args, "metric_for_best_model", None))
+
+    def _needed_module(self, metric: str | None) -> str | None:
+        """The module whose scalar ``metric`` (``metric_for_best_model``) names, or None (not a textxai key)."""
+        if not metric:
+            return None
+        key = metric if metric.startswith("eval_") else f"eval_{metric}"  # the Trainer's rule
+        names = [name for name, _, _ in self.specs if key.startswith(f"{self.prefix}_{name}_")]
+        return max(names, key=len) if names else None
+
     def on_evaluate(self, args, state, control, metrics=None, model=None, processing_class=None, **kwargs):
         if metrics is None or model is None:
             return
@@ -320,13 +354,22 @@ class TextxaiCallback(TrainerCallback):
             # another evaluation of the same weights (a second eval dataset, or evaluate() after training)
             metrics.update(self._last[1])
             return
+        if self._needed is None:
+            self._needed = self._needed_module(getattr(args, "metric_for_best_model", None))
         self._rounds += 1
         if (self._rounds - 1) % self.every:
-            return
-        scalars = self.evaluate(model, self.tokenizer if self.tokenizer is not None else processing_class,
-                                args.per_device_eval_batch_size, step=state.global_step)
+            if self._needed is None:
+                return
+            scalars = self._carried(self._needed, {}, state.global_step)  # metric_for_best_model finds its value
+        else:
+            scalars = self.evaluate(model, self.tokenizer if self.tokenizer is not None else processing_class,
+                                    args.per_device_eval_batch_size, step=state.global_step, needed=self._needed)
         self._last = (state.global_step, scalars)
         metrics.update(scalars)
+        self._log(scalars, state, keys_logged)
+
+    def _log(self, scalars: dict, state, keys_logged: set) -> None:
+        """Through ``trainer.log`` (every reporting integration), else into the evaluation's log_history entry."""
         if self.trainer is not None:
             self.trainer.log(dict(scalars))
             return
