@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
+import re
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from textxai.loading import first_line
@@ -34,19 +35,13 @@ def runner(name: str):
 
 
 def write_outputs(output: Path, stem: str, results: dict, figures: dict) -> list[Path]:
-    """Write ``<stem>.json`` and one PNG per figure into ``output``; return the paths written."""
-    output.mkdir(parents=True, exist_ok=True)
-    written = [output / f"{stem}.json"]
-    written[0].write_text(json.dumps(to_jsonable(results), indent=2))
-    for name, figure in (figures or {}).items():
-        path = output / f"{stem}_{name}.png"
-        figure.savefig(path, dpi=110, bbox_inches="tight")
-        written.append(path)
-        import matplotlib.pyplot as plt
+    """Write ``<stem>.json`` and one PNG per figure into ``output``, replacing the stem's old outputs together
+    (:mod:`textxai.outputs`: an interrupted or failed write leaves the old ones); return the paths written."""
+    from textxai.outputs import staged
 
-        plt.close(figure)
+    with staged(output, [stem]) as stage:
+        written = stage.write(stem, results, figures)
     return written
-
 
 
 def demo_models_section(progress: bool) -> tuple[str, dict, dict]:
@@ -77,13 +72,15 @@ def cmd_demo(args) -> int:
         if glue is not None and hasattr(glue, "demo") and (not args.modules or name in args.modules):
             sections.append((name, glue.demo))
     summary = {}
-    for stem, section in sections:
-        print(f"\n[textxai demo] {stem} ...", file=sys.stderr, flush=True)
-        report, results, figures = section(progress=not args.no_progress)
-        print(report, flush=True)
-        written = write_outputs(output, stem, results, figures)
-        summary[stem] = [str(p) for p in written]
-    (output / "index.json").write_text(json.dumps(summary, indent=2))
+    from textxai.outputs import staged
+
+    with staged(output, [stem for stem, _ in sections] + ["index"]) as stage:  # replaced together at the end
+        for stem, section in sections:
+            print(f"\n[textxai demo] {stem} ...", file=sys.stderr, flush=True)
+            report, results, figures = section(progress=not args.no_progress)
+            print(report, flush=True)
+            summary[stem] = [str(p) for p in stage.write(stem, results, figures)]
+        stage.write("index", summary)
     print(f"\nWrote {sum(len(v) for v in summary.values())} files to {output}/ in {time.time() - started:.0f} s")
     return 0
 
@@ -101,6 +98,22 @@ def check_output_folder(output: str) -> Path:
     except OSError as error:
         raise ValueError(f"--output {output!r}: cannot write there ({first_line(error)}); choose a writable folder") from None
     return path
+
+
+@contextmanager
+def flags_named(args):
+    """A library message about one of the run's options (``class_names=None: ...``) names its flag first
+    (``--class-names: class_names=None: ...``): the user passed the flag, not the keyword."""
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        message = str(error)
+        name = re.match(r"[A-Za-z_]\w*", message)
+        if type(error) in (ValueError, TypeError) and name and name.group(0) in vars(args) and not message.startswith("--") and \
+                message[name.end():name.end() + 1] in ("=", "[", ":", " "):
+            flag = "--" + name.group(0).replace("_", "-")
+            raise type(error)(f"{flag}: {message}") from error
+        raise
 
 
 def cmd_run(args) -> int:
@@ -124,7 +137,7 @@ def cmd_run(args) -> int:
     if args.max_evaluations is not None:  # refused before any model call; the counting budget stays the backstop
         check_evaluations(for_run(args.module, args, texts, pairs, classifier), args.max_evaluations, what,
                           "use fewer or shorter texts (--limit) or lighter options")
-    with work_budget(max_evaluations=args.max_evaluations, what=what):
+    with work_budget(max_evaluations=args.max_evaluations, what=what), flags_named(args):
         results, figures = glue.run(args, texts, pairs, labels, classifier)
     if not parallel.is_main_process():  # every process holds the gathered results; the main process writes
         parallel.wait_for_everyone()

@@ -43,11 +43,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--judge-topic", default=None, help="what the texts are, in the judge prompts (default: movie review)")
 
 
-def _column(args, column: str) -> list:
-    from textxai.tables import load_table
+def _column(args, column: str, flag: str, kind: str = "text") -> list:
+    from textxai.tables import load_column
 
-    values, _, _ = load_table(args.data, column, None, None, args.split, args.limit)
-    return values
+    return load_column(args.data, column, flag, args.split, args.limit, kind)
 
 
 def generate(texts, classifier, editor: str = "substitution", k: int = 2, batch_size: int = 32,
@@ -121,7 +120,7 @@ def run(args, texts, text_pairs, labels, classifier):
     """Score the counterfactual columns of --data (or the editor's counterfactuals) against --text-column."""
     progress = not getattr(args, "no_progress", False)
     if args.counterfactual_column:
-        columns = [_column(args, c) for c in args.counterfactual_column]
+        columns = [_column(args, c, "--counterfactual-column") for c in args.counterfactual_column]
         counterfactuals = [list(row) for row in zip(*columns)]
     else:
         if text_pairs is not None:
@@ -132,13 +131,13 @@ def run(args, texts, text_pairs, labels, classifier):
         if not args.counterfactual_pair_column:
             raise ValueError("--pair-column is set but --counterfactual-pair-column is not: expected the column of the "
                              "counterfactual hypotheses (copy the original hypothesis when only the premise is edited)")
-        pair_columns = [_column(args, c) for c in args.counterfactual_pair_column]
+        pair_columns = [_column(args, c, "--counterfactual-pair-column") for c in args.counterfactual_pair_column]
         counterfactual_pairs = [list(row) for row in zip(*pair_columns)]
         if any(len(c) > 1 for c in counterfactuals):
             raise ValueError("NLI: give one --counterfactual-column and one --counterfactual-pair-column")
         counterfactuals = [c[0] for c in counterfactuals]
         counterfactual_pairs = [c[0] for c in counterfactual_pairs]
-    targets = _column(args, args.target_column) if args.target_column else None
+    targets = _column(args, args.target_column, "--target-column", "label") if args.target_column else None
     if targets is not None:
         targets = [int(t) if str(t).lstrip("-").isdigit() else t for t in targets]
     quality = ceval.QualityOptions(lm=args.lm, judge=args.judge, judge_topic=args.judge_topic)

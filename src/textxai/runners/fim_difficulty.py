@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 from pathlib import Path
 
 import numpy as np
@@ -35,32 +33,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_texts(path: str, column: str = "text") -> list[str]:
-    """Texts of a .jsonl / .csv / .tsv file (field ``column``, else any field named text in any case) or .txt."""
-    p = Path(path)
+    """Texts of a .jsonl / .json / .csv / .tsv / .parquet file (field ``column``, else a field named text in any
+    case; read by :mod:`textxai.tables`) or of a .txt file (one per line)."""
+    from textxai.tables import TABLE_SUFFIXES, read_rows, read_text
+
+    p, flag = Path(path), "--shift-against"
     if not p.is_file():
-        raise ValueError(f"--shift-against={path!r}: no such file; expected a .jsonl, .csv, .tsv or .txt file")
-    if p.suffix == ".jsonl":
-        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-        key = _column(rows[0] if rows else {}, column)
-        if key is None:
-            raise ValueError(f"--shift-against={path!r}: expected a {column!r} field in every line")
-        return [str(r[key]) for r in rows]
-    if p.suffix in (".csv", ".tsv"):
-        with p.open(encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f, delimiter="\t" if p.suffix == ".tsv" else ","))
-        key = _column(rows[0] if rows else {}, column)
-        if key is None:
-            raise ValueError(f"--shift-against={path!r}: expected a column named {column!r}")
-        return [r[key] for r in rows]
-    if p.suffix == ".txt":
-        return [line for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-    raise ValueError(f"--shift-against={path!r}: expected a .jsonl, .csv, .tsv or .txt file")
+        raise ValueError(f"{flag} {path!r}: no such file; expected a .jsonl, .csv, .tsv or .txt file")
+    if p.suffix.lower() == ".txt":
+        return [line for line in read_text(p, flag).splitlines() if line.strip()]
+    if p.suffix.lower() not in TABLE_SUFFIXES:
+        raise ValueError(f"{flag} {path!r}: expected a .jsonl, .csv, .tsv or .txt file")
+    rows = read_rows(p, flag)
+    key = _column(rows[0], column)
+    if key is None:
+        raise ValueError(f"{flag} {path!r}: expected a column named {column!r} (--text-column); columns: {list(rows[0])}")
+    texts = [r.get(key) for r in rows]
+    bad = next((i for i, t in enumerate(texts) if not isinstance(t, str)), None)
+    if bad is not None:
+        raise ValueError(f"{flag} {path!r} row {bad + 1}: column {key!r} holds {texts[bad]!r:.40}; expected a text")
+    return texts
 
 
 def _column(row: dict, column: str):
     if column in row:
         return column
-    return next((k for k in row if k and k.lower() in (column.lower(), "text")), None)
+    return next((k for k in row if isinstance(k, str) and k.lower() in (column.lower(), "text")), None)
 
 
 def _top_words(words, sensitivity, k: int = 3) -> list[str]:

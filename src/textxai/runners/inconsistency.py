@@ -7,7 +7,6 @@ scores chains made elsewhere instead (a .jsonl with an ``edits`` list per line a
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from textxai.validation import positive_int_arg
@@ -47,10 +46,9 @@ def read_chains(path: str) -> tuple[list[list], list[list] | None]:
     p = Path(path)
     if not p.is_file():
         raise ValueError(f"--chains={path!r}: no such file; expected a .jsonl file with an 'edits' list per line")
-    if p.suffix == ".json":
-        rows = json.loads(p.read_text(encoding="utf-8"))
-    else:
-        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from textxai.tables import read_json_rows
+
+    rows = read_json_rows(p, lines=p.suffix.lower() != ".json", name="--chains", objects=False)
     if not isinstance(rows, list) or not rows:
         raise ValueError(f"--chains={path!r}: expected at least one chain")
     chains, labels = [], []

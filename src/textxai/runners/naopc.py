@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from textxai.validation import positive_int_arg
+from textxai.validation import positive_int_arg, short_repr
 from textxai import naopc, parallel
 from textxai.attribution import available_methods
 from textxai import stats
@@ -47,19 +45,27 @@ def _target(value):
     return value
 
 
-def _read_attributions(path: str, column: str) -> list[list[float]]:
-    import datasets
+def _read_attributions(args) -> list[list[float]]:
+    """The --attributions-column of --data: a list of numbers per row (a JSON list in a csv / tsv cell)."""
+    import json
 
-    p = Path(path)
-    builder = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}.get(p.suffix)
-    if builder is None or not p.is_file():
-        raise ValueError(f"--attributions-column needs a local --data file (csv, tsv, jsonl, json, parquet); got {path!r}")
-    kwargs = {"delimiter": "\t"} if p.suffix == ".tsv" else {}
-    table = datasets.load_dataset(builder, data_files=str(p), split="train", **kwargs)
-    if column not in table.column_names:
-        raise ValueError(f"--attributions-column={column!r}: no such column; columns: {table.column_names}")
-    values = table[column]
-    return [json.loads(v) if isinstance(v, str) else list(v) for v in values]
+    from textxai.tables import load_column
+
+    flag, column = "--attributions-column", args.attributions_column
+    values = load_column(args.data, column, flag, args.split, args.limit, "any")
+    out = []
+    for i, value in enumerate(values):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                value = None
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                            for v in value):
+            raise ValueError(f"{flag} {column!r}: row {i + 1} of --data holds {short_repr(values[i], 60)}; expected a "
+                             "list of numbers, one per word (a JSON list such as [0.1, -0.3] in a csv cell)")
+        out.append([float(v) for v in value])
+    return out
 
 
 def _choice(rows, classifier, normalization, max_exact_words) -> str:
@@ -268,9 +274,7 @@ def ranking_flips(results: dict) -> list[str]:
 def run(args, texts, text_pairs, labels, classifier):
     """AOPC / NAOPC of each attribution method (or of the attributions in --attributions-column)."""
     if args.attributions_column is not None:
-        attributions = {args.attributions_column: _read_attributions(args.data, args.attributions_column)}
-        if args.limit is not None:
-            attributions = {k: v[: args.limit] for k, v in attributions.items()}
+        attributions = {args.attributions_column: _read_attributions(args)}
     else:
         attributions = {m: None for m in args.attribution_methods}
     options = naopc.NAOPCOptions(normalization=args.normalization, beam_size=args.beam_size,

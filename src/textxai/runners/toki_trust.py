@@ -55,6 +55,18 @@ def _label_ids(labels, classifier, flag: str) -> list[int]:
     return out
 
 
+def _trust_label(value, row: int):
+    """A human trust label of --human-trust-column: 1 / 0 (true / false), empty for none."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("1", "true", "0", "false"):
+        return text in ("1", "true")
+    raise ValueError(f"--human-trust-column: row {row + 1} holds {value!r}; expected 1 (trustworthy), 0 or empty")
+
+
 def _class_names(values):
     return None if values is None else [[w.strip() for w in v.split(",") if w.strip()] for v in values]
 
@@ -162,11 +174,15 @@ def run(args, texts, text_pairs, labels, classifier):
     if labels is None:
         raise SystemExit("--label-column: toki_trust needs the true labels of --data (it assesses correct predictions)")
     labels = _label_ids(labels, classifier, "--label-column")
+    human = None
+    if args.human_trust_column:
+        raw = tables.load_column(args.data, args.human_trust_column, "--human-trust-column", args.split, args.limit, "label")
+        human = [_trust_label(v, i) for i, v in enumerate(raw)]
     if args.keyword_index:
         index = toki.check_index(args.keyword_index, classifier)
     elif args.train_data:
         train, train_pairs, train_labels = tables.load_table(args.train_data, args.text_column, args.pair_column,
-                                                          args.label_column, "train", args.train_limit)
+                                                             args.label_column, "train", args.train_limit, "--train-data")
         if train_labels is None:
             raise SystemExit("--label-column: the training data needs labels too")
         index = toki.build_keyword_index(classifier, train, _label_ids(train_labels, classifier, "--train-data"), train_pairs,
@@ -177,10 +193,6 @@ def run(args, texts, text_pairs, labels, classifier):
             index.save(args.save_index)
     else:
         raise SystemExit("--train-data or --keyword-index: toki_trust needs one of them to know each class's keywords")
-    human = None
-    if args.human_trust_column:
-        _, _, raw = tables.load_table(args.data, args.text_column, None, args.human_trust_column, args.split, args.limit)
-        human = [None if v is None or v == "" else bool(int(v)) for v in raw]
     results = toki.assess(classifier, texts, labels, index, human_trust=human, text_pairs=text_pairs,
                           embedders=args.embedders, explain=_explain(args, progress),
                           options=toki.AssessOptions(theta_conf=args.theta_conf))
@@ -209,7 +221,9 @@ def run(args, texts, text_pairs, labels, classifier):
 
 def _demo_rows(kind: str):
     path = Path(__file__).resolve().parents[1] / "demo" / "data" / f"{kind}.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from textxai.tables import read_json_rows
+
+    rows = read_json_rows(path, lines=True, name="the packaged demo corpus")
     return [r for r in rows if r.get("split") == "train"], [r for r in rows if r.get("split") == "test"]
 
 
