@@ -7,4 +7,13 @@ True
 from textxai.modules import MODULE_NAMES, cache_modules, list_modules, load, module_path
 
 __version__ = "0.1.0"
-__all__ = ["MODULE_NAMES", "cache_modules", "list_modules", "load", "module_path", "__version__"]
+__all__ = ["MODULE_NAMES", "cache_modules", "list_modules", "load", "module_path", "__version__", "audit"]
+
+
+def __getattr__(name: str):
+    """``textxai.audit(...)``: the audit package (callable), imported on first use so ``import textxai`` stays light."""
+    if name == "audit":
+        import importlib
+
+        return importlib.import_module("textxai.audit")
+    raise AttributeError(f"module 'textxai' has no attribute {name!r}")

@@ -4,6 +4,7 @@
     textxai run naopc --model textxai/demo-sentiment --data reviews.csv --output out
     textxai list
     textxai compare a.json b.json --module inconsistency
+    textxai audit --model textxai/demo-sentiment --data reviews.csv --label-column label --output audit
     textxai publish naopc --namespace my-org --dry-run space-folder
 """
 from __future__ import annotations
@@ -155,6 +156,13 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_audit(args) -> int:
+    from textxai.audit.cli import run
+
+    check_output_folder(args.output)
+    return run(args)
+
+
 def cmd_list(args) -> int:
     present = set(list_modules())
     for name, kind in MODULE_NAMES.items():
@@ -215,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(func=cmd_run)
 
     stats.add_compare_parser(commands)  # textxai compare A.json B.json --module NAME
+
+    from textxai.audit.cli import add_arguments as audit_arguments
+    audit = commands.add_parser("audit", help="one report: is my classifier right for the right reasons? (all methods)")
+    audit_arguments(audit)
+    audit.set_defaults(func=cmd_audit)
 
     listing = commands.add_parser("list", help="list the modules")
     listing.set_defaults(func=cmd_list)

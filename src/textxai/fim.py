@@ -46,6 +46,7 @@ __all__ = [
     "fisher_eigen",
     "min_flip_strength",
     "perturb_along_eigenvector",
+    "perturbed_test_set",
     "random_substitution_flip_rate",
     "summarize",
     "tensor_difficulty",
@@ -555,6 +556,50 @@ def difficulty_shift(originals, perturbed, classifier, original_pairs=None, pert
     return {"shift": shift, "difficulty_original": d0, "difficulty_perturbed": d1,
             "mean": float(shift.mean()), "std": float(shift.std()), "median": float(np.median(shift)),
             "fraction_increased": float((shift > 0).mean())}
+
+
+def perturbed_test_set(texts, classifier, labels=None, size: int = 10, strengths=(0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0),
+                       difficulty_values=None, batch_size: int = 16) -> dict:
+    """The paper's FIM test set (§5.1, Fig. 2): the ``size`` hardest and ``size`` easiest texts by lambda_max, each
+    moved along its top eigenvector by every L2 ``strength``; accuracy of both sets at each strength.
+
+    Accuracy is against ``labels`` (class indices) when given, else against the unperturbed prediction (the
+    share of predictions that survive the push). ``difficulty_values``: lambda_max already computed (else
+    :func:`difficulty` runs). Costs one forward and backward pass per chosen text plus one forward per strength.
+
+    Returns ``{"strengths": [k], "reference": "labels" | "predictions", "hard": {"indices", "difficulty",
+    "accuracy": [k]}, "easy": {...}}`` (with fewer than ``2 * size`` texts the two sets split them in half).
+
+    >>> r = perturbed_test_set(["a wonderful film", "dull", "fine, I guess", "great"], "textxai/demo-sentiment", size=1)  # doctest: +SKIP
+    >>> len(r["hard"]["accuracy"]) == len(r["strengths"])                                                               # doctest: +SKIP
+    True
+    """
+    from textxai.validation import check_positive_int
+
+    check_positive_int(size, "size")
+    grid = np.atleast_1d(np.asarray(strengths, dtype=np.float64))
+    if grid.ndim != 1 or grid.size == 0 or not np.isfinite(grid).all() or (grid < 0).any():
+        raise ValueError(f"strengths={strengths!r}: expected a non-empty list of finite numbers >= 0")
+    texts, _, clf = _prepare(texts, classifier, None, batch_size)
+    ref = None if labels is None else _label_ids(labels, clf, len(texts))
+    if difficulty_values is None:
+        d = difficulty(texts, clf, batch_size=batch_size)["difficulty"]
+    else:
+        d = np.asarray(difficulty_values, dtype=np.float64)
+        if d.shape != (len(texts),):
+            raise ValueError(f"difficulty_values has shape {d.shape}: expected one value per text ({len(texts)})")
+    k = min(size, len(texts) // 2) or 1
+    order = np.argsort(-d, kind="stable")
+    out = {"strengths": grid.tolist(), "reference": "predictions" if ref is None else "labels"}
+    for name, chosen in (("hard", order[:k]), ("easy", order[::-1][:k])):
+        correct = np.zeros((len(chosen), grid.size))
+        for row, i in enumerate(chosen):
+            probs = perturb_along_eigenvector(texts[i], clf, grid if grid[0] == 0 else np.r_[0.0, grid])
+            base = int(probs[0].argmax()) if ref is None else int(ref[i])
+            correct[row] = probs[-grid.size:].argmax(1) == base
+        out[name] = {"indices": [int(i) for i in chosen], "difficulty": [float(d[i]) for i in chosen],
+                     "accuracy": correct.mean(0).tolist()}
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- compute

@@ -1,0 +1,180 @@
+"""The audit's numbers: every estimate with a bootstrap interval (:func:`textxai.stats.bootstrap_interval`) and a
+one-line reading that says when the interval is too wide to conclude.
+
+An *estimate* is a plain dict ``{"score", "ci_low", "ci_high", "n", "method", "confidence_level", "reading"}``;
+a *difference* adds ``a``, ``b`` and the Wilcoxon ``p_value`` of the paired per-unit values.
+
+>>> e = mean_estimate([1, 0, 1, 1, 0, 1, 1, 1], Intervals(n_resamples=999), "accuracy")
+>>> e["n"], round(e["score"], 3), e["ci_low"] < e["score"] < e["ci_high"]
+(8, 0.75, True)
+>>> e["reading"].startswith("accuracy 0.750 [")
+True
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from textxai import stats
+
+#: An interval wider than this (on a [0, 1] scale) is "too wide to conclude": the reading says so.
+WIDE = 0.35
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """How every interval of the audit is made: confidence level, bootstrap resamples, seed."""
+
+    confidence_level: float = 0.95
+    n_resamples: int = 1999
+    seed: int = 0
+
+
+def finite(values) -> np.ndarray:
+    a = np.asarray([np.nan if v is None else v for v in values], dtype=np.float64)
+    return a[np.isfinite(a)]
+
+
+def interval(data, statistic, iv: Intervals) -> dict:
+    """:func:`textxai.stats.bootstrap_interval` with the audit's settings."""
+    return stats.bootstrap_interval(data, statistic, iv.confidence_level, iv.n_resamples, iv.seed)
+
+
+def too_wide(entry: dict, scale: float = 1.0) -> bool:
+    """No interval, or one wider than :data:`WIDE` times ``scale``."""
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return True
+    return (high - low) > WIDE * scale
+
+
+def shown(entry: dict) -> str:
+    """``0.750 [0.38, 1.00]`` (``textxai.stats.format_interval``)."""
+    return stats.format_interval(entry)
+
+
+def mean_estimate(values, iv: Intervals, what: str, scale: float = 1.0, meaning: str = "") -> dict:
+    """Mean of the finite ``values`` with its interval and a reading: ``what`` = the name in the sentence."""
+    a = finite(values)
+    entry = interval(a, None, iv) if a.size else {"score": float("nan"), "ci_low": float("nan"),
+                                                    "ci_high": float("nan"), "n": 0, "method": "n<2"}
+    entry["reading"] = reading(entry, what, scale, meaning)
+    return entry
+
+
+def rate_estimate(flags, iv: Intervals, what: str, of: str) -> dict:
+    """Share of True among ``flags`` (None left out) with interval and a reading in counts:
+    ``"4 of 10 correct predictions rest on ... [2, 6]"``."""
+    a = finite([None if f is None else float(bool(f)) for f in flags])
+    entry = mean_estimate(a, iv, what)
+    n, k = int(a.size), int(a.sum())
+    if n:
+        low, high = entry["ci_low"], entry["ci_high"]
+        bounds = f" [{round(low * n)}, {round(high * n)}]" if math.isfinite(low) and math.isfinite(high) else ""
+        entry["reading"] = (f"{k} of {n} {of} {what}{bounds}"
+                            + ("; too few to conclude" if too_wide(entry) else "") + ".")
+    else:
+        entry["reading"] = f"no {of}: nothing to count."
+    return entry
+
+
+def reading(entry: dict, what: str, scale: float = 1.0, meaning: str = "") -> str:
+    """``"<what> 0.750 [0.38, 1.00]: <meaning>."`` or, when the interval is too wide, says so instead."""
+    if not entry.get("n"):
+        return f"{what}: no data."
+    text = f"{what} {shown(entry)}"
+    if too_wide(entry, scale):
+        return text + f": the interval is too wide to conclude (n={entry['n']}); audit more texts."
+    return text + (f": {meaning}." if meaning else ".")
+
+
+def difference(values_a, values_b, iv: Intervals, what: str, names=("A", "B"), higher_is_better: bool = True) -> dict:
+    """Paired difference of means a - b over units where both are finite: interval, Wilcoxon p and a reading
+    that ranks the two only when the interval excludes 0."""
+    a = np.asarray([np.nan if v is None else v for v in values_a], dtype=np.float64)
+    b = np.asarray([np.nan if v is None else v for v in values_b], dtype=np.float64)
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    entry = interval((a, b), lambda x, y, axis=-1: np.mean(x, axis=axis) - np.mean(y, axis=axis), iv) if a.size else \
+        {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": 0, "method": "n<2"}
+    test = stats.paired_test(a, b)
+    entry.update(a=float(a.mean()) if a.size else float("nan"), b=float(b.mean()) if b.size else float("nan"),
+                 p_value=test["p_value"], test=test["test"])
+    entry["reading"] = difference_reading(entry, what, names, higher_is_better)
+    return entry
+
+
+def difference_reading(entry: dict, what: str, names, higher_is_better: bool = True) -> str:
+    a, b = names
+    if not entry.get("n"):
+        return f"{what}: no unit where both {a} and {b} have a value."
+    low, high = entry["ci_low"], entry["ci_high"]
+    head = f"{what}: {a} {entry['a']:.3f} vs {b} {entry['b']:.3f}, difference {shown(entry)}"
+    p = entry.get("p_value")
+    ptext = "" if p is None or p != p else f", Wilcoxon p = {p:.2g}"
+    if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 <= high:
+        return head + ptext + f" (n={entry['n']}): the interval includes 0, so these texts cannot tell them apart."
+    better = a if (entry["score"] > 0) == higher_is_better else b
+    return head + ptext + f" (n={entry['n']}): {better} is better, and the difference is significant."
+
+
+# ------------------------------------------------------------------ statistics the bootstrap recomputes (vectorised)
+def ece_statistic(n_bins: int = 10):
+    """Expected calibration error of (confidence, correct) along the last axis, equal-width bins on [0, 1]."""
+    def ece(conf, correct, axis=-1):
+        bins = np.clip((conf * n_bins).astype(int), 0, n_bins - 1)
+        total = np.zeros(conf.shape[:-1])
+        for k in range(n_bins):
+            inside = bins == k
+            total = total + np.abs((correct * inside).sum(-1) - (conf * inside).sum(-1))
+        return total / conf.shape[-1]
+    return ece
+
+
+def spearman_statistic(x, y, axis=-1):
+    """Spearman's rho along the last axis (average ranks), NaN where either side is constant."""
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x, axis=-1), rankdata(y, axis=-1)
+    rx = rx - rx.mean(-1, keepdims=True)
+    ry = ry - ry.mean(-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(-1) / np.sqrt((rx ** 2).sum(-1) * (ry ** 2).sum(-1))
+
+
+def partial_statistic(x, y, z, axis=-1):
+    """Partial (Pearson) correlation of x and y given z along the last axis."""
+    def r(a, b):
+        a = a - a.mean(-1, keepdims=True)
+        b = b - b.mean(-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (a * b).sum(-1) / np.sqrt((a ** 2).sum(-1) * (b ** 2).sum(-1))
+    rxy, rxz, ryz = r(x, y), r(x, z), r(y, z)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rxy - rxz * ryz) / np.sqrt((1 - rxz ** 2) * (1 - ryz ** 2))
+
+
+def correlation(x, y, iv: Intervals, what: str, statistic=spearman_statistic, z=None) -> dict:
+    """A rank (or partial) correlation over the units where every array is finite, with interval and reading."""
+    arrays = [np.asarray(v, dtype=np.float64) for v in ((x, y) if z is None else (x, y, z))]
+    keep = np.all([np.isfinite(a) for a in arrays], axis=0)
+    arrays = tuple(a[keep] for a in arrays)
+    entry = interval(arrays, statistic, iv) if keep.sum() >= 3 else \
+        {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": int(keep.sum()), "method": "n<3"}
+    entry["reading"] = correlation_reading(entry, what)
+    return entry
+
+
+def correlation_reading(entry: dict, what: str) -> str:
+    if not math.isfinite(entry.get("score", float("nan"))):
+        return f"{what}: undefined on these texts (n={entry.get('n', 0)}, or a constant side)."
+    low, high = entry["ci_low"], entry["ci_high"]
+    head = f"{what}: {shown(entry)} (n={entry['n']})"
+    if not (math.isfinite(low) and math.isfinite(high)) or too_wide(entry, scale=2.0):
+        return head + ": the interval is too wide to conclude."
+    if low <= 0 <= high:
+        return head + ": no clear relation (the interval includes 0)."
+    strength = "strong" if min(abs(low), abs(high)) >= 0.5 else "moderate" if min(abs(low), abs(high)) >= 0.2 else "weak"
+    return head + f": a {strength} {'positive' if entry['score'] > 0 else 'negative'} relation."

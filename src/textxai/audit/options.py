@@ -1,0 +1,214 @@
+"""The audit's options: one small frozen dataclass per stage, read from Python keywords, a config file
+(YAML or JSON: ``{"faithfulness": {"methods": ["omission", "gradient"]}}``) or flags (``--faithfulness.methods
+omission gradient``). Unknown stages or fields are refused, naming them and what is valid.
+
+>>> o = audit_options({"faithfulness": {"max_texts": 12}, "sections": ["difficulty", "faithfulness"]})
+>>> o.faithfulness.max_texts, o.sections
+(12, ('difficulty', 'faithfulness'))
+>>> audit_options({"faithfulnes": {}})
+Traceback (most recent call last):
+...
+ValueError: faithfulnes: no such audit stage; expected one of ['counterfactual', 'difficulty', 'faithfulness', 'intervals', 'run', 'sections', 'trust']
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textxai.audit.numbers import Intervals
+from textxai.validation import short_repr
+
+#: The report's sections, in order; ``sections=`` picks some (overview is always there).
+SECTIONS = ("overview", "difficulty", "faithfulness", "trust", "counterfactual", "connections")
+
+
+#: Options that may be 0 (0 attacked texts: no attack).
+ZERO_ALLOWED = ("seed", "attack_texts", "shortcut_examples")
+
+
+@dataclass(frozen=True)
+class DifficultyOptions:
+    """FIM: ``hardest`` examples shown, ``bins`` of accuracy by difficulty / confidence, the FIM test set of
+    ``test_set_size`` hardest and easiest texts perturbed along their top eigenvector by ``strengths``."""
+
+    hardest: int = 5
+    bins: int = 4
+    test_set_size: int = 10
+    strengths: tuple = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
+    batch_size: int = 16
+
+
+@dataclass(frozen=True)
+class FaithfulnessOptions:
+    """NAOPC: attribution ``methods`` on the first ``max_texts`` texts, limits by ``normalization`` (exact up to
+    ``max_exact_words`` words, else the beam), ``examples`` heat-mapped explanations."""
+
+    methods: tuple = ("omission", "input_x_gradient", "integrated_gradients")
+    max_texts: int = 20
+    normalization: str = "auto"
+    max_exact_words: int = 10
+    examples: int = 3
+
+
+@dataclass(frozen=True)
+class TrustOptions:
+    """TOKI: keyword index from ``train_texts`` / ``train_labels`` (default: the demo model's training texts, else
+    the audited texts), ``explainer`` and ``top_k``; ``class_names`` (anchor words per class); the TOKI attack
+    vs random substitution on ``attack_texts`` correct predictions (A2T budget ``max_rate``, ``min_similarity``);
+    ``shortcuts`` candidates shown, ``shortcut_examples`` each."""
+
+    explainer: str = "omission"
+    top_k: int = 10
+    train_texts: tuple | None = None
+    train_labels: tuple | None = None
+    train_limit: int = 200
+    class_names: tuple | None = None
+    attack_texts: int = 10
+    max_rate: float = 0.1
+    min_similarity: float = 0.8
+    shortcuts: int = 8
+    shortcut_examples: int = 2
+
+
+@dataclass(frozen=True)
+class CounterfactualOptions:
+    """CEval + inconsistency: the built-in ``editors`` (``"llm"`` when installed) on the first ``max_texts``
+    texts; ``steps`` feedback steps (2 gives inc@1)."""
+
+    editors: tuple = ("substitution", "deletion")
+    max_texts: int = 20
+    steps: int = 2
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How the audit runs: batch size, progress bars, the evaluation limit checked before any work."""
+
+    batch_size: int = 32
+    progress: bool = True
+    max_evaluations: int | None = None
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    sections: tuple = SECTIONS
+    difficulty: DifficultyOptions = field(default_factory=DifficultyOptions)
+    faithfulness: FaithfulnessOptions = field(default_factory=FaithfulnessOptions)
+    trust: TrustOptions = field(default_factory=TrustOptions)
+    counterfactual: CounterfactualOptions = field(default_factory=CounterfactualOptions)
+    intervals: Intervals = field(default_factory=Intervals)
+    run: RunOptions = field(default_factory=RunOptions)
+
+
+STAGES = {f.name: f.type for f in dataclasses.fields(AuditOptions) if f.name != "sections"}
+_CLASSES = {"difficulty": DifficultyOptions, "faithfulness": FaithfulnessOptions, "trust": TrustOptions,
+            "counterfactual": CounterfactualOptions, "intervals": Intervals, "run": RunOptions}
+
+
+def _coerce(stage: str, name: str, value, default):
+    """A config value as the field's type (lists become tuples; ints for int fields)."""
+    where = f"{stage}.{name}={short_repr(value)}"
+    if isinstance(default, tuple) or (default is None and isinstance(value, (list, tuple))):
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{where}: expected a list")
+        return tuple(value)
+    if isinstance(default, bool):
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.lower() in ("true", "1", "yes")
+        if not isinstance(value, bool):
+            raise ValueError(f"{where}: expected true or false")
+        return value
+    if isinstance(default, (int, float)) or default is None:
+        if value is None:
+            return None
+        try:
+            number = float(value) if isinstance(value, str) else value
+        except ValueError:
+            raise ValueError(f"{where}: expected a number") from None
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise ValueError(f"{where}: expected a number")
+        if isinstance(default, int) or (default is None and float(number).is_integer()):
+            if float(number) != int(number):
+                raise ValueError(f"{where}: expected a whole number")
+            number = int(number)
+        if number < 0 or (isinstance(default, int) and number == 0 and name not in ZERO_ALLOWED):
+            raise ValueError(f"{where}: expected a positive number")
+        return number
+    if not isinstance(value, str):
+        raise ValueError(f"{where}: expected a string")
+    return value
+
+
+def _stage(stage: str, given) -> object:
+    cls = _CLASSES[stage]
+    if isinstance(given, cls):
+        return given
+    if not isinstance(given, dict):
+        raise ValueError(f"{stage}={short_repr(given)}: expected a mapping of its options or a {cls.__name__}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(given) - set(fields))
+    if unknown:
+        raise ValueError(f"{stage}.{unknown[0]}: no such option; expected one of {sorted(fields)}")
+    defaults = cls()
+    return cls(**{k: _coerce(stage, k, v, getattr(defaults, k)) for k, v in given.items()})
+
+
+def audit_options(config=None, **stages) -> AuditOptions:
+    """Options from a mapping (a parsed config file) and/or keywords (``faithfulness={"max_texts": 12}``);
+    keywords win over the mapping per stage."""
+    if isinstance(config, AuditOptions) and not stages:
+        return config
+    merged = {} if config is None else dict(config) if isinstance(config, dict) else None
+    if merged is None:
+        raise ValueError(f"config={short_repr(config)}: expected a mapping of stage -> options")
+    merged.update({k: v for k, v in stages.items() if v is not None})
+    valid = sorted(["sections", *STAGES])
+    for key in merged:
+        if key not in valid:
+            raise ValueError(f"{key}: no such audit stage; expected one of {valid}")
+    sections = merged.get("sections", SECTIONS)
+    sections = tuple(s.strip() for s in sections.split(",")) if isinstance(sections, str) else tuple(sections)
+    for s in sections:
+        if s not in SECTIONS:
+            raise ValueError(f"sections={list(sections)}: {s!r} is not a section; expected some of {list(SECTIONS)}")
+    out = {name: _stage(name, merged[name]) for name in STAGES if name in merged}
+    return AuditOptions(sections=tuple(s for s in SECTIONS if s in sections or s == "overview"), **out)
+
+
+def read_config(path) -> dict:
+    """A YAML (``.yaml`` / ``.yml``) or JSON config file as a mapping."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--config {str(path)!r}: no such file; expected a YAML or JSON file of stage options")
+    text = p.read_text(encoding="utf-8")
+    try:
+        if p.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except Exception as error:  # noqa: BLE001 - a broken file is one clear message
+        raise ValueError(f"--config {str(path)!r}: cannot be parsed ({str(error).splitlines()[0]})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"--config {str(path)!r}: expected a mapping of stage -> options at the top")
+    return data
+
+
+def flag_names() -> list[tuple[str, str, object]]:
+    """``(stage, field, default)`` of every option a flag ``--stage.field`` sets (training texts excepted)."""
+    out = []
+    for stage, cls in _CLASSES.items():
+        for f in dataclasses.fields(cls):
+            if f.name not in ("train_texts", "train_labels", "max_evaluations", "progress"):
+                out.append((stage, f.name, getattr(cls(), f.name)))
+    return out
+
+
+def to_dict(options: AuditOptions) -> dict:
+    """The options as plain data (what the report and the cache fingerprint show)."""
+    return json.loads(json.dumps(dataclasses.asdict(options), default=str))

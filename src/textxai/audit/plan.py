@@ -1,0 +1,97 @@
+"""The whole audit's work, estimated per stage before anything runs (:mod:`textxai.estimates`; no model call),
+and the stage cache: each finished stage is saved in the output folder under a fingerprint of the model, the
+data and that stage's options, so an interrupted audit resumes where it stopped and a change invalidates it.
+
+>>> from textxai.audit.options import audit_options
+>>> plan = estimate(["a fine film", "dull and long"], 2, audit_options({"sections": ["difficulty"]}), labels=True)
+>>> sorted(plan), plan["difficulty"] > 0
+(['difficulty', 'overview'], True)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+
+from textxai import estimates
+from textxai.audit.options import AuditOptions, to_dict
+
+#: Bumped when a stage's saved data changes shape (older caches are then recomputed).
+CACHE_FORMAT = 1
+
+
+def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False) -> dict[str, int]:
+    """Model evaluations of each stage of one model's audit (errs on the side of more)."""
+    words = [estimates.approx_words(t) for t in texts]
+    n, out = len(words), {"overview": len(words)}
+    s = set(options.sections)
+    if "difficulty" in s:
+        d = options.difficulty
+        size = min(d.test_set_size, max(n // 2, 1))
+        out["difficulty"] = (estimates.fim_evaluations(n, num_labels)
+                             + estimates.fim_evaluations(d.hardest, num_labels, min_flip=True)
+                             + 2 * size * (num_labels + len(d.strengths) + 1))
+    if "faithfulness" in s:
+        f = options.faithfulness
+        out["faithfulness"] = estimates.naopc_evaluations(words[: f.max_texts], f.normalization, None,
+                                                          f.max_exact_words, list(f.methods))
+    if "trust" in s or "connections" in s:
+        t = options.trust
+        train = [estimates.approx_words(x) for x in (t.train_texts or [])][: t.train_limit] or words[: t.train_limit]
+        attacked = words[: t.attack_texts]
+        out["trust"] = (estimates.toki_evaluations(train, words, t.explainer)
+                        + 2 * estimates.toki_evaluations([], [], t.explainer, index_cached=True, attack_words=attacked,
+                                                         max_rate=t.max_rate))
+    if "counterfactual" in s:
+        c = options.counterfactual
+        sub = words[: c.max_texts]
+        out["counterfactual"] = sum(estimates.feedback_evaluations(sub, c.steps, editor=e) + 2 * len(sub)
+                                    for e in c.editors if e in ("substitution", "deletion"))
+    if "connections" in s:
+        out["connections"] = 4 * 3 * n
+    return out
+
+
+def fingerprint(clf, texts, labels, stage: str, options: AuditOptions) -> str:
+    """What a stage's result depends on: the model (name, labels, size, weights), the texts and labels, the
+    stage's own options and the interval settings (connections: those of difficulty and trust too)."""
+    from textxai.toki.index import weights_digest
+
+    opts = to_dict(options)
+    parts = {"overview": ["intervals"], "difficulty": ["difficulty", "intervals"],
+             "faithfulness": ["faithfulness", "intervals"], "trust": ["trust", "intervals"],
+             "counterfactual": ["counterfactual", "intervals"],
+             "connections": ["difficulty", "trust", "intervals"]}[stage]
+    key = [CACHE_FORMAT, stage, clf.fingerprint, weights_digest(clf), list(texts),
+           None if labels is None else [int(y) for y in labels], {p: opts[p] for p in parts}]
+    return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:20]
+
+
+class StageCache:
+    """Finished stages as ``<folder>/.audit-cache/<tag>-<stage>.json`` (no folder: nothing is cached)."""
+
+    def __init__(self, folder=None):
+        self.folder = None if folder is None else Path(folder) / ".audit-cache"
+
+    def load(self, tag: str, stage: str, key: str):
+        if self.folder is None:
+            return None
+        path = self.folder / f"{tag}-{stage}.json"
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return saved["data"] if saved.get("fingerprint") == key else None
+
+    def save(self, tag: str, stage: str, key: str, data: dict, seconds: float, evaluations: int) -> None:
+        if self.folder is None:
+            return
+        from textxai.stats import to_jsonable
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{tag}-{stage}.json"
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"fingerprint": key, "saved": time.time(), "seconds": seconds,
+                                   "evaluations": evaluations, "data": to_jsonable(data)}), encoding="utf-8")
+        tmp.replace(path)   # atomic: an interrupted write leaves the previous file or none

@@ -1,0 +1,185 @@
+"""``audit()``: validate everything, estimate the whole work (refused above ``max_evaluations``), run each stage
+of each model (cached in the output folder: an interrupted audit resumes), compare the two models, and return
+an :class:`AuditResult` (``.summary``, ``.to_json()``, ``.to_html(path)``).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textxai.audit import plan as planning
+from textxai.audit.options import AuditOptions, audit_options, to_dict
+
+
+@dataclass
+class AuditResult:
+    """The audit as plain data: ``data["models"][tag][section]``, ``data["comparison"]``, ``data["work"]``."""
+
+    data: dict = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        """The headline readings, one per line (what the report's first screen says)."""
+        from textxai.audit.report import headlines
+
+        return "\n".join(headlines(self.data))
+
+    def to_json(self, path=None) -> str:
+        """The whole audit as JSON (NaN -> null); written to ``path`` when given."""
+        from textxai.stats import to_jsonable
+
+        text = json.dumps(to_jsonable(self.data), indent=1)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def to_html(self, path=None) -> str:
+        """The self-contained HTML report (inline styles and figures, no script); written to ``path`` when given."""
+        from textxai.audit.report import render
+
+        html = render(self.data)
+        if path is not None:
+            Path(path).write_text(html, encoding="utf-8")
+        return html
+
+
+def _labels(labels, clf, n: int):
+    from textxai.validation import check_list
+
+    if labels is None:
+        return None
+    labels = check_list(labels, "labels")
+    if len(labels) != n:
+        raise ValueError(f"labels has {len(labels)} items but texts has {n}: expected one label per text")
+    return [clf.class_index(int(y) if isinstance(y, float) and y.is_integer() else y, f"labels[{i}]")
+            for i, y in enumerate(labels)]
+
+
+def _say(message: str, progress: bool) -> None:
+    if progress:
+        print(f"[textxai audit] {message}", file=sys.stderr, flush=True)
+
+
+def _stage(name: str, clf, texts, labels, done: dict, options: AuditOptions):
+    """The function call of one stage (each returns plain data)."""
+    from textxai.audit import robustness, sections, trust
+
+    iv, run = options.intervals, options.run
+    bs, pg = run.batch_size, run.progress
+    if name == "overview":
+        return sections.overview(clf, texts, labels, iv, bs, pg)
+    if name == "difficulty":
+        return sections.difficulty(clf, texts, labels, options.difficulty, iv, pg)
+    if name == "faithfulness":
+        return sections.faithfulness(clf, texts, options.faithfulness, iv, bs, pg)
+    if name == "trust":
+        return trust.trust(clf, texts, labels, done["overview"]["predictions"], options.trust, iv, bs, pg)
+    if name == "counterfactual":
+        return robustness.counterfactual(clf, texts, options.counterfactual, iv, bs, pg)
+    return trust.connections(clf, texts, done["difficulty"], done["trust"], done["overview"]["predictions"], iv, bs)
+
+
+def stages_of(options: AuditOptions) -> list[str]:
+    """The stages to run, in order (connections needs difficulty and trust: they run too)."""
+    wanted = set(options.sections) | ({"difficulty", "trust"} if "connections" in options.sections else set())
+    return [s for s in ("overview", "difficulty", "faithfulness", "trust", "counterfactual", "connections") if s in wanted]
+
+
+def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCache, tag: str) -> tuple[dict, dict]:
+    """Every stage of one model's audit: loaded from the cache when its fingerprint matches, else run and saved.
+    Returns the sections and the work per stage (seconds, model evaluations, cached or not)."""
+    from textxai.batching import work_budget
+    from textxai.stats import to_jsonable
+
+    done, work = {}, {}
+    for name in stages_of(options):
+        key = planning.fingerprint(clf, texts, labels, name, options)
+        cached = cache.load(tag, name, key)
+        if cached is not None:
+            done[name], work[name] = cached, {"cached": True, "seconds": 0.0, "evaluations": 0}
+            _say(f"{tag}: {name} (cached)", options.run.progress)
+            continue
+        _say(f"{tag}: {name} ...", options.run.progress)
+        started = time.time()
+        with work_budget(what=f"textxai audit ({name})") as budget:
+            data = json.loads(json.dumps(to_jsonable(_stage(name, clf, texts, labels, done, options))))
+        work[name] = {"cached": False, "seconds": round(time.time() - started, 2), "evaluations": budget.used}
+        cache.save(tag, name, key, data, work[name]["seconds"], budget.used)
+        done[name] = data
+    return done, work
+
+
+def _check_texts(texts) -> list[str]:
+    from textxai.validation import check_texts
+
+    texts = check_texts(texts, "texts")
+    if not texts:
+        raise ValueError("texts=[]: expected at least one text to audit")
+    for i, t in enumerate(texts):
+        if not t.strip():
+            raise ValueError(f"texts[{i}]={t!r}: expected a non-empty text")
+    return texts
+
+
+def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict | None = None, output=None,
+          **stages) -> AuditResult:
+    """Audit a text classifier on ``texts``: is it right for the right reasons?
+
+    Args:
+        model: anything :func:`textxai.classifier.as_classifier` takes (Hub id, folder, demo name, loaded model).
+        texts: the texts to audit; ``labels``: their gold labels (class indices or label names), optional.
+        compare: a second model audited on the same texts; the report adds paired differences.
+        options: :class:`~textxai.audit.options.AuditOptions` or a mapping (a parsed config file);
+            ``stages``: per-stage options as keywords (``faithfulness={"methods": ["omission"]}``, ``sections=[...]``).
+        output: a folder where finished stages are cached (an interrupted audit resumes there).
+
+    >>> r = audit("textxai/demo-sentiment", ["a wonderful film", "dull and slow"], [1, 0], sections=["difficulty"])  # doctest: +SKIP
+    >>> r.data["models"]["model"]["overview"]["accuracy"]["score"]                                                     # doctest: +SKIP
+    1.0
+    """
+    from textxai.classifier import as_classifier
+    from textxai.estimates import check_evaluations
+
+    opts = audit_options(options, **stages)
+    texts = _check_texts(texts)
+    models = {"model": as_classifier(model)}
+    if compare is not None:
+        models["compare"] = as_classifier(compare)
+    ids = {tag: _labels(labels, clf, len(texts)) for tag, clf in models.items()}
+    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None) for tag, clf in models.items()}
+    total = sum(sum(p.values()) for p in work_plan.values())
+    check_evaluations(total, opts.run.max_evaluations, "textxai audit",
+                      "use fewer texts, fewer sections (--sections) or smaller stages (e.g. --faithfulness.max_texts)")
+    _say(f"{len(texts)} texts, {len(models)} model(s): about {total:,} model evaluations planned", opts.run.progress)
+    cache = planning.StageCache(output)
+    started = time.time()
+    data = {"options": to_dict(opts), "n_texts": len(texts), "texts": texts, "labels": ids["model"], "models": {},
+            "work": {"planned": work_plan, "stages": {}}}
+    for tag, clf in models.items():
+        data["models"][tag], data["work"]["stages"][tag] = run_model(clf, texts, ids[tag], opts, cache, tag)
+    if compare is not None:
+        from textxai.audit.compare import compare as paired
+
+        names = (models["model"].name, models["compare"].name)
+        if names[0] == names[1]:
+            names = (f"{names[0]} (A)", f"{names[1]} (B)")
+        data["comparison"] = paired(data["models"]["model"], data["models"]["compare"], opts.intervals, names)
+    data["work"]["seconds"] = round(time.time() - started, 1)
+    data["work"]["evaluations"] = sum(w["evaluations"] for m in data["work"]["stages"].values() for w in m.values())
+    data["skipped"] = _skipped(opts, labels is not None, data)
+    return AuditResult(data)
+
+
+def _skipped(opts: AuditOptions, has_labels: bool, data: dict) -> list[str]:
+    """What the audit did not do, and why (shown in the Overview)."""
+    out = [f"{s}: not asked for (sections)" for s in ("difficulty", "faithfulness", "trust", "counterfactual", "connections")
+           if s not in opts.sections]
+    if not has_labels:
+        out.append("accuracy, calibration and accuracy by difficulty: no labels given (TOKI takes every prediction as correct)")
+    for tag, sections in data["models"].items():
+        for e in (sections.get("counterfactual") or {}).get("skipped", []):
+            out.append(f"counterfactual editor {e!r} ({tag}): not available in this installation")
+    return out

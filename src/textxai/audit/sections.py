@@ -1,0 +1,168 @@
+"""The audit's first sections, each a function of (classifier, texts, ...) returning plain data (lists, floats,
+dicts with readings): Overview (accuracy, calibration), Difficulty (FIM), Faithfulness (NAOPC).
+
+Every section composes the public library functions (``textxai.fim``, ``textxai.naopc``) and puts an interval
+and a reading on each number (:mod:`textxai.audit.numbers`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from textxai import fim, naopc
+from textxai.audit import numbers as nb
+from textxai.audit.options import DifficultyOptions, FaithfulnessOptions
+
+N_CALIBRATION_BINS = 10
+
+
+def overview(clf, texts, labels, iv: nb.Intervals, batch_size: int = 32, progress: bool = False) -> dict:
+    """Predictions, and with labels accuracy, ECE and the reliability diagram's bins."""
+    probs = clf.predict_proba(texts, batch_size=batch_size, progress=progress)
+    pred, conf = probs.argmax(1), probs.max(1)
+    out = {"model": clf.name, "class_names": [clf.labels[i] for i in range(clf.num_labels)], "n_texts": len(texts),
+           "probs": probs.tolist(), "predictions": pred.tolist(),
+           "predicted_counts": {clf.labels[i]: int((pred == i).sum()) for i in range(clf.num_labels)}}
+    if labels is None:
+        return out
+    correct = (pred == np.asarray(labels)).astype(float)
+    out["correct"] = correct.tolist()
+    out["accuracy"] = nb.rate_estimate(correct, iv, "are correct", "predictions")
+    ece = nb.interval((conf, correct), nb.ece_statistic(N_CALIBRATION_BINS), iv)
+    meaning = ("confidence matches accuracy closely" if ece["ci_high"] < 0.05 else
+               "the confidence is off by several points on average" if ece["score"] < 0.15 else
+               "the confidence is far from the accuracy: do not read probabilities as chances")
+    ece["reading"] = nb.reading(ece, "expected calibration error (ECE, 10 bins)", 0.5, meaning)
+    out["ece"] = ece
+    bins = np.clip((conf * N_CALIBRATION_BINS).astype(int), 0, N_CALIBRATION_BINS - 1)
+    out["reliability"] = [{"low": k / N_CALIBRATION_BINS, "high": (k + 1) / N_CALIBRATION_BINS, "n": int((bins == k).sum()),
+                           "confidence": float(conf[bins == k].mean()) if (bins == k).any() else None,
+                           "accuracy": float(correct[bins == k].mean()) if (bins == k).any() else None}
+                          for k in range(N_CALIBRATION_BINS)]
+    return out
+
+
+def _bins(values: np.ndarray, correct: np.ndarray, n_bins: int, iv: nb.Intervals, what: str) -> list[dict]:
+    """Accuracy in ``n_bins`` quantile bins of ``values`` (lowest first), each with its interval."""
+    order = np.argsort(values, kind="stable")
+    out = []
+    for k, chunk in enumerate(np.array_split(order, n_bins)):
+        if not len(chunk):
+            continue
+        est = nb.rate_estimate(correct[chunk], iv, "are correct", f"predictions in {what} bin {k + 1}")
+        out.append({"low": float(values[chunk].min()), "high": float(values[chunk].max()), "n": len(chunk), "accuracy": est})
+    return out
+
+
+def _hardest(r: dict, texts, clf, k: int) -> list[dict]:
+    d = r["difficulty"]
+    out = []
+    for i in np.argsort(-d, kind="stable")[:k]:
+        sens = np.asarray(r["word_sensitivity"][i])
+        top = np.argsort(-sens, kind="stable")[:3]
+        out.append({"index": int(i), "text": texts[i], "difficulty": float(d[i]),
+                    "prediction": clf.labels[int(r["predictions"][i])], "confidence": float(r["probs"][i].max()),
+                    "words": list(r["words"][i]), "sensitivity": sens.tolist(),
+                    "most_sensitive": [r["words"][i][j] for j in top]})
+    return out
+
+
+def _beyond_confidence(log_d, log_margin, correct, iv: nb.Intervals) -> dict:
+    """What difficulty adds beyond confidence: their rank correlation, and the partial correlation of log
+    lambda_max with being wrong, given log p(1 - p); the verdict says when FIM tells nothing new."""
+    rho = nb.correlation(log_d, log_margin, iv, "rank correlation of log λ_max with log p(1−p)")
+    out = {"rank_correlation": rho}
+    verdict = None
+    if correct is not None:
+        wrong = 1.0 - np.asarray(correct)
+        part = nb.correlation(log_d, wrong, iv, "partial correlation of log λ_max with an error, given log p(1−p)",
+                              nb.partial_statistic, z=log_margin)
+        out["partial_correlation"] = part
+        if nb.too_wide(part, scale=2.0):
+            verdict = None
+        elif part["ci_low"] <= 0 <= part["ci_high"]:
+            verdict = ("FIM tells nothing new here: once the confidence is known, difficulty does not add to "
+                       "predicting errors (partial correlation interval includes 0).")
+        else:
+            verdict = "FIM adds information beyond the confidence: it predicts errors the confidence alone does not."
+    if verdict is None and np.isfinite(rho["ci_low"]) and min(abs(rho["ci_low"]), abs(rho["ci_high"])) >= 0.9:
+        verdict = "FIM tells nothing new here: difficulty and confidence rank the texts almost identically."
+    out["verdict"] = verdict or "Too little data to say whether FIM adds anything beyond the confidence."
+    return out
+
+
+def difficulty(clf, texts, labels, options: DifficultyOptions, iv: nb.Intervals, progress: bool = False) -> dict:
+    """FIM difficulty: distribution, hardest examples with their most sensitive words, accuracy by bins of
+    difficulty and of confidence side by side, what difficulty adds beyond confidence, the FIM test set."""
+    r = fim.difficulty(texts, clf, batch_size=options.batch_size, return_eigenvector=True, progress=progress)
+    d = r["difficulty"]
+    p = r["probs"].max(1)
+    log_d = np.log(np.maximum(d, 1e-300))
+    log_margin = np.log(np.maximum(p * (1 - p), 1e-300))
+    correct = None if labels is None else (r["predictions"] == np.asarray(labels)).astype(float)
+    out = {"difficulty": d.tolist(), "summary": fim.summarize(d),
+           "mean_log10": nb.mean_estimate(np.log10(np.maximum(d, 1e-300)), iv, "mean log10 λ_max", scale=10.0),
+           "hardest": _hardest(r, texts, clf, options.hardest),
+           "beyond_confidence": _beyond_confidence(log_d, log_margin, correct, iv)}
+    hard_idx = [h["index"] for h in out["hardest"]]
+    flips = fim.min_flip_strength([texts[i] for i in hard_idx], clf, batch_size=options.batch_size)
+    for h, s in zip(out["hardest"], flips):
+        h["min_flip_strength"] = float(s) if np.isfinite(s) else None
+    if correct is not None:
+        out["accuracy_by_difficulty"] = _bins(d, correct, options.bins, iv, "difficulty")
+        out["accuracy_by_confidence"] = _bins(-p, correct, options.bins, iv, "confidence")  # least confident last
+    out["test_set"] = fim.perturbed_test_set(texts, clf, labels, size=options.test_set_size,
+                                             strengths=options.strengths, difficulty_values=d,
+                                             batch_size=options.batch_size)
+    return out
+
+
+def _ranking(per: dict, methods: list[str], metric: str, iv: nb.Intervals) -> dict:
+    """Methods ranked by ``metric`` (comprehensiveness: higher is better; sufficiency: lower), each neighbour
+    pair with its paired difference, and whether the ranking is significant all the way down."""
+    better_high = metric.endswith("comprehensiveness")
+    means = {m: float(np.mean(nb.finite(per[m][metric]))) for m in methods}
+    order = sorted(methods, key=lambda m: -means[m] if better_high else means[m])
+    steps = [nb.difference(per[a][metric], per[b][metric], iv, metric.replace("_", " "), (a, b), better_high)
+             for a, b in zip(order, order[1:])]
+    significant = all(s["n"] and (s["ci_low"] > 0 or s["ci_high"] < 0) for s in steps)
+    reading = (f"{' > '.join(order)} by {metric.replace('_', ' ')}" + (": every step significant." if significant else
+               ": at least one neighbour pair cannot be told apart on these texts (interval includes 0)."))
+    return {"order": order, "steps": steps, "significant": bool(significant), "reading": reading}
+
+
+def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, batch_size: int = 32,
+                 progress: bool = False) -> dict:
+    """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
+    and its significance, where normalisation changes the ranking, heat-mapped example explanations."""
+    from textxai.runners.naopc import ranking_flips
+
+    sub = list(texts[: options.max_texts])
+    methods = list(options.methods)
+    opts = naopc.NAOPCOptions(normalization=options.normalization, max_exact_words=options.max_exact_words,
+                              batch_size=batch_size, progress=progress)
+    res = naopc.compare_attributions(sub, clf, {m: None for m in methods}, options=opts)
+    keys = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")
+    per = {m: {k: [np.nan if row.get(k) is None else row[k] for row in res[m]["per_example"]] for k in keys}
+           for m in methods}
+    normalized = all(np.isfinite(per[m]["naopc_comprehensiveness"]).any() for m in methods)
+    out = {"n_texts": len(sub), "methods": methods, "per_example": per, "scores": {}, "rankings": {}}
+    for m in methods:
+        out["scores"][m] = {k: nb.mean_estimate(per[m][k], iv, f"{m}: {k.replace('_', ' ')}")
+                            for k in keys if normalized or not k.startswith("naopc")}
+    for k in keys if normalized else keys[:2]:
+        if len(methods) >= 2:
+            out["rankings"][k] = _ranking(per, methods, k, iv)
+    if normalized and len(methods) >= 2:
+        shaped = {"methods": {m: {k: out["scores"][m][k]["score"] for k in keys} for m in methods},
+                  "comparisons": {f"{a} vs {b}": {f"naopc_{k}": {"p_value": nb.difference(
+                      per[a][f"naopc_{k}"], per[b][f"naopc_{k}"], iv, k)["p_value"]} for k in keys[:2]}
+                      for i, a in enumerate(methods) for b in methods[i + 1:]}}
+        out["normalisation_changes"] = ranking_flips(shaped)
+        out["rank_agreement"] = {k: naopc.rank_agreement([shaped["methods"][m][k] for m in methods],
+                                                         [shaped["methods"][m][f"naopc_{k}"] for m in methods])
+                                 for k in keys[:2]}
+    first = res[methods[0]]["per_example"]
+    out["examples"] = [{"index": i, "text": sub[i], "words": list(first[i]["words"]),
+                        "attributions": {m: list(res[m]["per_example"][i]["attributions"]) for m in methods}}
+                       for i in range(min(options.examples, len(sub)))]
+    return out

@@ -1,0 +1,174 @@
+"""The Trust section (TOKI: trust rate, shortcut candidates, the three verdicts' agreement, attack vs random) and
+the Connections section (hardest vs untrustworthy; shortcut words removed or replaced -> flips), as plain data.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from textxai import toki
+from textxai.audit import numbers as nb
+from textxai.audit.options import TrustOptions
+
+VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
+
+
+def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int = 32, progress: bool = False):
+    """TOKI's keyword index and where its training texts came from: ``options.train_texts``; else, for a demo
+    model, its packaged training texts (the demo's index); else the audited texts with their labels."""
+    from textxai.embeddings import EMBEDDER_NAMES
+
+    explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress)
+    index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES),
+                              class_names=None if options.class_names is None else list(options.class_names))
+    if options.train_texts is not None:
+        train = list(options.train_texts)[: options.train_limit]
+        labels = [clf.class_index(y, f"train_labels[{i}]") for i, y in enumerate(list(options.train_labels or [])[: len(train)])]
+        if len(labels) != len(train):
+            raise ValueError(f"trust.train_labels has {len(labels)} labels for {len(train)} training texts: expected one each")
+        source = f"{len(train)} training texts given"
+    elif str(clf.name) in ("textxai/demo-sentiment", "textxai/demo-topic"):
+        from textxai import demo
+
+        corpus = demo.load_corpus(clf.name.split("-")[-1])
+        train, labels = corpus["train_texts"][:60], corpus["train_labels"][:60]
+        source = "the demo model's first 60 training texts"
+    else:
+        train, labels = list(texts)[: options.train_limit], list(references)[: options.train_limit]
+        source = (f"the audited texts themselves ({len(train)}; no training texts given: the keywords are learnt "
+                  "from the texts they judge, an optimistic setting)")
+    built = toki.cached_keyword_index(clf, train, [int(y) for y in labels], explain=explain, index=index)
+    return built, source
+
+
+def shortcut_candidates(examples, texts, class_names: dict, k: int, n_examples: int) -> list[dict]:
+    """Words that carry untrustworthy correct predictions while unrelated to their class, ranked by how many
+    predictions' worth of importance rests on them (each prediction's unrelated top words, by their share of
+    its top-k importance), with the predictions they carry."""
+    weight, count, where = {}, {}, {}
+    for i, e in enumerate(examples):
+        if e["label"] is not False:
+            continue
+        total = sum(s for _, s, _ in e["top_words"]) or 1.0
+        for w, s, related in e["top_words"]:
+            if related or not toki.can_be_keyword(w):   # punctuation and stop words are not shortcuts
+                continue
+            key = (w, int(e["predicted"]))
+            weight[key] = weight.get(key, 0.0) + s / total
+            count[key] = count.get(key, 0) + 1
+            where.setdefault(key, []).append(i)
+    ranked = sorted(weight, key=lambda key: (-weight[key], -count[key], key[0]))[:k]
+    return [{"word": w, "class": class_names[c], "class_index": c, "weight": float(weight[(w, c)]),
+             "n_predictions": count[(w, c)], "examples": [{"index": i, "text": texts[i]} for i in where[(w, c)][:n_examples]]}
+            for w, c in ranked]
+
+
+def _agreement(examples, iv: nb.Intervals) -> dict:
+    assessed = [e for e in examples if e["label"] is not None]
+    out = {}
+    for i, (a, name_a) in enumerate(VERDICTS):
+        for b, name_b in VERDICTS[i + 1:]:
+            same = [float(e[a] == e[b]) for e in assessed]
+            out[f"{name_a} / {name_b}"] = nb.rate_estimate(same, iv, f"get the same verdict from {name_a} and {name_b}",
+                                                           "assessed predictions")
+    combos = {}
+    for e in assessed:
+        key = " ".join(f"{name}:{'yes' if e[v] else 'no'}" for v, name in VERDICTS)
+        combos[key] = combos.get(key, 0) + 1
+    out["table"] = dict(sorted(combos.items(), key=lambda kv: -kv[1]))
+    return out
+
+
+def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: nb.Intervals, batch_size: int) -> dict:
+    chosen = [i for i, e in enumerate(examples) if e["label"] is not None][: options.attack_texts]
+    if not chosen:
+        return {"n_attacked": 0, "reading": "no correct prediction to attack."}
+    sub, labs = [texts[i] for i in chosen], [int(references[i]) for i in chosen]
+    runs = {s: toki.toki_attack(clf, sub, index, labels=labs, strategy=s, seed=iv.seed, max_rate=options.max_rate,
+                                min_similarity=options.min_similarity, batch_size=batch_size)
+            for s in ("toki", "random")}
+    success = {s: [float(bool(r.success)) for r in runs[s]["examples"]] for s in runs}
+    out = {"n_attacked": len(chosen), "indices": chosen,
+           "toki": nb.rate_estimate(success["toki"], iv, "are flipped by the TOKI-guided attack", "attacked predictions"),
+           "random": nb.rate_estimate(success["random"], iv, "are flipped by random substitution", "attacked predictions"),
+           "difference": nb.difference(success["toki"], success["random"], iv, "attack success, TOKI-guided vs random",
+                                       ("TOKI-guided", "random")),
+           "queries": {s: runs[s]["avg_queries"] for s in runs},
+           "successes": [{"original": r.original, "adversarial": r.adversarial, "substitutions": [list(x) for x in r.substitutions],
+                          "similarity": float(r.similarity)} for r in runs["toki"]["examples"] if r.success][:3]}
+    return out
+
+
+def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Intervals, batch_size: int = 32,
+          progress: bool = False) -> dict:
+    """TOKI on the audited texts: trust rate of correct predictions, the three verdicts and their agreement,
+    shortcut candidates with examples, the TOKI attack against random substitution."""
+    references = list(labels) if labels is not None else list(predictions)
+    index, source = keyword_index(clf, texts, references, options, batch_size, progress)
+    explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress)
+    res = toki.assess(clf, texts, references, index, explain=explain)
+    ex = [{k: e[k] for k in ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")}
+          | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]} for e in res["examples"]]
+    of = "correct predictions" if labels is not None else "predictions (no labels: every prediction taken as correct)"
+    out = {"index_source": source, "n_correct": res["n_correct"], "n_undetermined": res["n_undetermined"],
+           "keywords": {index.class_names[c]: index.keyword_list(c)[:20] for c in sorted(index.class_names)},
+           "examples": ex,
+           "rates": {name: nb.rate_estimate([e[key] for e in ex], iv,
+                                            "rest on words related to their class" if key == "label" else
+                                            f"are called trustworthy by {name}", of)
+                     for key, name in VERDICTS},
+           "agreement": _agreement(ex, iv),
+           "shortcuts": shortcut_candidates(ex, texts, index.class_names, options.shortcuts, options.shortcut_examples)}
+    out["untrusted"] = nb.rate_estimate([None if e["label"] is None else not e["label"] for e in ex], iv,
+                                        "rest on words unrelated to their class", of)
+    if options.attack_texts:
+        out["attack"] = _attack(clf, texts, references, ex, index, options, iv, batch_size)
+    return out
+
+
+def _without(text: str, word: str, clf, replacement: str | None) -> str | None:
+    from textxai.words import word_spans
+
+    spans = [(s, e) for w, s, e in word_spans(text, clf.word_tokenizer) if w.lower() == word]
+    if not spans:
+        return None
+    for s, e in sorted(spans, reverse=True):
+        text = text[:s] + (replacement or "") + text[e:]
+    return " ".join(text.split())
+
+
+def shortcut_flips(clf, texts, predictions, shortcuts, iv: nb.Intervals, batch_size: int = 32, top: int = 3) -> list[dict]:
+    """Per top shortcut word: the predictions of its class on texts containing it, the word deleted and
+    replaced by its 3 nearest substitutes (the shared GloVe generator); a flip = any of them changes the label."""
+    from textxai.editors import shared_generator
+
+    gen = shared_generator(keep_meaning=False)
+    out = []
+    for cand in shortcuts[:top]:
+        word, c = cand["word"], cand["class_index"]
+        subs = [s for s, _ in gen(word, k=3)]
+        rows = [(i, [_without(texts[i], word, clf, r) for r in [None, *subs]]) for i in range(len(texts))
+                if predictions[i] == c]
+        rows = [(i, edits) for i, edits in rows if edits[0] is not None]
+        flat = [t for _, edits in rows for t in edits]
+        pred = clf.predict_proba(flat, batch_size=batch_size).argmax(1) if flat else np.zeros(0, dtype=int)
+        flips, pos = [], 0
+        for _, edits in rows:
+            flips.append(float((pred[pos:pos + len(edits)] != c).any()))
+            pos += len(edits)
+        out.append({"word": word, "class": cand["class"], "substitutes": subs, "n_texts": len(rows),
+                    "flip_rate": nb.rate_estimate(flips, iv, f"flip when '{word}' is deleted or replaced",
+                                                  f"'{cand['class']}' predictions containing it")})
+    return out
+
+
+def connections(clf, texts, difficulty: dict, trust_result: dict, predictions, iv: nb.Intervals,
+                batch_size: int = 32) -> dict:
+    """Are the hardest examples the untrustworthy ones (rank correlation of log lambda_max with the unrelated
+    share of the explanation, over the assessed predictions)? Do the shortcut words flip predictions?"""
+    ex = trust_result["examples"]
+    d = np.asarray(difficulty["difficulty"], dtype=np.float64)
+    unrel = np.array([np.nan if e["label"] is None else e["is_unr"] / max(e["is_rel"] + e["is_unr"], 1e-12) for e in ex])
+    out = {"hard_vs_untrusted": nb.correlation(np.log(np.maximum(d, 1e-300)), unrel, iv,
+                                               "rank correlation of difficulty with the unrelated share of the explanation")}
+    out["shortcut_flips"] = shortcut_flips(clf, texts, predictions, trust_result.get("shortcuts", []), iv, batch_size)
+    return out

@@ -1,0 +1,115 @@
+"""textxai.audit without models: the numbers (against brute force and scipy), the readings (they refuse to rank
+when the interval includes 0 or is too wide), the options (flags, config files, refusals), shortcut candidates,
+the FIM test set's selection, the stage cache and the report's self-containment on synthetic data."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from textxai.audit import numbers as nb
+from textxai.audit.options import audit_options, read_config
+from textxai.audit.plan import StageCache
+from textxai.audit.trust import shortcut_candidates
+
+IV = nb.Intervals(n_resamples=999)
+
+
+def brute_ece(conf, correct, n_bins=10):
+    total = 0.0
+    for k in range(n_bins):
+        inside = [i for i, c in enumerate(conf) if min(int(c * n_bins), n_bins - 1) == k]
+        if inside:
+            total += len(inside) / len(conf) * abs(np.mean([correct[i] for i in inside]) - np.mean([conf[i] for i in inside]))
+    return total
+
+
+def test_ece_matches_the_textbook_definition():
+    rng = np.random.default_rng(0)
+    conf = rng.uniform(0.5, 1.0, 200)
+    correct = (rng.uniform(size=200) < conf ** 2).astype(float)
+    got = nb.ece_statistic(10)(conf, correct)
+    assert got == pytest.approx(brute_ece(conf, correct), abs=1e-12)
+    assert nb.ece_statistic(10)(np.array([1.0, 1.0]), np.array([1.0, 1.0])) == 0.0   # conf 1.0 falls in the last bin
+
+
+def test_spearman_and_partial_correlation_against_scipy_and_regression():
+    rng = np.random.default_rng(1)
+    z = rng.normal(size=300)
+    x = z + 0.5 * rng.normal(size=300)
+    y = z + 0.5 * rng.normal(size=300)
+    assert nb.spearman_statistic(x, y) == pytest.approx(sps.spearmanr(x, y).statistic, abs=1e-12)
+    rx = x - np.polyval(np.polyfit(z, x, 1), z)   # partial correlation = correlation of the residuals
+    ry = y - np.polyval(np.polyfit(z, y, 1), z)
+    assert nb.partial_statistic(x, y, z) == pytest.approx(np.corrcoef(rx, ry)[0, 1], abs=1e-10)
+    part = nb.correlation(x, y, IV, "x and y given z", nb.partial_statistic, z=z)
+    assert part["ci_low"] <= 0 <= part["ci_high"] and "no clear relation" in part["reading"]
+    rho = nb.correlation(x, y, IV, "x and y")
+    assert rho["ci_low"] > 0.5 and "strong positive" in rho["reading"]
+
+
+def test_rate_reading_counts_and_wide_intervals():
+    e = nb.rate_estimate([True] * 4 + [False] * 6 + [None] * 3, IV, "rest on unrelated words", "correct predictions")
+    assert e["n"] == 10 and e["score"] == pytest.approx(0.4)
+    assert e["reading"].startswith("4 of 10 correct predictions rest on unrelated words [")
+    assert "too few to conclude" in e["reading"]      # n = 10: the interval spans more than 0.35
+    big = nb.rate_estimate([True] * 160 + [False] * 40, IV, "are correct", "predictions")
+    assert "too few" not in big["reading"] and big["ci_low"] < 0.8 < big["ci_high"]
+
+
+def test_difference_ranks_only_when_the_interval_excludes_zero():
+    a, b = [1.0] * 20, [0.0] * 15 + [1.0] * 5
+    d = nb.difference(a, b, IV, "trust", ("clean", "shortcut"))
+    assert d["score"] == pytest.approx(0.75) and d["ci_low"] > 0 and d["p_value"] < 0.01
+    assert "clean is better" in d["reading"]
+    same = nb.difference([1.0, 0.0] * 5, [0.0, 1.0] * 5, IV, "trust", ("A", "B"))
+    assert same["ci_low"] <= 0 <= same["ci_high"] and "cannot tell them apart" in same["reading"]
+    lower = nb.difference(a, b, IV, "inc@1", ("A", "B"), higher_is_better=False)
+    assert "B is better" in lower["reading"]
+    paired = nb.difference([1.0, None, 0.5], [0.0, 2.0, None], IV, "x")
+    assert paired["n"] == 1   # only units both sides define
+
+
+def test_options_from_mappings_flags_and_files(tmp_path):
+    o = audit_options({"faithfulness": {"methods": "omission,gradient", "max_texts": "12"}}, sections=["trust"])
+    assert o.faithfulness.methods == ("omission", "gradient") and o.faithfulness.max_texts == 12
+    assert o.sections == ("overview", "trust")
+    (tmp_path / "a.yaml").write_text("trust:\n  attack_texts: 0\nintervals:\n  n_resamples: 99\n")
+    assert audit_options(read_config(tmp_path / "a.yaml")).trust.attack_texts == 0
+    (tmp_path / "a.json").write_text(json.dumps({"counterfactual": {"editors": ["deletion"]}}))
+    assert audit_options(read_config(tmp_path / "a.json")).counterfactual.editors == ("deletion",)
+    for bad, message in ((({"faithfulness": {"method": []}}), "faithfulness.method: no such option"),
+                         (({"faithfulness": {"max_texts": 0}}), "faithfulness.max_texts=0: expected a positive"),
+                         (({"trust": {"max_rate": "lots"}}), "trust.max_rate='lots': expected a number"),
+                         (({"sections": ["trsut"]}), "'trsut' is not a section")):
+        with pytest.raises(ValueError, match=message):
+            audit_options(bad)
+    with pytest.raises(ValueError, match="no such file"):
+        read_config(tmp_path / "missing.yaml")
+
+
+def _example(label, words, predicted=1):
+    return {"label": label, "predicted": predicted, "top_words": [[w, s, r] for w, s, r in words]}
+
+
+def test_shortcut_candidates_rank_by_the_importance_they_carry():
+    ex = [_example(False, [("umbrella", 0.6, False), ("film", 0.2, False), ("great", 0.2, True)]) for _ in range(3)]
+    ex += [_example(False, [("film", 0.5, False), ("the", 0.5, False)])]
+    ex += [_example(True, [("umbrella", 0.9, False)]), _example(None, [("umbrella", 0.9, False)])]
+    got = shortcut_candidates(ex, [f"text {i}" for i in range(len(ex))], {0: "negative", 1: "positive"}, 5, 2)
+    assert [c["word"] for c in got] == ["umbrella", "film"]           # "the": a stop word is never a shortcut
+    assert got[0]["n_predictions"] == 3 and got[0]["weight"] == pytest.approx(1.8)
+    assert got[1]["weight"] == pytest.approx(0.2 * 3 + 0.5) and got[0]["class"] == "positive"
+    assert [e["index"] for e in got[0]["examples"]] == [0, 1]
+
+
+def test_stage_cache_round_trip_and_fingerprint_mismatch(tmp_path):
+    cache = StageCache(tmp_path)
+    cache.save("model", "difficulty", "key1", {"x": [1.0, float("nan")]}, 1.5, 10)
+    assert cache.load("model", "difficulty", "key1") == {"x": [1.0, None]}
+    assert cache.load("model", "difficulty", "key2") is None          # a changed model, data or option
+    assert StageCache(None).load("model", "difficulty", "key1") is None
+    (tmp_path / ".audit-cache" / "model-trust.json").write_text("{broken")
+    assert cache.load("model", "trust", "key1") is None               # an interrupted write is recomputed
