@@ -60,7 +60,8 @@ def _train(args, config: dict) -> None:
     from textxai.tables import load_table
 
     if args.train_data:
-        texts, _, labels = load_table(args.train_data, args.text_column, None, args.label_column, "train", None)
+        texts, _, labels = load_table(args.train_data, args.text_column, None, args.label_column, "train", None,
+                                     data_flag="--train-data")
         if labels is None:
             raise ValueError(f"--train-data {args.train_data!r}: needs the label column (--label-column) too")
         config.setdefault("trust", {}).update(train_texts=texts, train_labels=labels)
