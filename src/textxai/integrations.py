@@ -39,6 +39,7 @@ import numpy as np
 import torch
 from transformers import TrainerCallback
 
+from textxai.module_base import accepted_arguments as _accepted
 from textxai.options import apply_keywords
 from textxai.validation import check_positive_int, check_same_length, check_texts, short_repr
 
@@ -382,17 +383,6 @@ class TextxaiCallback(TrainerCallback):
             logger.warning("textxai: TextxaiCallback without trainer=...: its scalars are in log_history and in "
                            "evaluate()'s result, but reporting integrations (TensorBoard, W&B) do not see them; "
                            "pass trainer=trainer to log them through Trainer.log")
-
-
-def _accepted(module) -> tuple[frozenset, bool]:
-    """(the keywords ``module.compute`` names, whether it takes other keywords too): a textxai module's
-    ``compute_arguments`` (option-group fields included), else its ``_compute``'s parameters."""
-    if hasattr(module, "compute_arguments"):
-        return module.compute_arguments, False
-    if not hasattr(module, "_compute"):
-        return frozenset(), True
-    params = inspect.signature(module._compute).parameters
-    return frozenset(params), any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _compute_argument(name: str, field: str) -> str:

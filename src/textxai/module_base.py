@@ -35,6 +35,12 @@ The base reads everything else from the declared features and the signature of `
 - **Usable after a failure**: ``compute`` always ends with an empty instance, also when it raises.
 - **Intervals**: ``compute(..., confidence_level=0.95, n_resamples=1000, seed=0)`` hands the result to
   ``textxai.stats.add_intervals`` (one place, :meth:`TextxaiModule._with_intervals`).
+- **JSON-valid results**: NaN and infinities become ``None`` (``null``), numpy values plain Python ones
+  (``textxai.stats.to_jsonable``), so ``evaluate.save(folder, **result)`` writes valid JSON.
+- **evaluate.combine**: evaluate's ``CombinedEvaluations`` hands every keyword to every module (``add`` /
+  ``add_batch`` even fail on a column one module lacks). When a textxai module is among the combined ones,
+  each module gets the columns it declares and the options it takes (:func:`accepted_arguments`); a keyword
+  no module takes is refused, naming each module's arguments. Other combinations run as evaluate wrote them.
 
 >>> import datasets
 >>> one_or_many = [datasets.Features({"p": datasets.Value("string")}),
@@ -204,7 +210,9 @@ class TextxaiModule(abc.ABC):
         result = self._with_intervals(result, **intervals)
         if strip and result is not None:
             result.pop("per_example", None)
-        return result
+        from textxai.stats import to_jsonable  # lazy, as add_intervals
+
+        return None if result is None else to_jsonable(result)
 
     # ------------------------------------------------------------------ checks
 
@@ -359,3 +367,70 @@ class TextxaiMetric(TextxaiModule, evaluate.Metric):
 
 class TextxaiMeasurement(TextxaiModule, evaluate.Measurement):
     """Base of the textxai measurements (see the module docstring)."""
+
+
+# ---------------------------------------------------------------------- evaluate.combine
+
+
+def accepted_arguments(module) -> tuple[frozenset, bool]:
+    """(the keywords ``module.compute`` names, whether it takes other keywords too): a textxai module's
+    ``compute_arguments`` (option-group fields included), else its ``_compute``'s parameters and columns."""
+    if hasattr(module, "compute_arguments"):
+        return module.compute_arguments, False
+    if not hasattr(module, "_compute"):
+        return frozenset(), True
+    params = inspect.signature(module._compute).parameters
+    names = frozenset(params) | frozenset(getattr(module, "_feature_names", list)())
+    return names, any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _route(modules, given: dict, where: str) -> list[dict]:
+    """The keywords of each combined module: its columns (``add`` / ``add_batch``) or its columns and options
+    (``compute``); a keyword given (not None) that no module takes raises a TypeError naming every module's."""
+    given = {k: v for k, v in given.items() if v is not None}
+    routed, taken = [], set()
+    for module in modules:
+        if where == "compute":
+            names, takes_more = accepted_arguments(module)
+        else:
+            names, takes_more = frozenset(module._feature_names()), False
+        mine = {k: v for k, v in given.items() if takes_more or k in names}
+        routed.append(mine)
+        taken.update(mine)
+    stray = [k for k in given if k not in taken]
+    if stray:
+        expected = {m.name: sorted(k for k in (m._feature_names() if where != "compute" else accepted_arguments(m)[0])
+                                   if k != "self") for m in modules}
+        raise TypeError(f"{where}({stray[0]}=...): no combined module takes it; expected the arguments of one of "
+                        f"{expected}")
+    return routed
+
+
+def _routing(method_name: str, original):
+    singular = method_name == "add"
+
+    @functools.wraps(original)
+    def routed(self, *args, **kwargs):
+        modules = self.evaluation_modules
+        if args or not any(isinstance(m, TextxaiModule) for m in modules):
+            return original(self, *args, **kwargs)
+        if singular:  # evaluate's add names the columns predictions / references, as add_batch does
+            kwargs = {{"prediction": "predictions", "reference": "references"}.get(k, k): v for k, v in kwargs.items()}
+        per_module = _route(modules, kwargs, method_name)
+        results = [getattr(module, method_name)(**mine) for module, mine in zip(modules, per_module)]
+        return self._merge_results(results) if method_name == "compute" else None
+
+    routed._textxai_routed = True
+    return routed
+
+
+def _install_combine_routing() -> None:
+    """Route ``evaluate.combine``'s keywords to the modules that take them (see the module docstring)."""
+    cls = evaluate.module.CombinedEvaluations
+    for name in ("add", "add_batch", "compute"):
+        method = getattr(cls, name)
+        if not getattr(method, "_textxai_routed", False):
+            setattr(cls, name, _routing(name, method))
+
+
+_install_combine_routing()
