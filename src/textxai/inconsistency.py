@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from textxai import parallel
 from textxai.progress import progress_bar
 from textxai.validation import call_user, short_repr, check_choice, check_positive_int, check_texts
 from textxai.words import WORD_TOKENIZERS, tokenize, word_distance, tokenize_many
@@ -422,7 +423,8 @@ def _model_outputs(request: _Request) -> _Outputs:
     labels = request.labels
     if labels is None and request.classifier is not None:
         flat = [t for texts in request.texts_per_chain for t in texts]
-        pred = _predict(request.classifier, flat, batch_size=request.batch_size, progress=request.progress).tolist()
+        predict = parallel.split(_predict, over=("texts",))  # shared out under a multi-process textxai run
+        pred = predict(request.classifier, flat, batch_size=request.batch_size, progress=request.progress).tolist()
         labels, pos = [], 0
         for texts in request.texts_per_chain:
             labels.append(pred[pos: pos + len(texts)])
@@ -434,7 +436,8 @@ def _model_outputs(request: _Request) -> _Outputs:
 
         chains = request.texts_per_chain
         wanted = sorted({(c, k) for c, texts in enumerate(chains) for k in request.n_values if len(texts) > k})
-        ppl = perplexity([chains[c][k] for c, k in wanted], request.lm, batch_size=request.batch_size) if wanted else []
+        ppl = parallel.split(perplexity, over=("texts",))([chains[c][k] for c, k in wanted], request.lm,
+                                                          batch_size=request.batch_size) if wanted else []
         perplexities = [dict() for _ in chains]
         for (c, k), v in zip(wanted, np.asarray(ppl, dtype=float).tolist()):
             perplexities[c][k] = v

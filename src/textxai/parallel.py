@@ -25,11 +25,17 @@ From Python, e.g. NAOPC of a large evaluation set inside a training script (each
     if parallel.is_main_process():
         print(sum(r["naopc_comprehensiveness"] for r in rows) / len(rows))
 
-Which ``textxai run`` modules split: ``naopc`` (texts and their attributions), ``fim_difficulty`` (difficulty,
+Every ``textxai run`` module splits: ``naopc`` (texts and their attributions), ``fim_difficulty`` (difficulty,
 minimum flip strength, the ``--shift-against`` difficulties; ``--random-flips`` seeds each text by its position,
-so it runs whole on every process). ``toki_trust``, ``ceval`` and ``inconsistency`` run on the main process
-only (the others wait): TOKI's keyword index is built from all training texts before any text is assessed,
-ceval's perplexity / judge / diversity and inconsistency's editor chains are not split yet.
+so it runs whole on every process), ``toki_trust`` (the explanations of the training texts that build the
+keyword index, then those of the assessed texts), ``ceval`` (the editor's counterfactuals, the classifier's
+probabilities, the LM perplexities) and ``inconsistency`` (the editor's chains, one per original; the labels and
+perplexities of given chains). What is not split runs whole on every process, which says so on stderr (ceval's
+LLM judge, TOKI's attack). Each process reports its work on stderr (:func:`work_note`).
+
+Library functions that any caller may use split only inside :func:`collective` (``split``): there every
+process makes the same calls in the same order, as ``textxai run`` does; outside it (or without a launcher)
+they run whole, so a function called on one process alone never waits for the others.
 
 >>> map_examples(lambda indices: [i * i for i in indices], 4)      # one process: just the function
 [0, 1, 4, 9]
@@ -37,10 +43,14 @@ ceval's perplexity / judge / diversity and inconsistency's editor chains are not
 from __future__ import annotations
 
 import atexit
+import contextvars
 import functools
 import inspect
 import os
+import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -50,8 +60,10 @@ def _state():
     if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
         return None
     import torch
-    from accelerate import PartialState
 
+    from textxai.extras import require
+
+    PartialState = require("accelerate", "parallel", "a multi-process run (textxai.parallel)").PartialState
     if not _STARTED:
         _STARTED.append(True)
         atexit.register(_close)
@@ -98,6 +110,54 @@ def share_note(n: int) -> str:
     indices = _shard_indices(n)
     share = f"examples {indices[0]}-{indices[-1]} of {n}" if indices else f"no examples (of {n})"
     return f"process {0 if _state() is None else _state().process_index} of {num_processes()}: {share}"
+
+
+def process_index() -> int:
+    state = _state()
+    return 0 if state is None else state.process_index
+
+
+def note(message: str) -> None:
+    """``process r of K: message`` on stderr (a multi-process run only)."""
+    if num_processes() > 1:
+        print(f"process {process_index()} of {num_processes()}: {message}", file=sys.stderr, flush=True)
+
+
+_COLLECTIVE = contextvars.ContextVar("textxai_collective", default=False)
+_WORK: Counter = Counter()  # examples this process handled per split function
+_OF: Counter = Counter()  # examples of all processes per split function
+
+
+@contextmanager
+def collective():
+    """Inside: every process runs the same code on the same data, so :func:`split` functions share their
+    examples out (without a launcher: nothing changes). Inside the share of one process, it is off again."""
+    token = _COLLECTIVE.set(_state() is not None)
+    try:
+        yield
+    finally:
+        _COLLECTIVE.reset(token)
+
+
+def split(fn: Callable, over: Sequence[str], merge: Callable[[list], object] | None = None) -> Callable:
+    """:func:`sharded` ``fn`` inside :func:`collective`, else ``fn`` itself: for library functions that any
+    caller may use, also on one process alone.
+
+    >>> split(lambda texts: [len(t) for t in texts], over=["texts"])(["ab", "c"])
+    [2, 1]
+    """
+    split_fn = sharded(fn, over, merge)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return (split_fn if _COLLECTIVE.get() else fn)(*args, **kwargs)
+
+    return wrapper
+
+
+def work_note() -> str:
+    """``explain: 4 of 7; predict_proba: 8 of 14`` — the examples this process handled per split function."""
+    return "; ".join(f"{name}: {_WORK[name]} of {_OF[name]}" for name in _OF) or "no split work"
 
 
 def wait_for_everyone() -> None:
@@ -188,17 +248,26 @@ def sharded(fn: Callable, over: Sequence[str], merge: Callable[[list], object] |
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         n = len(bound.arguments[over[0]])
+        if n == 0:  # nothing to share out (every process knows it)
+            return fn(*bound.args, **bound.kwargs)
         indices = _shard_indices(n)
+        name = getattr(fn, "__name__", "work")
+        _WORK[name] += len(indices)
+        _OF[name] += n
         local = None
         if indices:
-            for name in over:
-                bound.arguments[name] = _take(bound.arguments[name], indices)
-            local = fn(*bound.args, **bound.kwargs)
+            for key in over:
+                bound.arguments[key] = _take(bound.arguments[key], indices)
+            token = _COLLECTIVE.set(False)  # this process's share alone: nested split functions run whole
+            try:
+                local = fn(*bound.args, **bound.kwargs)
+            finally:
+                _COLLECTIVE.reset(token)
         parts = [p for p in _gather(local) if p is not None]
         return (merge or concat)(parts)
 
     return wrapper
 
 
-__all__ = ["map_examples", "sharded", "concat", "is_main_process", "num_processes", "device", "takes_part",
-           "wait_for_everyone"]
+__all__ = ["map_examples", "sharded", "split", "collective", "concat", "is_main_process", "num_processes", "device",
+           "takes_part", "wait_for_everyone", "note", "work_note", "process_index"]

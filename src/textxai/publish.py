@@ -8,9 +8,14 @@ A module's Space repo holds (everything at its root):
   ``sdk_version`` = the installed Gradio (the one textxai.spaces was tested with), ``app_file: app.py``, tags ``evaluate`` and ``metric`` (or ``measurement``); header fields of
   ``spaces/<name>/README.md`` are merged in;
 - ``app.py`` (and the other files of ``spaces/<name>/``) — the Gradio app;
-- ``requirements.txt`` — the textxai wheel built from this clone, copied into the Space folder and installed
-  by relative path (no package index serves textxai yet; switch to ``textxai==<version>`` once it is
-  released), then the other requirements of the module and the Space;
+- ``textxai/`` — the package's source, vendored: ``app.py`` and ``<name>.py`` import it from the Space's root
+  (the folder ``python app.py`` runs in). No package index serves textxai yet, and the Hub's builder installs
+  ``requirements.txt`` mounted ALONE, before the repository's files are copied in, so a requirement naming a
+  file of the repository (``./textxai.whl``, ``-e .``) cannot work there. With ``--wheel`` the package is
+  taken from that wheel instead of this clone's source; nothing is built and nothing is written into the clone;
+- ``requirements.txt`` — textxai's dependencies (``pyproject.toml``: the base ones and those of the extras the
+  Space's ``spaces/<name>/requirements.txt`` names, e.g. ``textxai[spaces,toki]``), then the other lines of
+  that file: everything an index serves;
 - the header says ``python_version`` (the package needs Python >= 3.11; Spaces default to 3.10), and every
   ``textxai/<module>`` in the card, the script and the app names the given ``--namespace`` instead.
 
@@ -30,6 +35,8 @@ import re
 import shutil
 import sys
 import tempfile
+import tomllib
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -87,10 +94,12 @@ def _split_card(text: str) -> tuple[dict, str]:
 
 def space_header(name: str, kind: str, *headers: dict) -> dict:
     """The Space's YAML header: defaults < given headers (in order) < the fields a module Space needs."""
-    import gradio
+    from textxai.extras import require
 
+    gradio = require("gradio", "spaces", "textxai publish (the Space's sdk_version)")
     merged: dict = {"title": name, "emoji": "🔍", "colorFrom": "blue", "colorTo": "red", "sdk": "gradio",
-                    "sdk_version": gradio.__version__, "app_file": "app.py", "pinned": False}
+                    "sdk_version": gradio.__version__, "app_file": "app.py", "pinned": False,
+                    "license": "apache-2.0"}
     tags: list[str] = []
     for header in headers:
         for key, value in header.items():
@@ -107,32 +116,82 @@ def space_header(name: str, kind: str, *headers: dict) -> dict:
     return merged
 
 
-def _requirements(wheel: str, *files: Path) -> str:
-    lines = ["# textxai from the wheel in this folder (no index serves it yet); once released: textxai==" + _version(),
-             f"./{wheel}"]
+_SELF = re.compile(r"textxai\s*\[([^\]]*)\]\s*")
+
+
+def dependencies(extras=()) -> list[str]:
+    """textxai's requirements and those of ``extras`` (``textxai[a,b]`` inside an extra expanded), read from
+    this clone's ``pyproject.toml``.
+
+    >>> deps = dependencies(["spaces"])
+    >>> any(d.startswith("torch") for d in deps), any(d.startswith("gradio") for d in deps)
+    (True, True)
+    """
+    pyproject = Path(modules.__file__).resolve().parents[2] / "pyproject.toml"  # src/textxai/ -> the clone
+    if not pyproject.is_file():
+        raise FileNotFoundError(f"no pyproject.toml in {pyproject.parent}: publish from a clone of the textxai repository")
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    optional = project.get("optional-dependencies", {})
+    out, pending, seen = list(project["dependencies"]), list(extras), set()
+    while pending:
+        extra = pending.pop(0).strip()
+        if extra in seen:
+            continue
+        seen.add(extra)
+        if extra not in optional:
+            raise ValueError(f"textxai[{extra}]: not an extra of textxai; expected one of {sorted(optional)}")
+        for requirement in optional[extra]:
+            nested = _SELF.fullmatch(requirement)
+            if nested:
+                pending.extend(nested.group(1).split(","))
+            elif requirement not in out:
+                out.append(requirement)
+    return out
+
+
+def _requirements(*files: Path) -> str:
+    """requirements.txt of the Space: textxai's dependencies (with the extras ``textxai[...]`` lines of
+    ``files`` name), then the files' other lines; no line names textxai itself or a file."""
+    extras, others = [], []
     for file in files:
         if not file.is_file():
             continue
         for line in file.read_text().splitlines():
-            line = line.strip()
+            line = line.split("#", 1)[0].strip()
             package = re.split(r"[\s<>=!~\[;@]", line, maxsplit=1)[0].lower().replace("_", "-")
-            if line and not line.startswith("#") and package != "textxai" and line not in lines:
-                lines.append(line)
-    return "\n".join(lines) + "\n"
+            if not line:
+                continue
+            if package == "textxai":
+                nested = _SELF.fullmatch(line)
+                extras.extend(nested.group(1).split(",") if nested else [])
+            elif line not in others:
+                others.append(line)
+    lines = [f"# textxai {_version()}'s dependencies: its source is in ./textxai (app.py imports it from there);",
+             "# the Hub installs this file alone, before the repository's files are copied in",
+             *dependencies(extras)]
+    return "\n".join(lines + [line for line in others if line not in lines]) + "\n"
 
 
-def build_wheel(folder) -> Path:
-    """Build the textxai wheel of this clone into ``folder`` (no dependencies, no network) and return it."""
-    import subprocess
-
-    root = modules._roots()[1]
-    if not (root / "pyproject.toml").is_file():
-        raise FileNotFoundError(f"no pyproject.toml in {root}: publish from a clone of the textxai repository")
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
-                           str(folder), str(root)], capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"building the textxai wheel failed: {done.stderr.strip()[-1000:]}")
-    return max(Path(folder).glob("textxai-*.whl"), key=lambda p: p.stat().st_mtime)
+def vendor_package(target: Path, wheel=None) -> Path:
+    """Copy the textxai package into ``target/textxai``: this installation's source (``wheel=None``) or the
+    package inside a built ``textxai-*.whl``. Nothing is built; the clone is only read."""
+    destination = Path(target) / "textxai"
+    if wheel is None:
+        shutil.copytree(Path(modules.__file__).resolve().parent, destination,
+                        ignore=shutil.ignore_patterns(*_SKIP, "*.pyc", "_modules"))
+        return destination
+    wheel = Path(wheel)
+    if not wheel.is_file() or not wheel.name.startswith("textxai-") or wheel.suffix != ".whl":
+        raise ValueError(f"wheel={str(wheel)!r}: expected a built textxai-*.whl file")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = [m for m in archive.namelist() if m.startswith("textxai/") and not m.startswith("textxai/_modules/")]
+            if not members:
+                raise ValueError(f"wheel={str(wheel)!r}: holds no textxai/ package")
+            archive.extractall(target, members)
+    except zipfile.BadZipFile:
+        raise ValueError(f"wheel={str(wheel)!r}: not a zip archive; expected a built textxai-*.whl file") from None
+    return destination
 
 
 def _with_namespace(target: Path, namespace: str) -> None:
@@ -140,7 +199,7 @@ def _with_namespace(target: Path, namespace: str) -> None:
     names = "|".join(sorted(modules.MODULE_NAMES))
     pattern = re.compile(rf"\btextxai/({names})\b")
     for file in target.rglob("*"):
-        if file.suffix in (".md", ".py") and file.is_file():
+        if file.suffix in (".md", ".py") and file.is_file() and "textxai" not in file.relative_to(target).parts[:-1]:
             text = file.read_text(encoding="utf-8")
             new = pattern.sub(lambda m: f"{namespace}/{m.group(1)}", text)
             if file.name == "app.py":  # spaces.header_markdown reads it
@@ -167,8 +226,8 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
 
     The Space folder is ``folder`` itself when its last part is ``name``, else ``folder/name`` — so that
     ``evaluate.load(path)`` (which looks for ``<path>/<basename>.py``) loads it. An existing non-empty
-    Space folder is an error unless ``force=True`` (then it is replaced). ``wheel``: a built textxai wheel to
-    ship (default: built from this clone).
+    Space folder is an error unless ``force=True`` (then it is replaced). ``wheel``: a built textxai wheel whose
+    package is vendored (default: this installation's source).
     """
     _check_namespace(namespace)
     module_folder = modules.module_path(name)  # ValueError for unknown names, FileNotFoundError when absent
@@ -196,16 +255,12 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
     header = space_header(name, kind, card_header, space_header_fields)
     header_text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     (target / "README.md").write_text(f"---\n{header_text}---\n\n{body}", encoding="utf-8")
-    if wheel is None:
-        wheel = build_wheel(target)
-    else:
-        wheel = Path(wheel)
-        if not wheel.is_file() or not wheel.name.startswith("textxai-") or wheel.suffix != ".whl":
-            raise ValueError(f"wheel={str(wheel)!r}: expected a built textxai-*.whl file")
-        shutil.copy2(wheel, target / wheel.name)
+    vendor_package(target, wheel)
+    inside = target / "textxai" / "_modules" / kind / name  # where textxai.load finds it, as in an installed wheel
+    inside.mkdir(parents=True)
+    _copy_files(module_folder, inside, set())
     (target / "requirements.txt").write_text(
-        _requirements(wheel.name, module_folder / "requirements.txt", space_folder / "requirements.txt"),
-        encoding="utf-8")
+        _requirements(module_folder / "requirements.txt", space_folder / "requirements.txt"), encoding="utf-8")
     _with_namespace(target, namespace)
     return target
 
@@ -260,7 +315,8 @@ def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token", default=None, help="Hub token with write access (default: saved login / HF_TOKEN)")
     parser.add_argument("--private", action="store_true", help="create the Space as private")
     parser.add_argument("--force", action="store_true", help="replace an existing non-empty --dry-run folder")
-    parser.add_argument("--wheel", default=None, help="a built textxai wheel to ship (default: build one from this clone)")
+    parser.add_argument("--wheel", default=None,
+                        help="a built textxai wheel whose package the Space vendors (default: this clone's source)")
 
 
 def main_publish(args: argparse.Namespace) -> int:

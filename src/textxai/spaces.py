@@ -41,7 +41,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import wraps
 
-import gradio as gr
+from textxai.extras import require
+
+gr = require("gradio", "spaces", "textxai's Gradio Spaces")
 
 from textxai.loading import hub_timeout
 from textxai.classifier import _NAMED as _NAMED_CLASSIFIERS

@@ -24,6 +24,7 @@ from textxai.ceval._checks import _check_generation, _check_list, _check_origina
 from textxai.ceval.distances import _failed_any, diversity, token_distance, token_distances
 from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_quality
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flips, probability_change
+from textxai import parallel
 from textxai.options import apply_keywords
 from textxai.validation import check_positive_int, check_same_length, short_repr
 
@@ -220,10 +221,11 @@ def model_outputs(request: Request, run: RunOptions) -> tuple:
     if clf is not None:
         need_orig = p_orig is None and "original_labels" not in request.outputs
         need_cf = q_cf is None and "counterfactual_labels" not in request.outputs
+        predict = parallel.split(clf.predict_proba, over=("texts", "text_pairs"))  # shared out under textxai run
         if need_orig:
             texts = [o[0] for o in request.originals]
             pairs = [o[1] for o in request.originals] if request.nli else None
-            p_orig = clf.predict_proba(texts, pairs, batch_size=run.batch_size, progress=run.progress)
+            p_orig = predict(texts, pairs, batch_size=run.batch_size, progress=run.progress)
         if need_cf:
             q_cf = np.full((n, clf.num_labels), np.nan) if p_orig is None else p_orig.copy()
             ok = np.where(~request.failed)[0]
@@ -231,7 +233,7 @@ def model_outputs(request: Request, run: RunOptions) -> tuple:
                 primary = request.primary
                 texts = [primary[i][0] for i in ok]
                 pairs = [primary[i][1] for i in ok] if request.nli else None
-                q_cf[ok] = clf.predict_proba(texts, pairs, batch_size=run.batch_size, progress=run.progress)
+                q_cf[ok] = predict(texts, pairs, batch_size=run.batch_size, progress=run.progress)
     y_orig = request.outputs.get("original_labels")
     if y_orig is None and p_orig is not None:
         y_orig = np.argmax(p_orig, axis=1)
@@ -313,7 +315,8 @@ def perplexity_metrics(request: Request, lm, flipped, run: RunOptions) -> tuple[
     ok, joined = _scored_texts(request)
     ppl = np.full(request.n, np.nan)
     if len(ok):
-        ppl[ok] = np.asarray(_lm.perplexity(joined, lm, batch_size=run.batch_size, progress=run.progress), dtype=np.float64)
+        perplexity = parallel.split(_lm.perplexity, over=("texts",))
+        ppl[ok] = np.asarray(perplexity(joined, lm, batch_size=run.batch_size, progress=run.progress), dtype=np.float64)
     result = {"perplexity": _nanmean(ppl), "num_perplexity": int((~np.isnan(ppl)).sum())}
     if flipped is not None:
         result["perplexity_flipped"] = _nanmean(ppl[flipped])

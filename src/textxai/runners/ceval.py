@@ -17,10 +17,12 @@ from textxai.editors import EDITORS, get_editor
 from textxai.validation import one_line, positive_int_arg
 from textxai.demo import demo_texts
 from textxai import ceval
+from textxai import parallel
 from textxai import stats
 
 NAME = "ceval"
 HELP = "CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality"
+DATA_PARALLEL = True  # under accelerate / torchrun: generation, probabilities and perplexities split by original
 GENERATORS = ("substitution", "deletion")  # the built-in editors of textxai.editors the demo compares
 
 
@@ -125,7 +127,8 @@ def run(args, texts, text_pairs, labels, classifier):
     else:
         if text_pairs is not None:
             raise ValueError("--counterfactual-column is required for sentence pairs: the built-in editors edit single texts")
-        counterfactuals = generate(texts, classifier, args.editor, args.n_counterfactuals, args.batch_size, progress)
+        counterfactuals = parallel.sharded(generate, over=("texts",))(texts, classifier, args.editor,
+                                                                       args.n_counterfactuals, args.batch_size, progress)
     counterfactual_pairs = None
     if text_pairs is not None:
         if not args.counterfactual_pair_column:
@@ -141,10 +144,14 @@ def run(args, texts, text_pairs, labels, classifier):
     if targets is not None:
         targets = [int(t) if str(t).lstrip("-").isdigit() else t for t in targets]
     quality = ceval.QualityOptions(lm=args.lm, judge=args.judge, judge_topic=args.judge_topic)
-    results, figures = analyse(texts, counterfactuals, classifier, text_pairs, counterfactual_pairs, targets=targets,
-                               contrast=args.contrast, quality=quality,
-                               run=ceval.RunOptions(batch_size=args.batch_size, progress=progress),
-                               intervals=stats.cli_options(args))
+    if args.judge:
+        parallel.note("ceval's LLM judge is not split: every process asks it about all counterfactuals")
+    with parallel.collective():  # the classifier's probabilities and the LM's perplexities are shared out
+        results, figures = analyse(texts, counterfactuals, classifier, text_pairs, counterfactual_pairs, targets=targets,
+                                   contrast=args.contrast, quality=quality,
+                                   run=ceval.RunOptions(batch_size=args.batch_size, progress=progress),
+                                   intervals=stats.cli_options(args))
+    parallel.note(f"ceval work of this process: {parallel.work_note()}")
     print(report(results, f"CEval on {Path(args.data).name}"))
     return results, figures
 

@@ -13,11 +13,13 @@ from textxai.validation import positive_int_arg
 from textxai.validation import one_line
 from textxai.demo import demo_texts
 from textxai import inconsistency as inc
+from textxai import parallel
 from textxai import stats
 from textxai.editors import EDITORS, get_editor
 
 NAME = "inconsistency"
 HELP = "inc@n of a counterfactual editor: feed it its own edits and count how much larger they get"
+DATA_PARALLEL = True  # under accelerate / torchrun: the editor's chains split by original (given chains: their labels)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -169,6 +171,11 @@ def editor_options(args) -> dict:
             "max_words": max_words}
 
 
+def _join_chains(parts: list) -> inc.FeedbackChains:
+    """The per-process :class:`textxai.inconsistency.FeedbackChains`, end to end."""
+    return inc.FeedbackChains([c for p in parts for c in p.chains], [lab for p in parts for lab in p.labels])
+
+
 def run(args, texts, text_pairs, labels, classifier):
     """Run the editor on the texts (or read --chains) and score the chains."""
     progress = not getattr(args, "no_progress", False)
@@ -179,12 +186,14 @@ def run(args, texts, text_pairs, labels, classifier):
             raise ValueError("--pair-column: the built-in editor edits single texts; sentence pairs are not supported")
         texts = [t for t in texts if t.strip()]
         editor = get_editor(args.editor, classifier, **editor_options(args))
-        chains, chain_labels = inc.feedback_chains(editor, texts, classifier, steps=args.steps, selection=args.selection,
-                                                   word_tokenizer=args.word_tokenizer, batch_size=args.batch_size,
-                                                   progress=progress)
-    results, figures = analyse(chains, chain_labels, classifier, n=args.n, pooling=args.pooling,
-                               word_tokenizer=args.word_tokenizer, lm=args.lm, batch_size=args.batch_size,
-                               progress=progress, intervals=stats.cli_options(args))
+        feedback = parallel.sharded(inc.feedback_chains, over=("texts",), merge=_join_chains)  # one chain per original
+        chains, chain_labels = feedback(editor, texts, classifier, steps=args.steps, selection=args.selection,
+                                        word_tokenizer=args.word_tokenizer, batch_size=args.batch_size, progress=progress)
+    with parallel.collective():  # given chains: their labels and perplexities are shared out
+        results, figures = analyse(chains, chain_labels, classifier, n=args.n, pooling=args.pooling,
+                                   word_tokenizer=args.word_tokenizer, lm=args.lm, batch_size=args.batch_size,
+                                   progress=progress, intervals=stats.cli_options(args))
+    parallel.note(f"inconsistency work of this process: {parallel.work_note()}")
     print(report(results, args.n, classifier=classifier))
     return results, figures
 

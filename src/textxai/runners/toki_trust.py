@@ -13,11 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from textxai.validation import number_in, positive_int_arg, unit_interval_arg
-from textxai import stats, toki
+from textxai import parallel, stats, toki
 from textxai.embeddings import EMBEDDER_NAMES
 
 NAME = "toki_trust"
 HELP = "TOKI: is each correct prediction made for the right reasons (words related to its class)?"
+DATA_PARALLEL = True  # under accelerate / torchrun: the explanations (training texts, then assessed texts) are split
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -168,6 +169,13 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
 
 def run(args, texts, text_pairs, labels, classifier):
     """Keyword index from --train-data (or --keyword-index), trust labels of --data, optional attack."""
+    with parallel.collective():  # every process runs this; toki's explanations are shared out
+        out, figures = _run(args, texts, text_pairs, labels, classifier)
+    parallel.note(f"toki_trust work of this process: {parallel.work_note()}")
+    return out, figures
+
+
+def _run(args, texts, text_pairs, labels, classifier):
     from textxai import tables
 
     progress = not getattr(args, "no_progress", False)
@@ -189,7 +197,7 @@ def run(args, texts, text_pairs, labels, classifier):
                                          explain=_explain(args, progress),
                                          index=toki.IndexOptions(args.theta_dist, args.theta_relate, args.embedders,
                                                                  _class_names(args.class_names)))
-        if args.save_index:
+        if args.save_index and parallel.is_main_process():
             index.save(args.save_index)
     else:
         raise SystemExit("--train-data or --keyword-index: toki_trust needs one of them to know each class's keywords")
@@ -200,6 +208,7 @@ def run(args, texts, text_pairs, labels, classifier):
     with_intervals(results, stats.cli_options(args), figures)
     attack = None
     if args.attack > 0 and text_pairs is None:
+        parallel.note("the TOKI attack is not split: every process runs it on all chosen texts")
         chosen = [i for i, e in enumerate(results["examples"]) if e["label"] is not None][: args.attack]
         attack = toki.toki_attack(classifier, [texts[i] for i in chosen], index, labels=[labels[i] for i in chosen],
                                   embedders=args.embedders, max_rate=args.max_rate, min_similarity=args.min_similarity,

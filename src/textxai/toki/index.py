@@ -299,8 +299,10 @@ def explain(classifier, texts, explainer: str = "lime", top_k: int = 10, targets
 
 
 def explain_texts(classifier, texts, options: ExplainOptions, targets=None, text_pairs=None) -> list[list[tuple[str, float]]]:
-    """:func:`explain` with an :class:`ExplainOptions`."""
-    return explain(classifier, texts, options.explainer, options.top_k, targets=targets, batch_size=options.batch_size,
+    """:func:`explain` with an :class:`ExplainOptions` (texts shared out under a multi-process ``textxai run``)."""
+    from textxai import parallel
+
+    return parallel.split(explain, over=("texts", "targets", "text_pairs"))(classifier, texts, options.explainer, options.top_k, targets=targets, batch_size=options.batch_size,
                    seed=options.seed, progress=options.progress, explainer_options=options.explainer_options,
                    text_pairs=text_pairs)
 

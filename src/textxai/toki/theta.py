@@ -44,7 +44,9 @@ def common_words(n: int = N_COMMON) -> list[str]:
     """
     import re
 
-    import wordfreq
+    from textxai.extras import require
+
+    wordfreq = require("wordfreq", "toki", "toki_trust's relatedness threshold (common English words)")
 
     out, size = [], 2 * n
     while len(out) < n:

