@@ -360,5 +360,10 @@ def test_errors_name_the_argument(kwargs, error, match):
 
 def test_flat_scalars_and_doctests():
     assert flat_scalars({"a": {"b": {"c": 1}}, "flag": True, "nan": float("nan")}, "p").keys() == {"p_a_b_c", "p_nan"}
+    # a module's undefined number (null in its JSON-valid result) stays a key, as NaN: metric_for_best_model finds it
+    undefined = textxai.load("inconsistency")
+    with pytest.warns(UserWarning, match="no chain contributes"):
+        scalars = flat_scalars(undefined.compute(edits=[["a", "b"]], n=[9]), "eval_inconsistency")
+    assert np.isnan(scalars["eval_inconsistency_inc_at_9"]) and scalars["eval_inconsistency_inc_at_9_chains"] == 0
     failures, _ = doctest.testmod(integrations, optionflags=doctest.ELLIPSIS)
     assert failures == 0

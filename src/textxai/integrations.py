@@ -62,11 +62,12 @@ _SET_BY_CALLBACK = ("model", "tokenizer")
 def flat_scalars(results: Mapping, prefix: str) -> dict[str, float]:
     """The numbers of a module's result as flat ``{prefix}_{key}`` scalars (nested dicts joined by ``_``).
 
-    Lists (per-example values), strings and ``None`` are left out. ``@`` becomes ``_at_`` and any other
-    character TensorBoard does not accept in a tag becomes ``_``.
+    Lists (per-example values), strings and booleans are left out; ``None`` (an undefined number: module
+    results say ``null`` for NaN) becomes NaN, so a key ``metric_for_best_model`` names is always there.
+    ``@`` becomes ``_at_`` and any other character TensorBoard does not accept in a tag becomes ``_``.
 
-    >>> flat_scalars({"inc@1": 0.5, "summary": {"mean": 2, "n": 3}, "difficulty": [1.0], "ok": None}, "eval_x")
-    {'eval_x_inc_at_1': 0.5, 'eval_x_summary_mean': 2.0, 'eval_x_summary_n': 3.0}
+    >>> flat_scalars({"inc@1": 0.5, "summary": {"mean": 2, "n": 3}, "difficulty": [1.0], "rate": None}, "eval_x")
+    {'eval_x_inc_at_1': 0.5, 'eval_x_summary_mean': 2.0, 'eval_x_summary_n': 3.0, 'eval_x_rate': nan}
     """
     out = {}
     for key, value in results.items():
@@ -75,6 +76,8 @@ def flat_scalars(results: Mapping, prefix: str) -> dict[str, float]:
             out.update(flat_scalars(value, name))
         elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
             out[name] = float(value)
+        elif value is None:
+            out[name] = float("nan")
     return out
 
 
