@@ -16,6 +16,14 @@ class Context:
     def module(self, name):
         return self.modules[name]
 
+    def app(self, name):
+        """The Space app ``name`` (loaded once, on first use)."""
+        if name not in self.apps:
+            from helpers import load_space_app
+
+            self.apps[name] = load_space_app(name)
+        return self.apps[name]
+
 
 def _lib_cases():
     from textxai import ceval, fim, inconsistency, naopc, toki
@@ -169,8 +177,72 @@ def _space_cases():
     ]
 
 
+def _upload(c, name: str, content: bytes, size: int | None = None) -> str:
+    """A file the visitor uploads (``size``: a sparse file of that many bytes)."""
+    path = c.tmp / name
+    path.write_bytes(content)
+    if size is not None:
+        with open(path, "r+b") as handle:
+            handle.truncate(size)
+    return str(path)
+
+
+def _space_strict_cases():
+    """Issue 22: numbers through the API, invisible texts, pasted and uploaded sizes, broken uploads."""
+    from textxai import spaces
+
+    E = spaces.user_errors  # noqa: N806
+    quiet = {"progress": lambda *a, **k: None}
+    beam = lambda v: lambda c: E(c.app("naopc").evaluate_texts)(c.folder, "a fine film", "omission", "auto", v)  # noqa: E731
+    steps = lambda v: lambda c: E(c.app("inconsistency").run_editor)(c.folder, "a fine film", v, "1", "whitespace",  # noqa: E731
+                                                                     "pooled", **quiet)
+    attack = lambda r, s: lambda c: E(c.app("toki_trust").attack_text)(c.folder, "a fine film", "", "omission",  # noqa: E731
+                                                                       ["minilm"], r, s)
+    push = lambda v: lambda c: E(c.app("fim_difficulty").push)(c.folder, "a fine film", v)  # noqa: E731
+    csv_of = lambda name, content, size=None: lambda c: E(c.app("ceval").score_csv)(  # noqa: E731
+        c.folder, _upload(c, name, content, size), "none")
+    huge = "a fine film\n" * 60_000
+    cases = [(f"naopc space beam {v!r}", "space", beam(v), "beam_size")
+             for v in ("abc", float("nan"), float("inf"), 1e30, 2.7, -1, True, None)]
+    cases += [(f"inc space steps {v!r}", "space", steps(v), "steps") for v in ("abc", 2.7, float("nan"), 1e30)]
+    cases += [(f"toki space max_rate {v!r}", "space", attack(v, 0.5), "max_rate") for v in ("abc", float("nan"), 7.0)]
+    cases += [(f"toki space min_similarity {v!r}", "space", attack(0.2, v), "min_similarity")
+              for v in (float("inf"), 1e30, "")]
+    cases += [(f"fim space strength {v!r}", "space", push(v), "strength") for v in ("abc", float("nan"), -1.0, 1e30)]
+    cases += [
+        ("naopc space zero-width texts", "space",
+         lambda c: E(c.app("naopc").evaluate_texts)(c.folder, "\u200b\u200d\n\ufeff", "omission"), "texts"),
+        ("ceval space zero-width original", "space",
+         lambda c: E(c.app("ceval").score_one)(c.folder, "\u200b \u2060", "a fine film", "none"), "original"),
+        ("space texts one invisible", "space", lambda c: spaces.check_inputs(["a film", "\u3164"]), "texts[1]"),
+        ("naopc space pasted 720k chars", "space",
+         lambda c: E(c.app("naopc").evaluate_texts)(c.folder, huge, "omission"), "texts"),
+        ("inc space pasted chains 720k", "space",
+         lambda c: E(c.app("inconsistency").score_chains)(huge, "1", "whitespace", "pooled"), "chains"),
+        ("toki space pasted training 720k", "space",
+         lambda c: c.app("toki_trust").parse_train("1\t" + huge, None), "training texts"),
+        ("toki space embedders unknown", "space", lambda c: c.app("toki_trust").settings("omission", ["glove300"]),
+         "embedders"),
+        ("inc space n '1e30'", "space", lambda c: c.app("inconsistency").parse_n("1e30"), "n"),
+        ("inc space n 'nan'", "space", lambda c: c.app("inconsistency").parse_n("nan"), "n"),
+        ("space model zero-width", "space", lambda c: spaces.resolve_model("\u200b", hosted=True), "model"),
+        ("ceval space csv 82 MB", "space", csv_of("big.csv", b"orig_text,gen_text\n", 82_000_000), "csv"),
+        ("ceval space csv duplicated header", "space", csv_of("dup.csv", b"orig_text,gen_text,gen_text\na,b,c\n"), "csv"),
+        ("ceval space csv 5000 rows", "space", csv_of("rows.csv", b"orig_text,gen_text\n" + b"a,b\n" * 5000), "csv"),
+        ("ceval space csv latin-1", "space", csv_of("latin.csv", "orig_text,gen_text\ncaf\u00e9,b\n".encode("latin-1")),
+         "csv"),
+        ("ceval space csv empty", "space", csv_of("empty.csv", b""), "csv"),
+        ("ceval space csv utf-16 without BOM", "space",
+         csv_of("u16.csv", "orig_text,gen_text\na,b\n".encode("utf-16-le")), "csv"),
+        ("ceval space csv unterminated quote", "space", csv_of("quote.csv", b'orig_text,gen_text\n"a,b\n'), "csv"),
+        ("ceval space csv parquet garbage", "space", csv_of("fake.parquet", b"PAR1 nope"), "csv"),
+        ("ceval space csv .exe", "space", csv_of("x.exe", b"MZ"), "csv"),
+    ]
+    return cases
+
+
 def all_cases():
-    return _lib_cases() + _module_cases() + _space_cases()
+    return _lib_cases() + _module_cases() + _space_cases() + _space_strict_cases()
 
 
 def outcome(call, ctx, argument: str, timeout: float = 120.0) -> tuple[str, str]:

@@ -56,6 +56,27 @@ BAD_FILES = {  # name -> (bytes, words the one-line message must contain)
     "missing.jsonl": (b'{"review": "a"}\n', ["--text-column 'text'", "no such column", "review"]),
     "bad.parquet": (b"PAR1 not really parquet", ["parquet"]),
     "data.xml": (b"<a/>", ["unsupported file type"]),
+    # issue 22: duplicated headers, encodings and byte-order marks, late faults, wrong cell types
+    "dup_header.csv": (b"text,label,text\na,1,b\n", ["'text' appears 2 times", "line 1"]),
+    "dup_header.tsv": (b"text\ttext\na\tb\n", ["'text' appears 2 times"]),
+    "dup_key.jsonl": (b'{"text": "a", "text": "b"}\n', ["line 1", "'text' appears 2 times"]),
+    "dup_key.json": (b'[{"text": "a"}, {"text": "b", "text": "c"}]', ["'text' appears 2 times"]),
+    "utf16_no_bom.csv": ("text\na film\n".encode("utf-16-le"), ["NUL", "UTF-8"]),
+    "bad_utf16.csv": (b"\xff\xfet\x00\x00\xd8", ["not valid UTF-16"]),
+    "only_bom.csv": (b"\xef\xbb\xbf", ["empty"]),
+    "only_bom_header.csv": (b"\xef\xbb\xbftext\n", ["no data rows"]),
+    "late_latin1.csv": (b"text\nok\nok\nok\ncaf\xe9\n", ["line 5", "UTF-8"]),
+    "late_nul.csv": (b"text\nok\nb\x00\n", ["line 3", "NUL"]),
+    "ragged.tsv": (b"text\tlabel\na\n", ["line 2", "1 fields", "header has 2"]),
+    "crlf_quote.csv": (b'text\r\n"abc\r\n', ["unterminated quote"]),
+    "strings.json": (b'["a", "b"]', ["row 1", "JSON object"]),
+    "scalar.json": (b"42", ["row 1", "JSON object"]),
+    "empty_array.json": (b"[]", ["no rows"]),
+    "bool.jsonl": (b'{"text": true}\n', ["row 1", "'text'", "bool", "expected a text"]),
+    "nested.jsonl": (b'{"text": {"a": 1}}\n', ["row 1", "dict", "expected a text"]),
+    "nan.jsonl": (b'{"text": NaN}\n', ["row 1", "float", "expected a text"]),
+    "spaced_header.csv": (b" text ,label\na,1\n", ["--text-column 'text'", "no such column", "did you mean ' text '"]),
+    "upper_header.csv": (b"Text,label\na,1\n", ["--text-column 'text'", "did you mean 'Text'"]),
 }
 
 
@@ -119,7 +140,36 @@ def _cli_cases(tmp, good):
         (base + ["--data", str(good), "--device", "tpu"], 2, ["device='tpu'", "expected"]),
         (["run", "nosuch"], 2, ["invalid choice", "nosuch"]),
         (["run", "naopc", "--data", str(good)], 2, ["--model"]),
+        # issue 22: every message names the flag passed; numbers of every option checked
+        (_run("ceval", tmp, good, "--counterfactual-column", "nope"), 2, ["--counterfactual-column 'nope'", "no such column"]),
+        (_run("ceval", tmp, good, "--counterfactual-column", "text", "--target-column", "nope"), 2, ["--target-column 'nope'"]),
+        (_run("naopc", tmp, good, "--attributions-column", "nope"), 2, ["--attributions-column 'nope'"]),
+        (_run("naopc", tmp, good, "--attributions-column", "text"), 2, ["--attributions-column 'text'", "row 1",
+                                                                          "list of numbers"]),
+        (_run("toki_trust", tmp, good, "--label-column", "label", "--train-data", str(tmp / "nope.csv")), 2,
+         ["--train-data", "nope.csv", "no such file"]),
+        (_run("inconsistency", tmp, good, "--chains", str(tmp / "nope.jsonl")), 2, ["--chains", "no such file"]),
+        (_run("fim_difficulty", tmp, good, "--shift-against", str(tmp / "nope.csv")), 2, ["--shift-against", "no such file"]),
+        (_run("fim_difficulty", tmp, good, "--max-strength", "nan"), 2, ["--max-strength", "'nan'"]),
+        (_run("fim_difficulty", tmp, good, "--fraction", "2"), 2, ["--fraction", "'2'"]),
+        (_run("naopc", tmp, good, "--max-exact-words", "100000"), 2, ["--max-exact-words", "'100000'", "1 to 64"]),
+        (_run("naopc", tmp, good, "--seed", "-1"), 2, ["--seed", "'-1'"]),
+        (_run("toki_trust", tmp, good, "--attack", "-1"), 2, ["--attack", "'-1'"]),
+        (_run("naopc", tmp, good, "--limit", "1e3"), 2, ["--limit", "'1e3'"]),
+        (_run("naopc", tmp, good, "--batch-size", "2.7"), 2, ["--batch-size", "'2.7'"]),
+        (_run("naopc", tmp, good, "--max-evaluations", "-5"), 2, ["--max-evaluations", "'-5'"]),
+        (_run("naopc", tmp, good, "--label-column", "nope"), 2, ["--label-column 'nope'"]),
+        (_run("naopc", tmp, good, "--pair-column", "nope"), 2, ["--pair-column 'nope'"]),
+        (_run("naopc", tmp, good, "--output", ""), 2, ["--output ''", "expected a folder"]),
+        (_run("naopc", tmp, good, "--output", str(tmp / "afile" / "sub")), 2, ["--output", "cannot write there"]),
+        (_run("naopc", tmp, tmp, "--text-column", "text"), 2, ["--data", "unsupported file type"]),
     ]
+
+
+def _run(module, tmp, data, *extra):
+    """argv of ``textxai run module`` on the demo model with ``extra`` options (later ones win)."""
+    return ["run", module, "--model", "textxai/demo-sentiment", "--no-progress", "--output", str(tmp / "out"),
+            "--data", str(data), *extra]
 
 
 def _main(argv, capsys):

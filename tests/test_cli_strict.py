@@ -234,3 +234,23 @@ def test_every_column_message_names_the_flag_passed(data_files, tiny_bert_folder
         for word in words:
             assert word in err[0], (argv, word, err[0])
         assert "--text-column" not in err[0] or "--text-column" in words[0] or "'text'" in words[-1], err[0]
+
+
+def test_concurrent_runs_into_one_folder_leave_one_complete_set(tmp_path):
+    """Four runs writing the same stem at once: the folder ends with one run's JSON and exactly its pictures."""
+    import threading
+
+    out = tmp_path / "out"
+    figures = {name: _figure(i) for i, name in enumerate("abcd")}  # made here: pyplot is not thread-safe
+
+    def one(name):
+        cli.write_outputs(out, "naopc", {"run": name}, {name: figures[name]})
+
+    threads = [threading.Thread(target=one, args=(name,)) for name in "abcd"]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    files = sorted(p.name for p in out.iterdir())
+    run = json.loads((out / "naopc.json").read_text())["run"]
+    assert files == ["naopc.json", f"naopc_{run}.png"], files

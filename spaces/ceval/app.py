@@ -2,7 +2,6 @@
 diversity, perplexity), one original at a time or a whole CSV."""
 from __future__ import annotations
 
-import csv
 import math
 
 import gradio as gr
@@ -92,7 +91,7 @@ def examples_html(original: str, counterfactuals, results: dict, label_names=Non
 
 def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
     original = spaces.check_inputs([original or ""], max_texts=1, name="original")[0].strip()
-    counterfactuals = spaces.split_lines(counterfactuals_text)
+    counterfactuals = spaces.split_lines(counterfactuals_text, "counterfactuals")
     if not counterfactuals:
         raise spaces.SpaceError("counterfactuals: none given; enter at least one counterfactual, one per line")
     if len(counterfactuals) > MAX_COUNTERFACTUALS:
@@ -116,19 +115,10 @@ def read_csv(path) -> tuple[list[str], list[list[str]]]:
     """Originals and counterfactual lists from an uploaded CSV (columns orig_text, gen_text[, gen_text_2, ...])."""
     if path is None:
         raise spaces.SpaceError("csv: no file uploaded; upload a CSV with columns orig_text and gen_text")
-    path = getattr(path, "name", path)
-    try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise spaces.SpaceError(f"csv: could not read the file ({type(error).__name__}); expected a UTF-8 CSV") from error
-    if not rows:
-        raise spaces.SpaceError("csv: the file has no rows; expected a header orig_text,gen_text and one row per example")
+    rows = spaces.read_upload(path, "csv", max_rows=MAX_ROWS)  # size checked before reading, rows while reading
     columns = list(rows[0].keys())
     if "orig_text" not in columns or "gen_text" not in columns:
         raise spaces.SpaceError(f"csv: columns {columns[:8]}: expected orig_text and gen_text (and optionally gen_text_2, ...)")
-    if len(rows) > MAX_ROWS:
-        raise spaces.SpaceError(f"csv: {len(rows)} rows; this Space scores at most {MAX_ROWS} — run `textxai run ceval` locally")
     extra = sorted((c for c in columns if c and c.startswith("gen_text_")), key=lambda c: (len(c), c))
     originals = [r["orig_text"] or "" for r in rows]
     spaces.check_inputs(originals, max_texts=MAX_ROWS, name="orig_text")

@@ -14,6 +14,7 @@ from textxai import fim, spaces
 PAPER_URL = "https://arxiv.org/abs/2010.07212"
 PAPER_TITLE = "Geometry Matters: Exploring Language Examples at the Decision Boundary"
 MAX_CHARS = 1500
+MAX_STRENGTH = 100.0  # the slider reaches 3 x the flip strength, at most 60
 EXAMPLE = "The acting was fine and the music lovely, but the plot dragged and I nearly fell asleep."
 DESCRIPTION = (
     "Difficulty = the largest eigenvalue λ_max of the Fisher information metric of the input embeddings: how "
@@ -89,9 +90,7 @@ def push(model_choice: str, text: str, strength: float):
     """Class probabilities after moving the embeddings by ``strength`` along the top eigenvector."""
     text = _text(text)
     clf = spaces.resolve_model(model_choice)
-    strength = float(strength or 0.0)
-    if not math.isfinite(strength) or strength < 0:
-        raise spaces.SpaceError(f"strength={strength!r}: expected a number >= 0")
+    strength = spaces.number_input(strength, "strength", 0.0, MAX_STRENGTH)
     probs = fim.perturb_along_eigenvector(text, clf, [strength])[0]
     return _probs_dict(clf, probs)
 
@@ -107,8 +106,8 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
                 result = gr.HTML(elem_id="fim-result")
                 words = gr.HTML(elem_id="fim-words")
             with gr.Column(scale=2):
-                strength = gr.Slider(0.0, 6.0, value=0.0, step=0.06, label="Push along the top eigenvector (L2)",
-                                     elem_id="fim-strength")
+                strength = spaces.Slider(0.0, 6.0, value=0.0, step=0.06, label="Push along the top eigenvector (L2)",
+                                         elem_id="fim-strength", name="strength")
                 probs = gr.Label(label="Class probabilities", elem_id="fim-probs")
         run.click(spaces.user_errors(score), [model, text], [result, words, probs, strength])
         strength.release(spaces.user_errors(push), [model, text, strength], probs)

@@ -36,8 +36,8 @@ def parse_chains(text: str) -> list[list[str]]:
     if text is None or not isinstance(text, str):
         raise spaces.SpaceError(f"chains={text!r:.60}: expected text, one edit per line")
     blocks, current = [], []
-    for line in text.splitlines():
-        if line.strip():
+    for line in spaces.check_size(text, "chains").splitlines():
+        if not spaces.is_blank(line):
             current.append(line.strip())
         elif current:
             blocks.append(current)
@@ -180,10 +180,8 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
                editor_name: str = "substitution", progress=gr.Progress()):
     if editor_name not in EDITOR_NAMES:
         raise spaces.SpaceError(f"editor={editor_name!r}: expected one of {list(EDITOR_NAMES)}")
-    texts = spaces.check_inputs(spaces.split_lines(text), max_texts=MAX_EDITOR_TEXTS)
-    steps = int(steps)
-    if not 1 <= steps <= MAX_STEPS:
-        raise spaces.SpaceError(f"steps={steps}: expected 1 to {MAX_STEPS}")
+    texts = spaces.check_inputs(spaces.split_lines(text, "texts"), max_texts=MAX_EDITOR_TEXTS)
+    steps = spaces.integer_input(steps, "steps", 1, MAX_STEPS)
     n = parse_n(n_text)
     words = [spaces.approx_words(t) for t in texts]
     spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
@@ -224,7 +222,7 @@ with spaces.space(
             model = spaces.model_dropdown()
             texts_box = gr.Textbox(value=EXAMPLE_TEXTS, lines=4,
                                    label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
-            steps_slider = gr.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps")
+            steps_slider = spaces.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps", name="steps", integer=True)
             editor_radio = gr.Radio(list(EDITOR_NAMES), value="substitution", elem_id="editor-radio",
                                     label="Editor: word substitution (swaps a word back: consistent) or word "
                                           "deletion (cannot restore a deleted word: watch inc)")

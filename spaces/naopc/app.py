@@ -26,7 +26,7 @@ DESCRIPTION = (
 
 
 def _texts(text) -> list[str]:
-    lines = spaces.split_lines(text)
+    lines = spaces.split_lines(text, "texts")
     return spaces.check_inputs(lines, max_texts=MAX_TEXTS, max_chars=MAX_CHARS, name="texts")
 
 
@@ -102,12 +102,7 @@ def evaluate_texts(model_choice: str, text: str, method: str, normalization: str
     texts = _texts(text)
     if method not in METHODS:
         raise spaces.SpaceError(f"method={method!r}: expected one of {list(METHODS)}")
-    try:
-        beam_size = int(beam_size)
-    except (TypeError, ValueError):
-        raise spaces.SpaceError(f"beam_size={beam_size!r}: expected an integer from 1 to {MAX_BEAM}") from None
-    if not 1 <= beam_size <= MAX_BEAM:
-        raise spaces.SpaceError(f"beam_size={beam_size}: expected an integer from 1 to {MAX_BEAM} in this Space")
+    beam_size = spaces.integer_input(beam_size, "beam_size", 1, MAX_BEAM)
     if normalization == "exact":
         normalization = "auto"  # capped: texts longer than MAX_EXACT_WORDS fall back to beam
     spaces.check_budget(spaces.naopc_evaluations([spaces.approx_words(t) for t in texts], normalization, beam_size,
@@ -136,7 +131,8 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
             normalization = gr.Radio(["auto", "beam", "none"], value="auto", label="Limits",
                                      info=f"auto = exact up to {MAX_EXACT_WORDS} words, beam search beyond",
                                      elem_id="naopc-normalization")
-            beam = gr.Slider(1, MAX_BEAM, value=5, step=1, label="Beam size", elem_id="naopc-beam")
+            beam = spaces.Slider(1, MAX_BEAM, value=5, step=1, label="Beam size", elem_id="naopc-beam", name="beam_size",
+                                 integer=True)
         run = gr.Button("Evaluate", variant="primary", elem_id="naopc-run")
         result = gr.HTML(elem_id="naopc-result")
         words = gr.HTML(elem_id="naopc-words")

@@ -51,7 +51,7 @@ def _class(classifier, label: str, name: str) -> int:
 def parse_train(text: str | None, classifier) -> list[tuple[int, str]]:
     """Training lines ``label<TAB>text`` (label: index or class name)."""
     rows = []
-    for i, line in enumerate(spaces.split_lines(text)):
+    for i, line in enumerate(spaces.split_lines(text, "training texts")):
         if "\t" not in line:
             raise spaces.SpaceError(f"training line {i + 1} {line[:40]!r}: expected 'label<TAB>text'")
         label, body = line.split("\t", 1)
@@ -65,9 +65,12 @@ def parse_train(text: str | None, classifier) -> list[tuple[int, str]]:
 def settings(explainer: str, embedders) -> tuple[str, dict, list[str]]:
     if explainer not in EXPLAINERS:
         raise spaces.SpaceError(f"explainer={explainer!r}: expected one of {list(EXPLAINERS)}")
-    embedders = list(embedders or [])
+    embedders = [embedders] if isinstance(embedders, str) else list(embedders or [])
     if not embedders:
         raise spaces.SpaceError("embedders: choose at least one word embedder")
+    unknown = [e for e in embedders if e not in EMBEDDER_NAMES]
+    if unknown:
+        raise spaces.SpaceError(f"embedders={unknown!r:.80}: expected some of {list(EMBEDDER_NAMES)}")
     return explainer.split(" ")[0], EXPLAINERS[explainer], embedders
 
 
@@ -152,10 +155,8 @@ def diff_html(before: str, after: str) -> str:
 def attack_text(model_choice: str, text: str, train_text: str, explainer: str, embedders, max_rate: float,
                 min_similarity: float):
     text = spaces.check_inputs([text], max_texts=1)[0]
-    try:
-        max_rate, min_similarity = float(max_rate), float(min_similarity)
-    except (TypeError, ValueError):
-        raise spaces.SpaceError(f"max_rate={max_rate!r:.40}, min_similarity={min_similarity!r:.40}: expected numbers") from None
+    max_rate = spaces.number_input(max_rate, "max_rate", 0.0, 1.0)  # the library's ranges (toki.check_unit)
+    min_similarity = spaces.number_input(min_similarity, "min_similarity", -1.0, 1.0)
     spaces.check_budget(spaces.toki_evaluations([], [], "omission", attack_words=[spaces.approx_words(text)],
                                                 max_rate=max_rate),
                         "text", "shorten the text or lower the share of words changed")  # before any model call
@@ -214,8 +215,10 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
             with gr.Tab("TOKI-guided attack"):
                 attack_box = gr.Textbox(value=default_attack, lines=3, elem_id="attack-box", label="Text to attack")
                 with gr.Row():
-                    rate = gr.Slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed")
-                    sim = gr.Slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)")
+                    rate = spaces.Slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed",
+                                         name="max_rate")
+                    sim = spaces.Slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)",
+                                        name="min_similarity")
                 attack_button = gr.Button("Attack", variant="primary", elem_id="attack-button")
                 attack_html = gr.HTML(elem_id="attack")
         assess_button.click(spaces.user_errors(assess_text),

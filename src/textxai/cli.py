@@ -90,6 +90,8 @@ def check_output_folder(output: str) -> Path:
     """``--output`` as a writable folder (created), checked before any work so a long run is not lost."""
     import tempfile
 
+    if not str(output).strip():
+        raise ValueError(f"--output {output!r}: expected a folder for the results")
     path = Path(output)
     if path.exists() and not path.is_dir():
         raise ValueError(f"--output {output!r}: is a file; expected a folder for the results")
@@ -101,6 +103,14 @@ def check_output_folder(output: str) -> Path:
     return path
 
 
+#: the library's names of what the columns of --data become (a message about ``targets[3]`` names --target-column)
+LIBRARY_FLAGS = {"texts": "--text-column", "text_pairs": "--pair-column", "labels": "--label-column",
+                 "targets": "--target-column", "counterfactuals": "--counterfactual-column",
+                 "counterfactual_pairs": "--counterfactual-pair-column", "attributions": "--attributions-column",
+                 "human_trust": "--human-trust-column", "train_labels": "--train-data --label-column",
+                 "train_texts": "--train-data --text-column", "references": "--label-column", "chains": "--chains"}
+
+
 @contextmanager
 def flags_named(args):
     """A library message about one of the run's options (``class_names=None: ...``) names its flag first
@@ -110,9 +120,9 @@ def flags_named(args):
     except (ValueError, TypeError) as error:
         message = str(error)
         name = re.match(r"[A-Za-z_]\w*", message)
-        if type(error) in (ValueError, TypeError) and name and name.group(0) in vars(args) and not message.startswith("--") and \
-                message[name.end():name.end() + 1] in ("=", "[", ":", " "):
-            flag = "--" + name.group(0).replace("_", "-")
+        word = name.group(0) if name else ""
+        flag = LIBRARY_FLAGS.get(word) or ("--" + word.replace("_", "-") if word in vars(args) else None)
+        if type(error) in (ValueError, TypeError) and flag and message[name.end():name.end() + 1] in ("=", "[", ":", " "):
             raise type(error)(f"{flag}: {message}") from error
         raise
 

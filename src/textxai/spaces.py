@@ -41,6 +41,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import wraps
 
+import numpy as np
+
 from textxai.extras import require
 
 gr = require("gradio", "spaces", "textxai's Gradio Spaces")
@@ -63,6 +65,8 @@ EVALUATIONS_PER_SECOND = 70
 MAX_EVALUATIONS = int(os.environ.get("TEXTXAI_SPACE_MAX_EVALUATIONS", 60 * EVALUATIONS_PER_SECOND))
 MAX_SECONDS = float(os.environ.get("TEXTXAI_SPACE_MAX_SECONDS", 90))  # wall time of one request, then it stops
 MAX_OUTPUT_FILES = 32  # result files (CSV downloads) kept on disk; older ones are removed
+MAX_UPLOAD_BYTES = 2_000_000  # an uploaded file above this is refused before it is read (and by the server: launch)
+MAX_PASTE_CHARS = 500_000  # a pasted text box above this is refused before it is split into lines
 
 PAPER_DEFAULT_URL = "https://github.com/textxai"
 MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
@@ -303,13 +307,121 @@ def model_dropdown(value: str = DEFAULT_MODEL, label: str = "Model", choices: Se
 
 
 # --------------------------------------------------------------------------- inputs
-def split_lines(text: str | None) -> list[str]:
-    """The non-blank lines of a textbox, stripped: one text per line."""
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # fillers drawn as nothing (Hangul, Braille blank)
+
+
+def _invisible(char: str) -> bool:
+    import unicodedata
+
+    return char.isspace() or char in _BLANK_LETTERS or unicodedata.category(char) in ("Cf", "Cc", "Zs", "Zl", "Zp")
+
+
+def is_blank(text: str) -> bool:
+    """True when ``text`` shows nothing: only white space and invisible characters (zero-width spaces and joiners,
+    byte-order marks, soft hyphens, control characters, blank fillers).
+
+    >>> is_blank("\\u200b\\u200d \\ufeff"), is_blank(" a ")
+    (True, False)
+    """
+    return all(_invisible(c) for c in text)
+
+
+def check_size(text, name: str = "text", max_chars: int | None = None) -> str:
+    """``text`` (a string; None is empty) when at most ``max_chars`` characters (default ``MAX_PASTE_CHARS``), checked
+    before anything splits or parses it."""
     if text is None:
-        return []
+        return ""
     if not isinstance(text, str):
-        raise SpaceError(f"text={text!r:.60}: expected a string")
-    return [line.strip() for line in text.splitlines() if line.strip()]
+        raise SpaceError(f"{name}={text!r:.60} ({type(text).__name__}): expected a string")
+    limit = MAX_PASTE_CHARS if max_chars is None else max_chars
+    if len(text) > limit:
+        raise SpaceError(f"{name} has {len(text):,} characters; this Space accepts at most {limit:,} here — "
+                         "shorten it or run textxai locally (`textxai run`)")
+    return text
+
+
+def split_lines(text: str | None, name: str = "text", max_chars: int | None = None) -> list[str]:
+    """The non-blank lines of a textbox, stripped: one text per line. Lines that show nothing (white space,
+    zero-width characters) are blank; the whole box is refused above ``max_chars`` before it is split."""
+    text = check_size(text, name, max_chars)
+    return [line.strip() for line in text.splitlines() if not is_blank(line)]
+
+
+def _number(value, name: str, low: float, high: float, integer: bool):
+    expected = f"{'an integer' if integer else 'a number'} from {low:g} to {high:g}"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise SpaceError(f"{name}={value!r:.40}: expected {expected}") from None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise SpaceError(f"{name}={value!r:.40} ({type(value).__name__}): expected {expected}")
+    if not math.isfinite(value) or not low <= value <= high:
+        raise SpaceError(f"{name}={value!r}: expected {expected}")
+    if integer and value != int(value):
+        raise SpaceError(f"{name}={value!r}: expected {expected} (a whole number)")
+    return int(value) if integer else float(value)
+
+
+def integer_input(value, name: str, low: int = 1, high: int = 10**6) -> int:
+    """A whole number from a slider or an API call, in ``[low, high]``: text that is no number, NaN, inf, 1e30,
+    2.7 or a bool is a :class:`SpaceError` naming the input. Positive ones pass the library's check too.
+
+    >>> integer_input(5.0, "beam_size", 1, 20), integer_input("3", "steps", 1, 5)
+    (5, 3)
+    >>> integer_input(2.7, "beam_size", 1, 20)
+    Traceback (most recent call last):
+    ...
+    textxai.spaces.SpaceError: beam_size=2.7: expected an integer from 1 to 20 (a whole number)
+    """
+    from textxai.validation import check_positive_int
+
+    value = _number(value, name, low, high, integer=True)
+    return check_positive_int(value, name) if low >= 1 else value
+
+
+def number_input(value, name: str, low: float, high: float) -> float:
+    """A finite number in ``[low, high]`` from a slider or an API call, else a :class:`SpaceError` naming it.
+
+    >>> number_input("nan", "max_rate", 0, 1)
+    Traceback (most recent call last):
+    ...
+    textxai.spaces.SpaceError: max_rate=nan: expected a number from 0 to 1
+    """
+    return _number(value, name, low, high, integer=False)
+
+
+class Slider(gr.Slider):
+    """``gr.Slider`` whose value, also when sent through the API, is checked by :func:`integer_input` /
+    :func:`number_input` (``name`` in the message) before the handler runs."""
+
+    is_template = True  # the browser draws it as gr.Slider
+
+    def __init__(self, minimum: float, maximum: float, *args, name: str = "value", integer: bool = False, **kwargs):
+        super().__init__(minimum, maximum, *args, **kwargs)
+        self.input_name, self.integer = name, integer
+
+    def preprocess(self, payload):
+        check = integer_input if self.integer else number_input
+        return check(payload, self.input_name, self.minimum, self.maximum)
+
+
+def read_upload(path, name: str = "csv", max_rows: int | None = None, max_bytes: int | None = None) -> list[dict]:
+    """The rows of an uploaded csv / tsv / jsonl / json / parquet file, read by :mod:`textxai.tables` (the CLI's
+    reader: no cell length limit, duplicated headers refused) after its size is checked (``MAX_UPLOAD_BYTES``)
+    and stopping after ``max_rows`` rows; errors name the input and the file (not the server's folder)."""
+    from pathlib import Path
+
+    from textxai import tables
+
+    if path is None:
+        raise SpaceError(f"{name}: no file uploaded")
+    path = Path(getattr(path, "name", path))
+    try:
+        return tables.read_rows(path, name, MAX_UPLOAD_BYTES if max_bytes is None else max_bytes, max_rows)
+    except (ValueError, OSError) as error:
+        message = str(error).replace(repr(str(path)), repr(path.name)).replace(str(path.parent) + os.sep, "")
+        raise SpaceError(message) from None
 
 
 def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, name: str = "texts") -> list[str]:
@@ -326,8 +438,13 @@ def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, 
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise SpaceError(f"{name}[{i}]={text!r:.60} ({type(text).__name__}): expected a string")
-    if not any(text.strip() for text in texts):
-        raise SpaceError(f"{name}: no text given; enter at least one text")
+    if not any(not is_blank(text) for text in texts):
+        raise SpaceError(f"{name}: no text given; enter at least one text (zero-width and white space characters "
+                         "alone are no text)" if any(texts) else f"{name}: no text given; enter at least one text")
+    for i, text in enumerate(texts):
+        if text.strip() and is_blank(text):
+            codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in text if not c.isspace()}))
+            raise SpaceError(f"{name}[{i}] holds only invisible characters ({codes}); expected a visible text")
     if len(texts) > max_texts:
         raise SpaceError(f"{name}: {len(texts)} texts given; this Space accepts at most {max_texts} — "
                          "run textxai locally (`textxai run`) for more")
@@ -405,14 +522,19 @@ def output_dir() -> "os.PathLike":
     return folder
 
 
-def csv_cell(value):
-    """A CSV cell that a spreadsheet will not run as a formula: text starting with = + - @ (or a tab / CR)
-    gets a leading apostrophe; numbers stay numbers.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")  # and their full-width forms
+_LEADING = " \t\r\n\v\f\u00a0\u3000\u200b\u200c\u200d\u2060\ufeff"  # spreadsheets skip these before a formula
 
-    >>> [csv_cell(v) for v in ["=cmd|' /C calc'!A0", "-1", "@SUM(A1)", "fine", -0.5]]
-    ["'=cmd|' /C calc'!A0", "'-1", "'@SUM(A1)", 'fine', -0.5]
+
+def csv_cell(value):
+    """A CSV cell that a spreadsheet will not run as a formula: text starting with = + - @ (also full-width
+    ＝ ＋ － ＠, also after leading white space, newlines or zero-width characters) or with a tab / CR gets a
+    leading apostrophe; numbers stay numbers.
+
+    >>> [csv_cell(v) for v in ["=cmd|' /C calc'!A0", "-1", "@SUM(A1)", "fine", -0.5, " \\n=1+1", "＝1+1"]]
+    ["'=cmd|' /C calc'!A0", "'-1", "'@SUM(A1)", 'fine', -0.5, "' \\n=1+1", "'＝1+1"]
     """
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+    if isinstance(value, str) and (value[:1] in ("\t", "\r") or value.lstrip(_LEADING)[:1] in _FORMULA_STARTS):
         return "'" + value
     return value
 
@@ -524,3 +646,16 @@ def space(title: str, module: str, paper_url: str, paper_title: str | None = Non
         yield demo
         footer(max_texts, max_chars)
     queue(demo, concurrency_limit, max_size)
+    _cap_uploads(demo)
+
+
+def _cap_uploads(demo: gr.Blocks) -> None:
+    """``demo.launch()`` refuses uploads above ``MAX_UPLOAD_BYTES`` in the server (HTTP 413), unless told otherwise."""
+    launch = demo.launch
+
+    @wraps(launch)
+    def capped(*args, **kwargs):
+        kwargs.setdefault("max_file_size", MAX_UPLOAD_BYTES)
+        return launch(*args, **kwargs)
+
+    demo.launch = capped

@@ -160,6 +160,17 @@ def number_in(low: float, high: float):
     return _argparse_type(check, f"a number in [{low:g}, {high:g}]")
 
 
+def int_in(low: int, high: int):
+    """argparse ``type=`` for an integer in ``[low, high]``."""
+    def check(text: str) -> int:
+        value = int(text)
+        if not low <= value <= high:
+            raise ValueError(text)
+        return value
+
+    return _argparse_type(check, f"an integer from {low} to {high}")
+
+
 positive_int_arg = _argparse_type(_positive_int_text, "a positive integer")
 nonnegative_int_arg = _argparse_type(_nonnegative_int_text, "an integer >= 0")
 unit_interval_arg = number_in(0.0, 1.0)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textxai.validation import one_line, positive_int_arg
+from textxai.validation import nonnegative_int_arg, number_in, one_line, positive_int_arg
 from textxai import fim, parallel
 from textxai import stats
 
@@ -20,13 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--top", type=positive_int_arg, default=5, help="hardest / easiest texts listed in the report (default 5)")
     parser.add_argument("--min-flip", action="store_true",
                         help="also search the smallest L2 move along the top eigenvector that flips the prediction")
-    parser.add_argument("--max-strength", type=float, default=6.0, help="upper end of that search (default 6, as the paper)")
-    parser.add_argument("--tol", type=float, default=1e-3, help="bracket width of the binary search (default 1e-3)")
+    parser.add_argument("--max-strength", type=number_in(0.0, 1e6), default=6.0, help="upper end of that search (default 6, as the paper)")
+    parser.add_argument("--tol", type=number_in(0.0, 1e6), default=1e-3, help="bracket width of the binary search (default 1e-3)")
     parser.add_argument("--random-flips", action="store_true",
                         help="also replace --fraction of the words with random vocabulary words, --trials times")
-    parser.add_argument("--fraction", type=float, default=0.1, help="share of words replaced (default 0.1)")
+    parser.add_argument("--fraction", type=number_in(0.0, 1.0), default=0.1, help="share of words replaced (default 0.1)")
     parser.add_argument("--trials", type=positive_int_arg, default=20, help="random substitutions per text (default 20)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random substitutions (default 0)")
+    parser.add_argument("--seed", type=nonnegative_int_arg, default=0, help="seed of the random substitutions (default 0)")
     parser.add_argument("--shift-against", metavar="PATH", default=None,
                         help="perturbed texts row-aligned with --data (.jsonl with 'text', or .csv/.tsv with a text "
                              "column): report lambda_max(perturbed) - lambda_max(original) per pair")

@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from textxai.validation import positive_int_arg, short_repr
+from textxai.validation import int_in, nonnegative_int_arg, positive_int_arg, short_repr
 from textxai import naopc, parallel
 from textxai.attribution import available_methods
 from textxai import stats
@@ -29,11 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "auto (exact when N <= --max-exact-words), none")
     parser.add_argument("--beam-size", type=positive_int_arg, default=None,
                         help="beam width of the beam limits (default 1 for beam, 5 for beam-paper)")
-    parser.add_argument("--max-exact-words", type=positive_int_arg, default=None,
+    parser.add_argument("--max-exact-words", type=int_in(1, 64), default=None,
                         help="largest N for exact limits: 2^N model calls per text (default 12 on CPU, 16 on CUDA)")
     parser.add_argument("--perturbation", default="mask", choices=list(naopc.PERTURBATIONS))
     parser.add_argument("--target", default="predicted", help="'predicted' (default) or a class index")
-    parser.add_argument("--seed", type=int, default=0, help="seed of lime / kernel_shap (default 0)")
+    parser.add_argument("--seed", type=nonnegative_int_arg, default=0, help="seed of lime / kernel_shap (default 0)")
 
 
 def _target(value):

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textxai.validation import number_in, positive_int_arg, unit_interval_arg
+from textxai.validation import nonnegative_int_arg, number_in, positive_int_arg, unit_interval_arg
 from textxai import parallel, stats, toki
 from textxai.embeddings import EMBEDDER_NAMES
 
@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="one description per class, anchor words joined by commas, e.g. 'negative,bad,poor' "
                              "'positive,good,great' (default: id2label, or the demo models' shipped anchors)")
     parser.add_argument("--human-trust-column", default=None, help="column of human trust labels (1 / 0 / empty)")
-    parser.add_argument("--attack", type=int, default=0, metavar="N", help="also attack the first N correct predictions")
+    parser.add_argument("--attack", type=nonnegative_int_arg, default=0, metavar="N", help="also attack the first N correct predictions")
     parser.add_argument("--max-rate", type=unit_interval_arg, default=0.1, help="attack: maximum share of words changed (A2T: 0.1)")
     parser.add_argument("--min-similarity", type=number_in(-1.0, 1.0), default=0.8, help="attack: minimum MiniLM sentence cosine")
 
