@@ -7,7 +7,6 @@ human labels from ``--human-trust-column``), and optionally runs the TOKI-guided
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import numpy as np
