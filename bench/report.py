@@ -12,12 +12,14 @@ Workloads (demo sentiment model, CPU):
   B = 1, 2, 3 and the paper's beam at B = 1, 5.
 - NAOPC exact path: model inputs per second of the exact limits vs a plain batched forward of the same
   token rows (the floor).
-- LIME at equal samples (5,000) vs the ``lime`` package (``LimeTextExplainer``, same words and mask token,
-  classifier_fn ``clf.predict_proba(xs, batch_size=B)``, B the fastest of 32-512 rows measured at the start
-  of the run) on the demo held-out texts, per length bucket and overall. Ours as a user runs it (precision
-  "auto": bfloat16 forward passes on a CPU with AVX512-BF16) and with ``precision="float32"`` (the model's
-  exact probabilities: only the distinct-mask and batching gains; largest on short texts); the top-5 overlap
-  of ours with lime next to lime's own seed-to-seed overlap, at 5,000 samples.
+- NAOPC beam on the other sets of issue 26 (bench/naopc_sets.py): the authors' SST-2 / Yelp short texts on
+  their stored BERT outputs (every subset stored: no model runs) and on the demo model, 40-80-word reviews.
+- LIME on lime's terms at 1,000 and 5,000 samples vs the ``lime`` package (``LimeTextExplainer(bow=False,
+  mask_string="")``: the same words, a removed word deleted, its cosine kernel of width 25; classifier_fn
+  ``clf.predict_proba(xs, batch_size=B)``, B the fastest of 32-512 rows measured at the start of the run) and
+  ours with ``perturbation="delete"`` (the same kernel), on short held-out texts and on long real reviews.
+  Ours as a user runs it (precision "auto": bfloat16 forward passes on a CPU with AVX512-BF16) and with
+  ``precision="float32"``; the top-5 overlap of ours with lime next to lime's own seed-to-seed overlap.
 - Kernel SHAP at equal samples vs captum's ``KernelShap`` on the same forward (precision "auto").
 - TOKI keyword identification with LIME 5,000 samples (bench_toki.py): seconds per instance, next to the
   paper's 94-97 s per instance (GPU).
@@ -179,6 +181,21 @@ def naopc_beam_rows(clf, n_texts: int) -> list[Row]:
     return rows
 
 
+def naopc_set_rows(clf, sets: list[str], count: int | None = None) -> list[Row]:
+    """Our beam vs the authors' B = 5 on the other text sets of issue 26 (bench/naopc_sets.py): the authors' own
+    SST-2 / Yelp texts (on their stored BERT outputs, and on the demo model) and 40-80-word reviews."""
+    from naopc_sets import compare
+
+    rows = []
+    for r in compare(clf, sets, {}, ("beam",), count):
+        rows.append(Row(f"NAOPC beam limits, {r['set']} {r['features']}, {r['texts']} texts N={r['n'][0]}-{r['n'][1]}",
+                        "authors' beam B=5 (model inputs)", f"{r['theirs']:,}",
+                        f"{r['ours']:,}; limits vs theirs: upper {r['up_mean']:+.4f} mean / {r['up_worst']:+.4f} worst, "
+                        f"lower {r['lo_mean']:+.4f} / {r['lo_worst']:+.4f} ({r['looser']} texts > 0.01)",
+                        f"{r['ratio']:.2f}x fewer"))
+    return rows
+
+
 def tradeoff(clf, lengths: list[int], searches: list[str]) -> str:
     """Model inputs vs the gap to the exact limits on texts of ``lengths`` words (word features, N <= 14), each
     search of ``searches`` and the authors' beam, as printed lines."""
@@ -264,15 +281,18 @@ def heldout_texts(clf, buckets, per_bucket: int) -> dict[str, list[str]]:
     return {k: v for k, v in out.items() if v}
 
 
-def lime_peer(clf, texts, targets, n_samples, seed, batch_size):
-    """The ``lime`` package's LimeTextExplainer (the same words, [MASK] for a removed word), classifier_fn =
-    ``clf.predict_proba(xs, batch_size)`` (one call per explanation, length-sorted batches, inference_mode, float32)."""
+def lime_peer(clf, texts, targets, n_samples, seed, batch_size, perturbation: str = "delete"):
+    """The ``lime`` package's LimeTextExplainer on the same words (``bow=False``: one feature per word position),
+    a removed word deleted (``mask_string=""``, ``perturbation="delete"``) or replaced by [MASK] (``"mask"``);
+    classifier_fn = ``clf.predict_proba(xs, batch_size)`` (one call per explanation, length-sorted batches,
+    inference_mode, float32); lime's own kernel (cosine distance x 100, width 25)."""
     from lime.lime_text import LimeTextExplainer
 
     from textxai.words import tokenize
 
+    mask = "" if perturbation == "delete" else clf.tokenizer.mask_token
     explainer = LimeTextExplainer(bow=False, split_expression=lambda s: tokenize(s, clf.word_tokenizer),
-                                  mask_string=clf.tokenizer.mask_token, random_state=seed)
+                                  mask_string=mask, random_state=seed)
     out = []
     for text, target in zip(texts, targets):
         n = len(clf.words(text))
@@ -289,55 +309,46 @@ def top5_overlap(a, b) -> float:
     return float(np.mean([len(set(np.argsort(-x)[:5]) & set(np.argsort(-y)[:5])) / min(5, len(x)) for x, y in zip(a, b)]))
 
 
-def lime_rows(clf, per_bucket: int, n_samples: int, batch_size: int = 64) -> list[Row]:
-    """LIME vs the lime package at ``n_samples`` on held-out texts, one row per length bucket and overall, ours
-    at the default precision and in float32; top-5 overlap of ours with lime (both seeds) next to lime seed 0 vs
-    seed 1, at the same samples."""
-    from textxai.attribution import lime_distinct_masks, word_attributions
+def lime_groups(clf, per_group: int, long_words: int) -> dict[str, list[str]]:
+    """Short texts (demo held-out texts of 10-40 words) and long ones (real reviews of ``long_words`` words)."""
+    from real_texts import reviews_of_words, source
 
-    groups = heldout_texts(clf, [(1, 11), (12, 15), (16, 40)], per_bucket)
-    peer_batch = fastest_peer_batch(clf, groups[max(groups)][0])
+    short = [t for group in heldout_texts(clf, [(10, 11), (12, 15), (16, 40)], per_group).values() for t in group]
+    return {f"{len(short)} short texts (10-40 words)": short,
+            f"{per_group} long texts ({long_words} words, {source()})": reviews_of_words(clf, long_words, per_group)}
+
+
+def lime_rows(clf, per_group: int, samples: tuple[int, ...], long_words: int = 200, batch_size: int = 64,
+              perturbation: str = "delete") -> list[Row]:
+    """LIME vs the lime package on its own terms: the same ``perturbation`` (lime removes words: "delete"), the
+    same kernel, equal samples; one row per (samples, short / long texts): lime's seconds, ours at the default
+    precision and in float32, and the top-5 overlap of ours (default precision) with lime next to lime's own
+    seed-to-seed overlap."""
+    from textxai.attribution import word_attributions
+
+    groups = lime_groups(clf, per_group, long_words)
+    peer_batch = fastest_peer_batch(clf, next(iter(groups.values()))[-1])
     precision = clf.resolve_precision("auto")
-    rows, all_peer, all_ours, texts_all = [], [], [], []
-    totals = np.zeros(3)  # peer, ours (auto), ours (float32)
-    for bucket, texts in groups.items():
-        targets = clf.predict(texts).tolist()
-        seconds = []
-        start = time.perf_counter()
-        peer = lime_peer(clf, texts, targets, n_samples, 0, peer_batch)
-        seconds.append(time.perf_counter() - start)
-        for option in ("auto", "float32"):
-            start = time.perf_counter()
-            ours = word_attributions(texts, clf, "lime", target=targets, n_samples=n_samples, batch_size=batch_size,
-                                     precision=option)
-            seconds.append(time.perf_counter() - start)
-            if option == "auto":
-                all_ours += ours
-        inputs = sum(lime_distinct_masks(len(clf.words(t)), n_samples) for t in texts)
-        rows.append(Row(f"LIME {n_samples:,} samples, {len(texts)} held-out texts of {bucket} words",
-                        f"lime package, predict_proba batch {peer_batch} (s)", f"{seconds[0]:.1f}",
-                        f"{seconds[1]:.1f} ({precision}; float32: {seconds[2]:.1f} s, {seconds[0] / seconds[2]:.2f}x; "
-                        f"~{inputs / len(texts):,.0f} model inputs per text, expected)",
-                        f"{seconds[0] / seconds[1]:.2f}x faster"))
-        all_peer += peer
-        texts_all += list(zip(texts, targets))
-        totals += seconds
-    rows.append(Row(f"LIME {n_samples:,} samples, all {len(texts_all)} texts above", "lime package (s)",
-                    f"{totals[0]:.1f}", f"{totals[1]:.1f} ({precision}; float32: {totals[2]:.1f} s, "
-                    f"{totals[0] / totals[2]:.2f}x)", f"{totals[0] / totals[1]:.2f}x faster"))
-    from textxai import demo
-
-    lengths = [len(clf.words(t)) for t in demo.load_corpus("sentiment")["test_texts"]]
-    expected = sum(lime_distinct_masks(n, n_samples) for n in lengths)
-    rows.append(Row(f"LIME {n_samples:,} samples, all {len(lengths)} held-out texts ({min(lengths)}-{max(lengths)} words), "
-                    "model inputs (expected, not timed)", "lime package (model inputs)", f"{n_samples * len(lengths):,}",
-                    f"{expected:,.0f} (each distinct mask once)", f"{n_samples * len(lengths) / expected:.2f}x fewer"))
-    peer1 = lime_peer(clf, [t for t, _ in texts_all], [y for _, y in texts_all], n_samples, 1, peer_batch)
-    ours_vs = (top5_overlap(all_ours, all_peer) + top5_overlap(all_ours, peer1)) / 2
-    lime_self = top5_overlap(all_peer, peer1)
-    rows.append(Row(f"LIME top-5 words, {n_samples:,} samples, {len(texts_all)} texts", "lime seed 0 vs seed 1 (overlap)",
-                    f"{lime_self:.2f}", f"{ours_vs:.2f} (ours, {precision}, vs lime seeds 0 and 1)",
-                    f"{ours_vs - lime_self:+.2f}"))
+    rows = []
+    for n_samples in samples:
+        for name, texts in groups.items():
+            targets = clf.predict(texts).tolist()
+            seconds, runs = [], {}
+            for side in ("lime", "auto", "float32"):
+                start = time.perf_counter()
+                if side == "lime":
+                    runs[side] = lime_peer(clf, texts, targets, n_samples, 0, peer_batch, perturbation)
+                else:
+                    runs[side] = word_attributions(texts, clf, "lime", target=targets, n_samples=n_samples,
+                                                   batch_size=batch_size, precision=side, perturbation=perturbation)
+                seconds.append(time.perf_counter() - start)
+            lime1 = lime_peer(clf, texts, targets, n_samples, 1, peer_batch, perturbation)
+            ours_vs = (top5_overlap(runs["auto"], runs["lime"]) + top5_overlap(runs["auto"], lime1)) / 2
+            rows.append(Row(f"LIME {n_samples:,} samples, perturbation={perturbation}, {name}",
+                            f"lime package, predict_proba batch {peer_batch} (s)", f"{seconds[0]:.1f}",
+                            f"{seconds[1]:.1f} ({precision}); float32 {seconds[2]:.1f} s = {seconds[0] / seconds[2]:.2f}x; "
+                            f"top-5 overlap with lime {ours_vs:.2f} (lime seed 0 vs 1: {top5_overlap(runs['lime'], lime1):.2f})",
+                            f"{seconds[0] / seconds[1]:.2f}x faster"))
     return rows
 
 
@@ -390,7 +401,7 @@ def main(argv=None):
     parser.add_argument("--toki-texts", type=int, default=200, help="TOKI training texts explained (the issue's 200)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
     parser.add_argument("--skip", nargs="*", default=[], choices=[
-        "beam", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency"])
+        "beam", "beam-sets", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency"])
     args = parser.parse_args(argv)
     quick = args.quick
     import bench_ceval
@@ -407,9 +418,12 @@ def main(argv=None):
         "inconsistency": lambda: [bench_inconsistency.report_row(200 if quick else 2000, 3 if quick else 10)],
         "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
         "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
-        "lime": lambda: lime_rows(clf, args.lime_texts or (1 if quick else 3), 300 if quick else 5000),
+        "lime": lambda: lime_rows(clf, args.lime_texts or (1 if quick else 2), (300,) if quick else (1000, 5000),
+                                  40 if quick else 200),
         "toki": lambda: [toki_row(clf, 2 if quick else args.toki_texts, 300 if quick else 5000)],
         "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 20)),
+        "beam-sets": lambda: naopc_set_rows(clf, ["stored"] if quick else ["stored", "sst2", "yelp", "long"],
+                                            None if not quick else 2),
         "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
     }
     signal.signal(signal.SIGTERM, signal.default_int_handler)

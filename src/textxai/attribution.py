@@ -23,6 +23,7 @@ import torch
 
 from textxai.batching import length_sorted_batches
 from textxai.classifier import TextClassifier, as_classifier
+from textxai.loading import LRUCache, cache_size
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
 from textxai.progress import progress_bar
 
@@ -337,6 +338,66 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     if method == "omission" or isinstance(target, str):  # p(x) is needed: omission, or to find the predicted class
         probs = clf.predict_proba(texts, pairs, batch_size=batch_size)
     targets = resolve_targets(target, probs, n=len(texts), num_labels=clf.num_labels)
+    if method in ("omission", "lime", "kernel_shap"):
+        settings = _settings(clf, method, seed, options)
+        return _remembered(clf, texts, pairs, targets, settings,
+                           lambda idx: _attributions(clf, [texts[i] for i in idx], None if pairs is None else [pairs[i] for i in idx],
+                                                     None if probs is None else probs[idx], targets[idx], method, seed,
+                                                     batch_size, progress, options))
+    return _attributions(clf, texts, pairs, probs, targets, method, seed, batch_size, progress, options)
+
+
+# ------------------------------------------------------------------------------- explanations remembered
+# The perturbation methods' explanations of a text are remembered in this process (bounded LRU, keyed by the
+# model's weights, the text, its target and every option that changes the scores): a pipeline that explains
+# the same texts twice - TOKI's assessment, then the attack's omission ranking of the same texts; an audit's
+# stages - computes each explanation once. A text's scores never depend on the other texts of the call
+# (sampling: the same seed for every text), so the remembered ones equal a new computation (up to the float
+# rounding of other batch neighbours). ``TEXTXAI_EXPLANATION_CACHE`` bounds it (texts; default 4,096).
+_EXPLANATIONS = LRUCache(cache_size("TEXTXAI_EXPLANATION_CACHE", 4096))
+
+
+def weights_digest(clf) -> str:
+    """A cheap digest of the model's current weights (float64 sums per parameter tensor).
+
+    The fingerprint names a model; this tells its versions apart, so a model being trained (e.g. under
+    ``TextxaiCallback``) never gets what was computed with its earlier weights.
+    """
+    import hashlib
+    import json
+
+    with torch.no_grad():
+        sums = [(p.detach().sum(dtype=torch.float64).item(), p.detach().abs().sum(dtype=torch.float64).item())
+                for p in clf.model.parameters()]
+    return hashlib.sha256(json.dumps([clf.fingerprint, sums]).encode()).hexdigest()[:16]
+
+
+def _settings(clf, method: str, seed: int, options: dict) -> tuple:
+    perturbation = options.get("perturbation", "mask")
+    if method == "omission":
+        return (weights_digest(clf), method, perturbation)
+    samples = options.get("n_samples", REGISTRY[method].default_samples)
+    precision = clf.resolve_precision(options.get("precision", "auto"))
+    width = options.get("kernel_width", 0.25) if method == "lime" else None
+    return (weights_digest(clf), method, perturbation, samples, precision, width, seed)
+
+
+def _remembered(clf, texts, pairs, targets, settings: tuple, compute) -> list[np.ndarray]:
+    """Each text's remembered scores under ``settings``; ``compute(indices)`` explains the others (one call)."""
+    keys = [(settings, text, None if pairs is None else pairs[i], int(targets[i])) for i, text in enumerate(texts)]
+    out = [_EXPLANATIONS.get(key) for key in keys]
+    todo = [i for i, got in enumerate(out) if got is None]
+    if todo:
+        for i, scores in zip(todo, compute(np.asarray(todo, dtype=np.int64))):
+            _EXPLANATIONS.put(keys[i], np.array(scores, copy=True))
+            out[i] = scores
+    return [np.array(scores, copy=True) for scores in out]
+
+
+def _attributions(clf, texts, pairs, probs, targets, method: str, seed: int, batch_size: int, progress: bool,
+                  options: dict) -> list[np.ndarray]:
+    if not texts:
+        return []
     if method in GRADIENT_METHODS:
         kwargs = {"n_steps": check_positive_int(options.get("n_steps", REGISTRY[method].default_samples), "n_steps")} if method == "integrated_gradients" else {}
         return _gradient_attributions(clf, texts, pairs, targets, method, batch_size, progress, **kwargs)

@@ -226,6 +226,24 @@ def _budget(n_words: int, max_rate: float, min_words: int) -> int:
     return max(min_words, int(math.floor(max_rate * n_words)))
 
 
+SIMILARITY_CHUNK = 8  # candidates whose sentence similarity is computed at once (then 16, 32, ...)
+
+
+def _first_similar(gen, original: str, texts: list[str], min_similarity: float) -> tuple[int, float] | None:
+    """``(i, similarity)`` of the first of ``texts`` whose sentence cosine with ``original`` is at least
+    ``min_similarity`` (None: none is). The similarities are computed in growing chunks, in order, so a first
+    candidate that keeps the meaning (the usual case: one word of a long review changed) costs one small
+    batch instead of one sentence embedding per candidate; the answer is the one of all of them at once."""
+    start, size = 0, SIMILARITY_CHUNK
+    while start < len(texts):
+        sims = gen.similar_texts(original, texts[start: start + size], min_similarity)
+        for i, x in enumerate(sims):
+            if x is not None:
+                return start + i, x
+        start, size = start + size, size * 2
+    return None
+
+
 def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates_of, opts: AttackOptions,
                 gen, batch_size: int) -> AttackResult:
     """Greedy substitution: each step tries the candidates of the next ``width`` positions of ``order`` and keeps
@@ -244,11 +262,10 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         queries += len(edited)
         p = clf.predict_proba(edited, batch_size=batch_size) if edited else np.zeros((0, 1))
         lower = sorted((m for m in range(len(edited)) if p[m, c] < p_c), key=lambda m: (p[m, c], m))
-        sims = gen.similar_texts(text, [edited[m] for m in lower], opts.min_similarity)
-        ok = [(m, x) for m, x in zip(lower, sims) if x is not None]   # the lowest p(c) that keeps the meaning
-        if not ok:
+        found = _first_similar(gen, text, [edited[m] for m in lower], opts.min_similarity)
+        if found is None:   # no candidate lowering p(c) keeps the meaning
             continue
-        m, best_sim = ok[0]
+        m, best_sim = lower[found[0]], found[1]
         j = tried[m][0]
         todo = [x for x in window if x != j] + todo      # the other positions of the window stay in line
         subs.append((cur_spans[j][0], tried[m][1]))

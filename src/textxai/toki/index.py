@@ -17,6 +17,7 @@ from textxai.toki.theta import resolve_theta_relate
 from textxai.validation import check_choice, check_labels, check_positive_int, short_repr
 
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
+from textxai.attribution import weights_digest  # noqa: E402,F401  (re-exported: the index cache's key)
 INDEX_FORMAT = 1
 
 
@@ -385,19 +386,6 @@ def check_index(index, classifier) -> KeywordIndex:
 
 # ----------------------------------------------------------------------------- one call (the evaluate module)
 _INDEX_CACHE = LRUCache(cache_size("TEXTXAI_INDEX_CACHE", 8))  # bounded: a Space builds indexes for visitors' data
-
-
-def weights_digest(clf) -> str:
-    """A cheap digest of the model's current weights (float64 sums per parameter tensor).
-
-    The fingerprint names a model; this tells its versions apart, so a model being trained (e.g. under
-    ``TextxaiCallback``) never gets the keyword index of its earlier weights from the cache.
-    """
-    import torch
-
-    with torch.no_grad():
-        sums = [(p.detach().double().sum().item(), p.detach().double().abs().sum().item()) for p in clf.model.parameters()]
-    return hashlib.sha256(json.dumps(sums).encode()).hexdigest()[:16]
 
 
 def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs=None, explain: ExplainOptions | None = None,

@@ -1,0 +1,126 @@
+"""Cost curves at real lengths: each module's model evaluations, tokens, seconds and peak memory at 25 / 50 /
+100 / 200 / 400 words, the limit beside each, and the growth exponent fitted over the lengths.
+
+    .venv/bin/python bench/bench_curves.py [--words 25 50 100 200 400] [--texts 2] [--only naopc-beam ...] [--plot F]
+
+Texts: real_texts.reviews_of_words (CEval's IMDb reviews where ../shared/reference is present, the demo reviews
+joined otherwise) cut at exactly that many words; demo sentiment model on the CPU. Model evaluations are
+counted by textxai.batching.work_budget (every batch any model runs: classifier, embedders), so they are exact
+under any load; seconds are wall time under the machine's load (printed). "limit" is the forward passes the
+method itself must make per text (omission N + 1, LIME its samples, the NAOPC beam 2N + 2: both limits need
+at least one chain each), ``ratio`` = evaluations / limit. The exponent b of evaluations ~ a N^b is fitted by
+least squares in log-log over the lengths measured.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_texts import reviews_of_words, source  # noqa: E402
+
+
+def _naopc(clf, texts, method):
+    from textxai.naopc import compute_naopc
+
+    return compute_naopc(texts, None, clf, attribution_method=method, normalization="beam")
+
+
+def _toki(clf, texts, stage):
+    from textxai import toki
+    from textxai.runners.toki_trust import demo_index
+
+    _, index = demo_index("sentiment")
+    labels = clf.predict(texts).tolist()
+    if stage == "assess":
+        return toki.assess(clf, texts, labels, index, explainer="omission")
+    return toki.toki_attack(clf, texts, index, labels=labels)
+
+
+def workloads():
+    """name -> (run(clf, texts), limit per text of n words)."""
+    from textxai.attribution import word_attributions
+    from textxai.fim import difficulty
+
+    return {
+        "omission": (lambda clf, t: word_attributions(t, clf, "omission"), lambda n: n + 1),
+        "lime-1000": (lambda clf, t: word_attributions(t, clf, "lime", n_samples=1000), lambda n: 1000),
+        "integrated-gradients": (lambda clf, t: word_attributions(t, clf, "integrated_gradients"), lambda n: 50),
+        "naopc-beam-omission": (lambda clf, t: _naopc(clf, t, "omission"), lambda n: 2 * n + 2),
+        "fim-difficulty": (lambda clf, t: difficulty(t, clf), lambda n: 1),
+        "toki-assess": (lambda clf, t: _toki(clf, t, "assess"), lambda n: n + 1),
+        "toki-attack": (lambda clf, t: _toki(clf, t, "attack"), lambda n: n + 1),
+    }
+
+
+def measure(clf, name, run, texts) -> dict:
+    from textxai import attribution
+    from textxai.batching import work_budget
+
+    attribution._EXPLANATIONS._data.clear()      # each row pays for its own explanations
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    with work_budget() as budget:
+        run(clf, texts)
+    seconds = time.perf_counter() - start
+    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, 0) / 1024
+    tokens = sum(len(clf.word_encoding(t).input_ids) for t in texts)
+    return {"evaluations": budget.used / len(texts), "tokens": tokens / len(texts), "seconds": seconds / len(texts),
+            "peak_mb": peak}
+
+
+def exponent(xs, ys) -> float:
+    xs, ys = np.asarray(xs, float), np.asarray(ys, float)
+    ok = ys > 0
+    return float(np.polyfit(np.log(xs[ok]), np.log(ys[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
+
+
+def main(argv=None):
+    from baselines import demo_classifier
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--words", nargs="*", type=int, default=[25, 50, 100, 200, 400])
+    parser.add_argument("--texts", type=int, default=2, help="texts per length")
+    parser.add_argument("--only", nargs="*", default=None, help="workload names (default: all)")
+    parser.add_argument("--plot", default=None, help="write a log-log plot of evaluations per text here (png)")
+    args = parser.parse_args(argv)
+    clf = demo_classifier()
+    jobs = {k: v for k, v in workloads().items() if args.only is None or k in args.only}
+    print(f"texts: {source()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
+    print(f"{'workload':<22} {'words':>5} {'tokens':>6} {'evaluations':>11} {'limit':>6} {'ratio':>6} {'s/text':>8} {'peak MB':>8}")
+    curves = {}
+    for name, (run, limit) in jobs.items():
+        for n in args.words:
+            texts = reviews_of_words(clf, n, args.texts)
+            row = measure(clf, name, run, texts)
+            row["limit"] = limit(n)
+            curves.setdefault(name, []).append((n, row))
+            print(f"{name:<22} {n:>5} {row['tokens']:>6.0f} {row['evaluations']:>11,.0f} {row['limit']:>6} "
+                  f"{row['evaluations'] / row['limit']:>6.2f} {row['seconds']:>8.2f} {row['peak_mb']:>8.0f}", flush=True)
+        ns = [n for n, _ in curves[name]]
+        print(f"{name:<22} growth: evaluations ~ N^{exponent(ns, [r['evaluations'] for _, r in curves[name]]):.2f}, "
+              f"seconds ~ N^{exponent(ns, [r['seconds'] for _, r in curves[name]]):.2f}", flush=True)
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for name, points in curves.items():
+            ax.loglog([n for n, _ in points], [r["evaluations"] for _, r in points], marker="o", label=name)
+        ax.set_xlabel("words per text")
+        ax.set_ylabel("model evaluations per text")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+    return curves
+
+
+if __name__ == "__main__":
+    main()
