@@ -136,7 +136,7 @@ def _coerce(stage: str, name: str, value, default):
                 raise ValueError(f"{where}: expected a whole number")
             number = int(number)
         if number < 0 or (isinstance(default, int) and number == 0 and name not in ZERO_ALLOWED):
-            raise ValueError(f"{where}: expected a positive number")
+            raise ValueError(f"{stage}.{name}={number!r}: expected a positive number")
         return number
     if not isinstance(value, str):
         raise ValueError(f"{where}: expected a string")

@@ -82,7 +82,7 @@ def difficulty(s: dict, labels: bool) -> str:
            reading(s["mean_log10"]),
            figure(fg.histogram(np.log10(np.maximum(s["difficulty"], 1e-300)), "log10 λ_max"),
                   "Histogram of log10 of the FIM difficulty of the audited texts.")]
-    rows = [[f"{h['difficulty']:.3g}", esc(h["prediction"]) + f" ({h['confidence']:.2f})",
+    rows = [[f"{h['difficulty']:.4g}", esc(h["prediction"]) + f" ({h['confidence']:.2f})",
              "-" if h.get("min_flip_strength") is None else f"{h['min_flip_strength']:.3g}",
              heat(h["words"], h["sensitivity"])] for h in s["hardest"]]
     out.append("<h3>Hardest examples and their most sensitive words</h3>"

@@ -1,0 +1,80 @@
+"""The whole audit of the demo's held-out texts, as the README states it: time and model evaluations per stage,
+then the same command again (every stage resumed from the cache in the output folder: the ratio is what an
+interrupted audit saves), and a screenshot of the report with headless chromium.
+
+    .venv/bin/python bench/bench_audit.py [--output audit] [--screenshot docs/audit-report.png] [--limit N]
+
+runs ``textxai audit --model textxai/demo-sentiment --data <held-out texts> --label-column label --output audit``
+with the default options (the held-out texts are written to ``<output>/heldout.jsonl`` first).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from textxai import demo
+from textxai.cli import main as textxai
+
+
+def heldout(folder: Path, limit: int | None) -> Path:
+    corpus = demo.load_corpus("sentiment")
+    rows = list(zip(corpus["test_texts"], corpus["test_labels"]))[:limit]
+    path = folder / "heldout.jsonl"
+    path.write_text("".join(json.dumps({"text": t, "label": int(y)}) + "\n" for t, y in rows), encoding="utf-8")
+    return path
+
+
+def screenshot(page: Path, png: Path) -> None:
+    png.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1100,1900", f"--screenshot={png}", page.resolve().as_uri()],
+                   check=True, capture_output=True, timeout=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", default="audit")
+    parser.add_argument("--screenshot", default="docs/audit-report.png")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N held-out texts (default: all 90)")
+    parser.add_argument("--keep-cache", action="store_true",
+                        help="resume an interrupted bench (the per-stage times printed come from the cache files)")
+    args = parser.parse_args()
+    out = Path(args.output)
+    if not args.keep_cache:
+        shutil.rmtree(out / ".audit-cache", ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    command = ["audit", "--model", "textxai/demo-sentiment", "--data", str(heldout(out, args.limit)),
+               "--label-column", "label", "--output", str(out)]
+    runs, cpu = [], []
+    for _ in range(2):
+        started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        assert textxai(command) == 0
+        runs.append(time.perf_counter() - started)
+        now = resource.getrusage(resource.RUSAGE_SELF)
+        cpu.append(now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime)
+    data = json.loads((out / "audit.json").read_text())
+    print(f"\ntextxai {' '.join(command)}")
+    print(f"{data['n_texts']} texts; planned (estimate) {sum(data['work']['planned']['model'].values()):,} model evaluations")
+    stages = {}
+    for f in sorted((out / ".audit-cache").glob("model-*.json")):
+        saved = json.loads(f.read_text())
+        name = f.stem.split("-", 1)[1]
+        stages[name] = (saved["seconds"], saved["evaluations"], data["work"]["planned"]["model"].get(name))
+    for name, (seconds, evaluations, planned) in stages.items():
+        print(f"  {name:<15} {seconds:8.1f} s  {evaluations:>8,} evaluations counted  (estimated {planned or 0:,})")
+    print(f"fresh audit {runs[0]:.1f} s wall, {cpu[0]:.0f} s CPU (load average {open('/proc/loadavg').read().split()[0]} "
+          f"at the end; {sum(s[1] for s in stages.values()):,} evaluations counted); "
+          f"resumed from the cache {runs[1]:.1f} s: {runs[0] / runs[1]:.0f}x")
+    print(f"report {(out / 'index.html').stat().st_size / 1e6:.2f} MB")
+    if args.screenshot:
+        screenshot(out / "index.html", Path(args.screenshot))
+        print(f"screenshot {args.screenshot}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Audit Space: one report on a classifier (and optionally a second one) for a few pasted or uploaded texts."""
+from __future__ import annotations
+
+import html
+import time
+
+import gradio as gr
+
+from textxai import spaces
+from textxai.audit import SECTIONS, audit, audit_options
+from textxai.audit.plan import estimate
+
+MAX_TEXTS = 20
+MAX_CHARS = 600
+NO_MODEL = "none"
+DEFAULT_SECTIONS = ["difficulty", "faithfulness", "trust"]
+#: Small stages: a Space request has about a minute of CPU (the command line's defaults are larger).
+SPACE_OPTIONS = {"faithfulness": {"methods": ["omission", "input_x_gradient"], "max_texts": 6, "normalization": "beam"},
+                 "trust": {"attack_texts": 2}, "counterfactual": {"max_texts": 4, "editors": ["deletion"]},
+                 "difficulty": {"test_set_size": 4, "hardest": 3}, "intervals": {"n_resamples": 999}}
+EXAMPLE = ("A gorgeous, moving film with a cast at the top of its game.\tpositive\n"
+           "The plot is dull and the acting is lifeless.\tnegative\n"
+           "I expected little and was pleasantly surprised by the clever script.\tpositive\n"
+           "Two hours of noise, and not one memorable scene.\tnegative\n"
+           "The pacing drags in the middle, though the finale is brilliant.\tpositive\n"
+           "Forgettable songs and a story that goes nowhere.\tnegative")
+DESCRIPTION = ("Is the classifier right for the right reasons? One report from all five methods on the same texts: "
+               "accuracy and calibration, difficulty (FIM), faithfulness of explanations (NAOPC), trust (TOKI), "
+               "counterfactual robustness, and how they connect. One text per line, optionally followed by a tab and "
+               "its label.")
+
+
+def parse_lines(text: str | None) -> tuple[list[str], list[str] | None]:
+    """Texts (and labels when every line has ``text<TAB>label``) from the textbox."""
+    lines = spaces.split_lines(text)
+    parts = [line.split("\t") for line in lines]
+    if parts and all(len(p) == 2 and p[1].strip() for p in parts):
+        return [p[0].strip() for p in parts], [p[1].strip() for p in parts]
+    return lines, None
+
+
+def read_upload(path) -> tuple[list[str], list[str] | None]:
+    """A CSV / JSONL upload with a ``text`` column and optionally ``label``."""
+    from textxai.tables import read_rows
+    from pathlib import Path
+
+    rows = read_rows(Path(path))
+    if not rows or "text" not in rows[0]:
+        raise spaces.SpaceError("upload: expected a column named 'text' (and optionally 'label')")
+    texts = [str(r["text"]) for r in rows]
+    labels = [str(r["label"]) for r in rows] if all(r.get("label") not in (None, "") for r in rows) else None
+    return texts, labels
+
+
+def run_audit(model_choice: str, compare_choice: str, text: str, upload, sections):
+    """The report in the page (an isolated frame) and as a download."""
+    texts, labels = read_upload(upload) if upload else parse_lines(text)
+    texts = spaces.check_inputs(texts, MAX_TEXTS, MAX_CHARS)
+    clf = spaces.resolve_model(model_choice)
+    other = None if not compare_choice or compare_choice == NO_MODEL else spaces.resolve_model(compare_choice)
+    options = audit_options({**SPACE_OPTIONS, "sections": list(sections or []), "run": {"progress": False}})
+    work = sum(sum(estimate(texts, c.num_labels, options, labels is not None).values()) for c in (clf, other) if c)
+    spaces.check_budget(work, "texts", "use fewer texts or fewer sections")
+    result = audit(clf, texts, labels, compare=other, options=options)
+    page = result.to_html()
+    path = spaces.output_dir() / f"audit-{time.time_ns()}.html"
+    path.write_text(page, encoding="utf-8")
+    frame = (f'<iframe id="audit-frame" title="audit report" sandbox="" srcdoc="{html.escape(page, quote=True)}" '
+             'style="width:100%;height:1100px;border:1px solid #e5e7eb;border-radius:6px"></iframe>')
+    summary = "<ul id='audit-summary'>" + "".join(f"<li>{spaces.escape(x)}</li>" for x in result.summary.splitlines()) + "</ul>"
+    return summary, frame, str(path)
+
+
+def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
+    with spaces.space("textxai audit", module="audit", paper_url="https://github.com/textxai",
+                      paper_title="the five papers textxai packages", description=DESCRIPTION,
+                      max_texts=MAX_TEXTS, max_chars=MAX_CHARS) as demo:
+        with gr.Row():
+            model = spaces.model_dropdown(value=default_model)
+            compare = spaces.model_dropdown(value=NO_MODEL, label="Compare with (optional)",
+                                            choices=[NO_MODEL, *spaces.DEMO_MODELS])
+        text = gr.Textbox(value=EXAMPLE, lines=7, label=f"Texts, one per line (optional: a tab, then the label); at most {MAX_TEXTS}",
+                          elem_id="audit-texts")
+        upload = gr.File(label="...or a CSV / JSONL with columns text (and label)", file_types=[".csv", ".jsonl"],
+                         elem_id="audit-upload")
+        sections = gr.CheckboxGroup([s for s in SECTIONS if s != "overview"], value=DEFAULT_SECTIONS, label="Sections",
+                                    elem_id="audit-sections")
+        run = gr.Button("Audit", variant="primary", elem_id="audit-run")
+        summary = gr.HTML(elem_id="audit-summary-box")
+        report = gr.HTML(elem_id="audit-report")
+        download = gr.File(label="The report (self-contained HTML)", elem_id="audit-download")
+        run.click(spaces.user_errors(run_audit), [model, compare, text, upload, sections], [summary, report, download])
+    return demo
+
+
+demo = build_demo()
+
+if __name__ == "__main__":
+    demo.launch()

@@ -1,0 +1,144 @@
+"""textxai audit end to end: the command on the demo sentiment model (small sizes; users get larger defaults)
+writes a report whose numbers are the library's, a second run resumes from the stage cache, changed data
+invalidates it, an over-budget audit is refused before any model call; the report in Chromium: every section,
+no console error, no request beyond the page itself. The FIM test set against a direct computation."""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from textxai import demo, fim
+from textxai.cli import main
+
+TEXTS, LABELS = demo.demo_examples("sentiment", 8)
+SMALL = ["--faithfulness.methods", "omission", "input_x_gradient", "--faithfulness.max_texts", "3",
+         "--faithfulness.normalization", "beam", "--trust.attack_texts", "1", "--counterfactual.max_texts", "2",
+         "--counterfactual.editors", "substitution", "deletion", "--difficulty.test_set_size", "2",
+         "--difficulty.hardest", "2", "--intervals.n_resamples", "499", "--no-progress"]
+
+
+def _data(tmp_path, texts=TEXTS, name="data.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps({"text": t, "label": int(y)}) + "\n" for t, y in zip(texts, LABELS)))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("audit")
+    train = folder / "train.jsonl"
+    corpus = demo.load_corpus("sentiment")
+    train.write_text("".join(json.dumps({"text": t, "label": y}) + "\n"
+                             for t, y in zip(corpus["train_texts"][:16], corpus["train_labels"][:16])))
+    args = ["audit", "--model", "textxai/demo-sentiment", "--data", _data(folder), "--label-column", "label",
+            "--train-data", str(train), "--output", str(folder / "out"), *SMALL]
+    assert main(args) == 0
+    return folder, args, json.loads((folder / "out" / "audit.json").read_text())
+
+
+def test_report_numbers_are_the_librarys(audited):
+    folder, _, data = audited
+    m = data["models"]["model"]
+    clf_pred = np.asarray(m["overview"]["predictions"])
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier("textxai/demo-sentiment")
+    assert (clf.predict(TEXTS) == clf_pred).all()
+    assert m["overview"]["accuracy"]["score"] == pytest.approx(np.mean(clf_pred == np.asarray(LABELS)))
+    lam = fim.difficulty(TEXTS, clf)["difficulty"]
+    np.testing.assert_allclose(m["difficulty"]["difficulty"], lam, rtol=1e-4)
+    assert m["difficulty"]["hardest"][0]["index"] == int(np.argmax(lam))
+    for method in ("omission", "input_x_gradient"):
+        s = m["faithfulness"]["scores"][method]
+        c = s["comprehensiveness"]
+        assert c["n"] == 3 and c["ci_low"] <= c["score"] <= c["ci_high"]
+    t = m["trust"]
+    verdicts = [e["label"] for e in t["examples"] if e["label"] is not None]
+    assert t["rates"]["TOKI"]["n"] == len(verdicts) and t["rates"]["TOKI"]["score"] == pytest.approx(np.mean(verdicts))
+    assert "16 training texts given" in t["index_source"] and t["attack"]["n_attacked"] <= 1
+    cf = m["counterfactual"]["editors"]
+    assert set(cf) == {"substitution", "deletion"} and cf["deletion"]["n_texts"] == 2
+    assert "hard_vs_untrusted" in m["connections"]
+    work = data["work"]["stages"]["model"]
+    assert not any(w["cached"] for w in work.values()) and work["faithfulness"]["evaluations"] > 0
+
+
+def test_second_run_resumes_and_changed_data_invalidates(audited, tmp_path):
+    import shutil
+
+    folder, args, data = audited
+    shutil.copytree(folder / "out" / ".audit-cache", tmp_path / "out" / ".audit-cache")   # the first run's stages
+    args = [*args]
+    args[args.index("--output") + 1] = str(tmp_path / "out")
+    assert main(args) == 0
+    again = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert all(w["cached"] for w in again["work"]["stages"]["model"].values())
+    assert again["models"] == data["models"]
+    changed = [*args]
+    changed[changed.index("--data") + 1] = _data(tmp_path, [TEXTS[0] + " Truly.", *TEXTS[1:]], "changed.jsonl")
+    assert main([*changed, "--sections", "difficulty"]) == 0
+    third = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert not any(w["cached"] for w in third["work"]["stages"]["model"].values())
+
+
+def test_over_budget_refused_before_any_model_call(tmp_path, capsys, monkeypatch):
+    import textxai.classifier as classifier
+
+    monkeypatch.setattr(classifier.TextClassifier, "predict_proba", lambda *a, **k: pytest.fail("a model was called"))
+    code = main(["audit", "--model", "textxai/demo-sentiment", "--data", _data(tmp_path), "--output", str(tmp_path / "o"),
+                 "--max-evaluations", "50", "--no-progress"], one_line_errors=True)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "--max-evaluations 50: textxai audit needs about" in err and "--faithfulness.max_texts" in err
+    with pytest.raises(ValueError, match="faithfulness.max_texts=0"):
+        main(["audit", "--model", "textxai/demo-sentiment", "--data", _data(tmp_path), "--output", str(tmp_path / "o"),
+              "--faithfulness.max_texts", "0"])
+
+
+def test_report_is_self_contained(audited):
+    folder, _, _ = audited
+    page = (folder / "out" / "index.html").read_text()
+    assert "<script" not in page.lower() and not re.search(r"""(src|href)=["'](?!data:|#)""", page)
+    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    images = re.findall(r"<img [^>]*>", page)
+    assert images and all(re.search(r'alt="[^"]{20,}"', i) for i in images)
+    for section in ("overview", "difficulty", "faithfulness", "trust", "counterfactual", "connections"):
+        assert f'<section id="{section}">' in page and f'href="#{section}"' in page
+    assert len(page.encode()) < 5_000_000
+
+
+@pytest.mark.browser
+def test_report_in_chromium(audited, page):
+    folder, _, _ = audited
+    errors, requests = [], []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("request", lambda req: requests.append(req.url))
+    url = (folder / "out" / "index.html").as_uri()
+    page.goto(url)
+    assert errors == []
+    assert all(r == url or r.startswith("data:") for r in requests), requests
+    for section in ("overview", "difficulty", "faithfulness", "trust", "counterfactual", "connections"):
+        assert page.locator(f"section#{section} h2").is_visible()
+    assert page.locator("nav#toc li").count() == 6
+    assert page.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
+
+
+def test_fim_test_set_against_direct_pushes(bert_clf):
+    texts = ["the movie was wonderful", "a terrible boring film", "the food was not good", "i hated it !",
+             "the service was lovely", "it was fine"]
+    got = fim.perturbed_test_set(texts, bert_clf, labels=[1, 0, 0, 0, 1, 1], size=2, strengths=[0.0, 0.5, 2.0])
+    lam = fim.difficulty(texts, bert_clf)["difficulty"]
+    order = np.argsort(-lam, kind="stable")
+    assert got["hard"]["indices"] == list(order[:2]) and got["easy"]["indices"] == list(order[::-1][:2])
+    for name in ("hard", "easy"):
+        expected = []
+        for s in [0.0, 0.5, 2.0]:
+            expected.append(np.mean([fim.perturb_along_eigenvector(texts[i], bert_clf, [s])[0].argmax() == [1, 0, 0, 0, 1, 1][i]
+                                     for i in got[name]["indices"]]))
+        assert got[name]["accuracy"] == pytest.approx(expected)
+    with pytest.raises(ValueError, match="strengths="):
+        fim.perturbed_test_set(texts, bert_clf, strengths=[-1.0])
