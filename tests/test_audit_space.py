@@ -49,3 +49,14 @@ def test_parse_lines(app):
     assert app.parse_lines("a\t1\nb\t0\n\n") == (["a", "b"], ["1", "0"])
     assert app.parse_lines("a\t1\nb") == (["a\t1", "b"], None)
     assert np.all([t for t in app.parse_lines("x\ny")[0]] == np.array(["x", "y"]))
+
+
+def test_upload(app, tmp_path):
+    path = tmp_path / "texts.csv"
+    path.write_text("text,label\na fine film,positive\n\"dull, slow\",negative\n")
+    assert app.read_upload(str(path)) == (["a fine film", "dull, slow"], ["positive", "negative"])
+    (tmp_path / "nolabel.jsonl").write_text('{"text": "a"}\n{"text": "b"}\n')
+    assert app.read_upload(str(tmp_path / "nolabel.jsonl")) == (["a", "b"], None)
+    (tmp_path / "other.csv").write_text("sentence\nx\n")
+    with pytest.raises(ValueError, match="expected a column named 'text'"):
+        app.read_upload(str(tmp_path / "other.csv"))

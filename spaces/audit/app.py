@@ -41,10 +41,7 @@ def parse_lines(text: str | None) -> tuple[list[str], list[str] | None]:
 
 def read_upload(path) -> tuple[list[str], list[str] | None]:
     """A CSV / JSONL upload with a ``text`` column and optionally ``label``."""
-    from textxai.tables import read_rows
-    from pathlib import Path
-
-    rows = read_rows(Path(path))
+    rows = spaces.read_upload(path, "upload", max_rows=MAX_TEXTS + 1)   # size checked first; the cap below names it
     if not rows or "text" not in rows[0]:
         raise spaces.SpaceError("upload: expected a column named 'text' (and optionally 'label')")
     texts = [str(r["text"]) for r in rows]
