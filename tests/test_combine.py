@@ -95,3 +95,18 @@ def test_results_are_json_valid_through_evaluate_save(tmp_path):
     saved = json.loads(path.read_text(), parse_constant=lambda c: pytest.fail(f"bare {c} in {path}"))
     assert {k: v for k, v in saved.items() if not k.startswith("_")} == out
     assert all(not isinstance(v, (np.generic, np.ndarray)) for v in out.values())
+
+
+def test_modules_without_a_shared_column_each_get_their_own(recwarn):
+    """inconsistency (edits) with ceval (references / predictions): nothing in common, each gets its columns
+    and options (n only inconsistency takes; original_probs only ceval)."""
+    inconsistency, ceval = textxai.load("inconsistency"), textxai.load("ceval")
+    edits = [["a b c", "a x c", "a b c"], ["d e", "d f", "g h i"]]
+    refs, cfs = ["a bad film", "a dull plot"], ["a good film", "a fine plot"]
+    probs = {"original_probs": [[0.9, 0.1], [0.8, 0.2]], "counterfactual_probs": [[0.2, 0.8], [0.6, 0.4]]}
+    alone = {**inconsistency.compute(edits=edits, n=[1, 2]), **ceval.compute(references=refs, predictions=cfs, **probs)}
+    combined = evaluate.combine([inconsistency, ceval])
+    assert combined.compute(edits=edits, references=refs, predictions=cfs, n=[1, 2], **probs) == alone
+    for e, r, c in zip(edits, refs, cfs):
+        combined.add(edits=e, reference=r, prediction=c)
+    assert combined.compute(n=[1, 2], **probs) == alone

@@ -27,12 +27,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(args: list[str], cwd: Path, processes: int | None) -> subprocess.CompletedProcess:
-    """``python -m textxai ...`` (processes=None) or ``accelerate launch --cpu --num_processes K -m textxai ...``."""
+def launch(args: list[str], cwd: Path, processes: int | None, launcher: str = "accelerate") -> subprocess.CompletedProcess:
+    """``python -m textxai ...`` (processes=None), ``accelerate launch ... --num_processes K -m textxai ...`` or
+    ``torchrun --nproc_per_node K -m textxai ...`` (launcher="torchrun")."""
     env = {**os.environ, "OMP_NUM_THREADS": "1",  # as torchrun sets it: same float32 sums in both runs
            "PYTHONPATH": os.pathsep.join([str(Path(parallel.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
     if processes is None:
         cmd = [sys.executable, "-m", *args]
+    elif launcher == "torchrun":
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(processes),
+               "--master_port", str(free_port()), "-m", *args]
     else:
         cmd = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(processes),
                "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
@@ -123,16 +127,19 @@ REST = {  # every module that ran on the main process alone before
 }
 
 
-@pytest.mark.parametrize("module", sorted(REST))
-def test_every_other_module_splits_and_writes_the_single_process_output(module, rest_workdir):
+@pytest.mark.parametrize("module, launcher", [(m, "accelerate") for m in sorted(REST)] + [("inconsistency", "torchrun")])
+def test_every_other_module_splits_and_writes_the_single_process_output(module, launcher, rest_workdir):
     folder, model, lm = rest_workdir
     options = [o.format(lm=lm) for o in REST[module]]
+    if launcher == "torchrun":  # torchrun's own parser refuses --n (a prefix of its --nnodes, --nproc-per-node ...)
+        at = options.index("--n")
+        options = options[:at] + options[at + 3:]
     common = ["textxai", "run", module, "--model", model, "--data", "rest.jsonl", "--no-progress", "--batch-size", "1",
               "--confidence-level", "0", *options]
-    launch([*common, "--output", f"one_{module}"], folder, None)
-    two = launch([*common, "--output", f"two_{module}"], folder, 2)
-    one_json = json.loads((folder / f"one_{module}" / f"{module}.json").read_text())
-    two_json = json.loads((folder / f"two_{module}" / f"{module}.json").read_text())
+    launch([*common, "--output", f"one_{module}_{launcher}"], folder, None)
+    two = launch([*common, "--output", f"two_{module}_{launcher}"], folder, 2, launcher)
+    one_json = json.loads((folder / f"one_{module}_{launcher}" / f"{module}.json").read_text())
+    two_json = json.loads((folder / f"two_{module}_{launcher}" / f"{module}.json").read_text())
     assert_same(one_json, two_json)
     assert two.stdout.count("Wrote ") == 1  # the main process alone writes
     # the work of each process, reported on stderr: shares of every split function add up to its total
