@@ -180,3 +180,13 @@ def test_written_csv_cells_never_start_a_formula(tmp_path, monkeypatch):
     with open(path, newline="", encoding="utf-8") as handle:
         row = list(csv.reader(handle))[1]
     assert row == ["' =1+1", "'\n+1", "'\uff1d1", "fine", "a = b"]
+
+
+def test_importing_the_spaces_writes_no_file_into_the_package(apps):
+    """gradio writes a ``.pyi`` stub beside the module of any Component subclass: the checked slider is not one."""
+    from pathlib import Path
+
+    assert not Path(spaces.__file__).with_suffix(".pyi").exists()
+    demo = apps["naopc"].build_demo()
+    beam = [b for b in demo.blocks.values() if getattr(b, "elem_id", None) == "naopc-beam"]
+    assert len(beam) == 1 and type(beam[0]) is spaces.gr.Slider

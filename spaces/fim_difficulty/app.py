@@ -106,7 +106,7 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
                 result = gr.HTML(elem_id="fim-result")
                 words = gr.HTML(elem_id="fim-words")
             with gr.Column(scale=2):
-                strength = spaces.Slider(0.0, 6.0, value=0.0, step=0.06, label="Push along the top eigenvector (L2)",
+                strength = spaces.slider(0.0, 6.0, value=0.0, step=0.06, label="Push along the top eigenvector (L2)",
                                          elem_id="fim-strength", name="strength")
                 probs = gr.Label(label="Class probabilities", elem_id="fim-probs")
         run.click(spaces.user_errors(score), [model, text], [result, words, probs, strength])

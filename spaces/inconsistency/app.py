@@ -222,7 +222,7 @@ with spaces.space(
             model = spaces.model_dropdown()
             texts_box = gr.Textbox(value=EXAMPLE_TEXTS, lines=4,
                                    label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
-            steps_slider = spaces.Slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps", name="steps", integer=True)
+            steps_slider = spaces.slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps", name="steps", integer=True)
             editor_radio = gr.Radio(list(EDITOR_NAMES), value="substitution", elem_id="editor-radio",
                                     label="Editor: word substitution (swaps a word back: consistent) or word "
                                           "deletion (cannot restore a deleted word: watch inc)")

@@ -131,7 +131,7 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
             normalization = gr.Radio(["auto", "beam", "none"], value="auto", label="Limits",
                                      info=f"auto = exact up to {MAX_EXACT_WORDS} words, beam search beyond",
                                      elem_id="naopc-normalization")
-            beam = spaces.Slider(1, MAX_BEAM, value=5, step=1, label="Beam size", elem_id="naopc-beam", name="beam_size",
+            beam = spaces.slider(1, MAX_BEAM, value=5, step=1, label="Beam size", elem_id="naopc-beam", name="beam_size",
                                  integer=True)
         run = gr.Button("Evaluate", variant="primary", elem_id="naopc-run")
         result = gr.HTML(elem_id="naopc-result")

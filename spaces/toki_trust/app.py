@@ -215,9 +215,9 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
             with gr.Tab("TOKI-guided attack"):
                 attack_box = gr.Textbox(value=default_attack, lines=3, elem_id="attack-box", label="Text to attack")
                 with gr.Row():
-                    rate = spaces.Slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed",
+                    rate = spaces.slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed",
                                          name="max_rate")
-                    sim = spaces.Slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)",
+                    sim = spaces.slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)",
                                         name="min_similarity")
                 attack_button = gr.Button("Attack", variant="primary", elem_id="attack-button")
                 attack_html = gr.HTML(elem_id="attack")

@@ -391,19 +391,14 @@ def number_input(value, name: str, low: float, high: float) -> float:
     return _number(value, name, low, high, integer=False)
 
 
-class Slider(gr.Slider):
+def slider(minimum: float, maximum: float, *args, name: str = "value", integer: bool = False, **kwargs) -> gr.Slider:
     """``gr.Slider`` whose value, also when sent through the API, is checked by :func:`integer_input` /
-    :func:`number_input` (``name`` in the message) before the handler runs."""
-
-    is_template = True  # the browser draws it as gr.Slider
-
-    def __init__(self, minimum: float, maximum: float, *args, name: str = "value", integer: bool = False, **kwargs):
-        super().__init__(minimum, maximum, *args, **kwargs)
-        self.input_name, self.integer = name, integer
-
-    def preprocess(self, payload):
-        check = integer_input if self.integer else number_input
-        return check(payload, self.input_name, self.minimum, self.maximum)
+    :func:`number_input` (``name`` in the message) before the handler runs. (A wrapped ``preprocess``, not a
+    subclass: gradio writes a ``.pyi`` stub beside the module of every Component subclass.)"""
+    component = gr.Slider(minimum, maximum, *args, **kwargs)
+    check = integer_input if integer else number_input
+    component.preprocess = lambda payload: check(payload, name, component.minimum, component.maximum)
+    return component
 
 
 def read_upload(path, name: str = "csv", max_rows: int | None = None, max_bytes: int | None = None) -> list[dict]:
