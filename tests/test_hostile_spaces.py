@@ -280,3 +280,45 @@ def test_concurrent_requests_are_served_or_told_to_retry(monkeypatch):
         demo.close()
     assert len(outcomes) == n and set(outcomes) <= {"served", "retry"}, outcomes
     assert 1 <= outcomes.count("served") <= 3 and outcomes.count("retry") >= n - 3, outcomes
+
+
+def test_concurrent_bad_numbers_through_the_api_leave_the_worker_serving(monkeypatch, tiny_bert_folder):
+    """Bad numbers sent at once with a good request (gradio_client, queue of 1 worker): each bad one is refused
+    naming beam_size, the good one is served with the library's numbers."""
+    import threading
+
+    from gradio_client import Client
+
+    from textxai import naopc
+
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    app = load_space_app("naopc")
+    demo = app.build_demo(default_model=tiny_bert_folder)
+    demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True)
+    outcomes, lock = {}, threading.Lock()
+
+    def one(value):
+        try:
+            got = Client(demo.local_url, verbose=False).predict(tiny_bert_folder, "a fine film", "omission", "none", value,
+                                                                api_name="/evaluate_texts")
+        except Exception as error:  # noqa: BLE001 - the outcome is the point
+            got = str(error)
+        with lock:
+            outcomes[repr(value)] = got
+
+    values = ["abc", "nan", 2.7, 1e30, 3]  # a float NaN cannot leave the client (JSON): its text can
+    threads = [threading.Thread(target=one, args=(v,)) for v in values]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+    finally:
+        demo.close()
+    assert len(outcomes) == len(values)
+    for value in values[:-1]:
+        assert "beam_size=" in str(outcomes[repr(value)]), (value, outcomes[repr(value)])
+    served = outcomes["3"]
+    expected = naopc.compute_naopc(["a fine film"], None, TextClassifier(tiny_bert_folder), attribution_method="omission",
+                                   normalization="none")
+    assert isinstance(served, tuple) and f"{expected['comprehensiveness']:.6f}" in served[0], served
