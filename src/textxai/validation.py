@@ -149,26 +149,20 @@ def _nonnegative_int_text(text: str) -> int:
     return value
 
 
-def number_in(low: float, high: float):
-    """argparse ``type=`` for a float in ``[low, high]``."""
-    def check(text: str) -> float:
-        value = float(text)
+def number_in(low: float, high: float, integer: bool = False):
+    """argparse ``type=`` for a float (``integer``: an int) in ``[low, high]``."""
+    def check(text: str):
+        value = int(text) if integer else float(text)
         if not low <= value <= high:
             raise ValueError(text)
         return value
 
-    return _argparse_type(check, f"a number in [{low:g}, {high:g}]")
+    return _argparse_type(check, f"an integer from {low} to {high}" if integer else f"a number in [{low:g}, {high:g}]")
 
 
 def int_in(low: int, high: int):
     """argparse ``type=`` for an integer in ``[low, high]``."""
-    def check(text: str) -> int:
-        value = int(text)
-        if not low <= value <= high:
-            raise ValueError(text)
-        return value
-
-    return _argparse_type(check, f"an integer from {low} to {high}")
+    return number_in(low, high, integer=True)
 
 
 positive_int_arg = _argparse_type(_positive_int_text, "a positive integer")
