@@ -26,7 +26,6 @@ NumPy, torch), so a run with the callback trains exactly like one without it.
 """
 from __future__ import annotations
 
-import inspect
 import logging
 import random
 import re
