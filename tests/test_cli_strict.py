@@ -254,3 +254,24 @@ def test_concurrent_runs_into_one_folder_leave_one_complete_set(tmp_path):
     files = sorted(p.name for p in out.iterdir())
     run = json.loads((out / "naopc.json").read_text())["run"]
     assert files == ["naopc.json", f"naopc_{run}.png"], files
+
+
+def test_compare_outputs_are_replaced_together(tmp_path, monkeypatch):
+    """textxai compare writes through the same stage: a failing picture leaves the previous comparison."""
+    from textxai import stats
+
+    run = {"methods": {m: {"comprehensiveness": 0.5, "sufficiency": 0.1} for m in ("ig", "omission")},
+           "per_example": {m: [{"comprehensiveness": v, "sufficiency": 0.1, "naopc_comprehensiveness": v,
+                                "naopc_sufficiency": 0.0} for v in (0.2, 0.4, 0.6, 0.8, 0.5)] for m in ("ig", "omission")}}
+    (tmp_path / "naopc.json").write_text(json.dumps(run))
+    argv = ["compare", str(tmp_path / "naopc.json"), "--module", "naopc", "--n-resamples", "99", "--output",
+            str(tmp_path / "out")]
+    assert cli.main(argv) == 0
+    before = _snapshot(tmp_path / "out")
+    assert sorted(before) == ["compare_naopc.json", "compare_naopc_intervals.png"]
+    real = stats.compare_files
+    monkeypatch.setattr(stats, "compare_files", lambda *a, **k: (lambda text, out: (text, {**out, "changed": True}))(
+        *real(*a, **k)))  # a different result, whose picture then fails
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda self, *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
+    assert cli.main(argv) == 130  # interrupted while drawing the new picture
+    assert _snapshot(tmp_path / "out") == before

@@ -41,7 +41,7 @@ def write_outputs(output: Path, stem: str, results: dict, figures: dict) -> list
     from textxai.outputs import staged
 
     with staged(output, [stem]) as stage:
-        written = stage.write(stem, results, figures)
+        written = stage.write(stem, to_jsonable(results), figures)
     return written
 
 
@@ -80,7 +80,7 @@ def cmd_demo(args) -> int:
             print(f"\n[textxai demo] {stem} ...", file=sys.stderr, flush=True)
             report, results, figures = section(progress=not args.no_progress)
             print(report, flush=True)
-            summary[stem] = [str(p) for p in stage.write(stem, results, figures)]
+            summary[stem] = [str(p) for p in stage.write(stem, to_jsonable(results), figures)]
         stage.write("index", summary)
     print(f"\nWrote {sum(len(v) for v in summary.values())} files to {output}/ in {time.time() - started:.0f} s")
     return 0

@@ -50,14 +50,13 @@ class Stage:
         self.names.append(name)
 
     def write(self, stem: str, results: dict, figures: dict | None = None) -> list[Path]:
-        """``<stem>.json`` and one PNG per figure (closed once written); the paths they will have."""
-        from textxai.stats import to_jsonable
-
+        """``<stem>.json`` of ``results`` (JSON-ready: ``textxai.stats.to_jsonable``) and one PNG per figure (closed
+        once written); the paths they will have."""
         if stem not in self.stems:
             raise ValueError(f"stem={stem!r}: not one of the stems staged ({self.stems})")
         figures = dict(figures or {})
         try:
-            text = json.dumps(to_jsonable(results), indent=2)
+            text = json.dumps(results, indent=2, allow_nan=False)
             self._written(f"{stem}.json", lambda p: p.write_text(text, encoding="utf-8"))
             for name, figure in figures.items():
                 self._written(f"{stem}_{name}.png", lambda p, f=figure: f.savefig(p, dpi=110, bbox_inches="tight"))

@@ -1022,15 +1022,13 @@ def _cmd_compare(args) -> int:
     except (ValueError, TypeError) as error:
         raise SystemExit(f"textxai compare: {error}") from error
     print(text)
-    if args.output:
-        import json
-        from pathlib import Path
+    if args.output:  # replaced together, as textxai run writes (textxai.outputs)
+        from textxai.outputs import staged
 
-        folder = Path(args.output)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"compare_{args.module}.json").write_text(json.dumps(to_jsonable(out), indent=2))
-        plot_intervals(out["intervals"]).savefig(folder / f"compare_{args.module}.png", dpi=110, bbox_inches="tight")
-        print(f"Wrote {folder / f'compare_{args.module}.json'} and {folder / f'compare_{args.module}.png'}")
+        stem = f"compare_{args.module}"
+        with staged(args.output, [stem]) as stage:
+            written = stage.write(stem, to_jsonable(out), {"intervals": plot_intervals(out["intervals"])})
+        print(f"Wrote {' and '.join(str(p) for p in written)}")
     return 0
 
 
