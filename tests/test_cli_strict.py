@@ -195,6 +195,7 @@ def data_files(tmp_path_factory):
     (tmp / "d.jsonl").write_text(json.dumps({"text": "a film", "cf": 5, "label": 1}) + "\n")
     (tmp / "chains.jsonl").write_text('{"edits": ["a b", "a c"]}\n{"edits": \n')
     (tmp / "shift.csv").write_text("review\nx\ny\n")
+    (tmp / "dup.csv").write_text("a,a\nx,y\n")
     return tmp
 
 
@@ -220,6 +221,8 @@ def _flag_cases(tmp, model):
           "--explainer", "omission", *base], ["--human-trust-column 'nope'"]),
         (["run", "toki_trust", "--data", d, "--label-column", "label", "--train-data", d, "--explainer", "omission",
           "--embedders", "minilm", *base], ["--class-names: class_names=None"]),
+        (["run", "toki_trust", "--data", d, "--label-column", "label", "--train-data", str(tmp / "dup.csv"),
+          "--max-evaluations", "100000", *base], ["--train-data", "dup.csv", "'a' appears 2 times"]),  # in the estimate
         (["run", "inconsistency", "--data", d, "--chains", str(tmp / "chains.jsonl"), *base], ["--chains", "line 2", "invalid JSON"]),
         (["run", "fim_difficulty", "--data", d, "--shift-against", str(tmp / "shift.csv"), *base],
          ["--shift-against", "shift.csv", "'text'"]),

@@ -264,7 +264,7 @@ def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] |
             from textxai.tables import load_table
 
             train, pairs, _ = load_table(get("train_data"), get("text_column", "text"), get("pair_column"), None,
-                                         "train", get("train_limit"))
+                                         "train", get("train_limit"), "--train-data")
             train_words = _words(train) if pairs is None else [a + b for a, b in zip(_words(train), _words(pairs))]
         explainer = get("explainer", "lime")
         samples = get("lime_samples") if explainer == "lime" else None
