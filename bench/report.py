@@ -25,6 +25,8 @@ Workloads (demo sentiment model, CPU):
   paper's 94-97 s per instance (GPU).
 - FIM lambda_max (bench_fim.py), CEval token distance (bench_ceval.py; needs ../shared/reference), inconsistency
   inc@n (bench_inconsistency.py): ours vs the naive / authors' way, one row each (the scripts print more alone).
+- The packaged LM (bench_lm.py): perplexity against a plain batched forward of the same tokens (ratio), greedy
+  generation new tokens/s with the KV cache, next to the forward limit and to generation without the cache.
 """
 from __future__ import annotations
 
@@ -401,12 +403,13 @@ def main(argv=None):
     parser.add_argument("--toki-texts", type=int, default=200, help="TOKI training texts explained (the issue's 200)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
     parser.add_argument("--skip", nargs="*", default=[], choices=[
-        "beam", "beam-sets", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency"])
+        "beam", "beam-sets", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency", "lm"])
     args = parser.parse_args(argv)
     quick = args.quick
     import bench_ceval
     import bench_fim
     import bench_inconsistency
+    import bench_lm
     from bench_toki import toki_row
 
     clf = demo_classifier()
@@ -416,6 +419,7 @@ def main(argv=None):
         "fim": lambda: [bench_fim.report_row(clf, 16, 1)],  # the naive eigvalsh of D = 6,144 takes ~1 min
         "ceval": lambda: [r for r in [bench_ceval.report_row(60 if quick else 12)] if r is not None],
         "inconsistency": lambda: [bench_inconsistency.report_row(200 if quick else 2000, 3 if quick else 10)],
+        "lm": lambda: [bench_lm.report_row(8 if quick else 32, 2 if quick else 8)] if bench_lm.L.packaged_lm_file() else [],
         "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
         "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
         "lime": lambda: lime_rows(clf, args.lime_texts or (1 if quick else 2), (300,) if quick else (1000, 5000),

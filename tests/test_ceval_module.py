@@ -133,10 +133,10 @@ def test_judge_prompts_and_parsing(module):
     assert scores["grammar"][3] is None                         # the failed generation is not judged
     assert out["num_unparsed_judgements"] == 4
     assert out["grammar"] == 3.5 and out["cohesiveness"] == 3.5
-    # CEval's wording, the text, its index and the topic
+    # CEval's wording, the text (labelled without an index: an echoed index must not become a score) and the topic
     first = judge.prompts[0]
     assert first.startswith("Please rate each movie review\nThe goal of this task is to rate each movie review.")
-    assert "Movie review 0:\nthe movie was terrible\n" in first
+    assert "Movie review:\nthe movie was terrible\n" in first and "Movie review 0" not in first
     assert "How grammatically correct is each movie review? (on a scale of 1-5, with 1 being the lowest?)." in first
     assert first.endswith("Please only return a score for the movie review. The score is:")
     assert "How well do the sentences in each movie review fit together?" in judge.prompts[3]
@@ -147,7 +147,7 @@ def test_judge_prompts_and_parsing(module):
     judge = ScriptedJudge(["5"])
     nli = module.compute(references=["a man sleeps ."], predictions=["a man runs ."], reference_pairs=["he is out"],
                          prediction_pairs=["he is out"], original_labels=[0], counterfactual_labels=[1], judge=judge)
-    assert "Natural language inference pair 0:\na man runs . he is out\n" in judge.prompts[0]
+    assert "Natural language inference pair:\na man runs . he is out\n" in judge.prompts[0]
     assert nli["text_quality"] == 5.0 and nli["num_unparsed_judgements"] == 0
     # nothing parseable at all: NaN and a count, no crash
     silent = module.compute(references=REFS[:2], predictions=CFS[:2], original_labels=[0, 0], counterfactual_labels=[1, 1],

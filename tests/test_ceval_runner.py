@@ -104,8 +104,13 @@ def test_generate_with_both_generators(bert_clf):
 def test_demo_section():
     from textxai.runners import ceval as glue
 
+    from textxai.lm import packaged_lm_file
+
     report, results, figures = glue.demo(progress=False)
-    assert "CEval" in report and set(results) == set(glue.GENERATORS)
+    assert "CEval" in report and set(results) == set(glue.GENERATORS) | ({"llm"} if packaged_lm_file() else set())
+    if packaged_lm_file():  # perplexity under the packaged LM, its start token stated; the LLM's edits scored
+        assert all(r["perplexity_start_token"] == "'<|im_start|>' (id 1)" for r in results.values())
+        assert "perplexity start token" in report and "llm counterfactuals" in report
     for res in results.values():
         assert res["num_examples"] == 8 and 0 <= res["flip_rate"] <= 1
     assert "method_distances" in figures
@@ -118,3 +123,25 @@ def test_delete_words_keeps_spacing():
         "a plan. Clean design", "to plan. Clean design", "to a. Clean design", "to a plan Clean design",
         "to a plan. design", "to a plan. Clean"]
     assert ceval._delete_words(text, spans, [2, 3]) == "to a Clean design"
+
+
+def test_cli_lm_and_judge_from_a_gguf_file(tiny_bert_folder, tiny_gguf_file, tmp_path):
+    """`textxai run ceval --lm x.gguf --judge x.gguf`: perplexity under the file with its BOS stated; the tiny random
+    judge answers noise, so its replies are unparsed, counted, shown and warned about."""
+    import json
+
+    from textxai.cli import main
+    from textxai.lm import perplexity
+
+    data = tmp_path / "cf.jsonl"
+    rows = [{"orig_text": "the movie was wonderful", "gen_text": "the movie was awful"},
+            {"orig_text": "a dull film", "gen_text": "a fine film"}]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = tmp_path / "out"
+    assert main(["run", "ceval", "--model", tiny_bert_folder, "--data", str(data), "--text-column", "orig_text",
+                 "--counterfactual-column", "gen_text", "--lm", str(tiny_gguf_file), "--judge", str(tiny_gguf_file),
+                 "--output", str(out), "--no-progress"]) == 0
+    res = json.loads((out / "ceval.json").read_text())
+    assert res["perplexity_start_token"] == "'<s>' (id 0)"
+    assert res["perplexity"] == pytest.approx(perplexity([r["gen_text"] for r in rows], str(tiny_gguf_file)).mean(), rel=1e-6)
+    assert res["num_judgements"] == 8 and len(res["unparsed_judgements"]) == res["num_unparsed_judgements"]

@@ -203,3 +203,105 @@ def test_deletion_editor_is_the_ceval_baseline(bert_clf):
     texts = ["the movie was wonderful and the acting was great .", "bad"]
     assert DeletionEditor(bert_clf, max_words=2)(texts) == deletion_candidates(texts, bert_clf, max_words=2)
     assert isinstance(get_editor("deletion", bert_clf), DeletionEditor)
+
+
+# ----------------------------------------------------------------------------------------- the LLM editor
+class _Clf:
+    """Negative unless the text says 'great'; labels named as the demo model's."""
+
+    labels, num_labels = {0: "negative", 1: "positive"}, 2
+
+    def predict_proba(self, texts, *args, **kwargs):
+        return np.array([[0.1, 0.9] if "great" in t else [0.8, 0.2] for t in texts])
+
+
+SCRIPT = {  # input text -> the fake LM's reply
+    "The plot was great.": "Negative: The plot was dull.",                                  # a good rewrite
+    "The cast was great.": "Negative: The cast was great.",                                 # identical after cleaning
+    "The set was great.": "   ",                                                            # empty
+    "The score was great.": "Sure! Here is the edited review:\n\n[Start Edited Text]\nNegative: \"The score was awful.\"\n"
+                            "[End Edited Text]\n\nI replaced 'great' by 'awful'.",          # chatter around it
+    "The end was great.": "I'm sorry, but I cannot help with that request.",               # not a rewrite
+}
+
+
+@pytest.fixture
+def scripted(monkeypatch, tiny_gguf_file):
+    """An LLM editor whose LM replies from SCRIPT (textxai.lm.generate replaced); records the chat turns it is sent."""
+    from textxai import lm as lm_module
+    from textxai.llm_editor import LLMEditor
+
+    sent = []
+
+    def fake_generate(lm, prompts, max_new_tokens=32, **kwargs):
+        sent.extend(prompts)
+        return [next(r for t, r in SCRIPT.items() if f"Positive: {t}" in p[-1]["content"]) for p in prompts]
+
+    monkeypatch.setattr(lm_module, "generate", fake_generate)
+    return LLMEditor(_Clf(), lm=str(tiny_gguf_file)), sent
+
+
+def test_llm_editor_keeps_only_real_rewrites(scripted):
+    editor, sent = scripted
+    out = editor(list(SCRIPT))
+    assert out == [["The plot was dull."], [], [], ["The score was awful."], []]
+    assert editor.failures == {"ok": 2, "identical": 1, "empty": 1, "not a rewrite": 1}
+    turns = sent[0]  # CEval's one-shot request: its example as a previous exchange, then the text
+    assert [t["role"] for t in turns] == ["user", "assistant", "user"]
+    assert "Never have I been so sad" in turns[0]["content"] and turns[1]["content"].startswith("Negative: Long, boring")
+    assert turns[2]["content"].endswith("Positive: The plot was great.\nTarget: Negative")
+    assert "to get the Negative sentiment from the Positive sentiment" in turns[2]["content"]
+
+
+def test_llm_editor_failures_end_feedback_chains_and_are_failed_counterfactuals(scripted):
+    from textxai import ceval, inconsistency
+
+    editor, _ = scripted
+    texts = ["The plot was great.", "The cast was great."]
+    chains = inconsistency.feedback_chains(editor, texts, _Clf(), steps=1, progress=False).chains
+    assert chains == [["The plot was great.", "The plot was dull."], ["The cast was great.", None]]
+    res = ceval.compute(texts, [c[0] if c else "-1" for c in editor(texts)], original_labels=[1, 1],
+                        counterfactual_labels=[0, 1])
+    assert res["num_failed"] == 1 and res["flip_rate"] == 0.5     # the identical reply: a failed generation
+
+
+def test_llm_editor_options_are_checked(tiny_gguf_file):
+    from textxai.llm_editor import LLMEditor
+
+    for kwargs, pattern in ((dict(prompt="fancy"), r"prompt='fancy': expected one of \['ceval', 'zero_shot'\]"),
+                            (dict(target=5), r"target=5: expected None or a class index in \[0, 2\)"),
+                            (dict(batch_size=0), "batch_size=0"), (dict(task=" "), "task=' '")):
+        with pytest.raises(ValueError, match=pattern):
+            LLMEditor(_Clf(), lm=str(tiny_gguf_file), **kwargs)
+    assert isinstance(get_editor("llm", _Clf(), lm=str(tiny_gguf_file)), LLMEditor)
+
+
+def test_llm_editor_really_generates_on_the_tiny_lm_batch_independently(tiny_gguf_file):
+    from textxai.llm_editor import LLMEditor, _MEMO
+
+    texts = ["The plot was great.", "The cast was bad and the plot was great.", "A film."]
+    runs = []
+    for batch_size in (1, 3):
+        _MEMO.clear()
+        editor = LLMEditor(_Clf(), lm=str(tiny_gguf_file), batch_size=batch_size)
+        editor(texts)
+        runs.append(editor.replies)
+    assert runs[0] == runs[1] and all(isinstance(r, str) for r in runs[0])
+
+
+def test_packaged_llm_edits_demo_texts_within_its_estimate(smollm2):
+    """SmolLM2-135M-Instruct rewrites the demo texts (CEval's prompt, CEval's sampling, seed 0): at least 6 of 8
+    rewrites differ from their input; the work counted stays within textxai.estimates' bound."""
+    from textxai import estimates
+    from textxai.batching import work_budget
+    from textxai.classifier import as_classifier
+    from textxai.demo import demo_texts
+    from textxai.llm_editor import LLMEditor
+
+    texts = demo_texts("sentiment", 8)
+    editor = LLMEditor(as_classifier("textxai/demo-sentiment"), lm=smollm2, do_sample=True, seed=0)
+    with work_budget() as budget:
+        out = editor(texts)
+    differ = [bool(c) and c[0] != t for c, t in zip(out, texts)]
+    assert sum(differ) >= 6, list(zip(texts, editor.replies))
+    assert budget.used <= sum(estimates.llm_edit_evaluations(estimates.approx_words(t))[0] for t in texts)

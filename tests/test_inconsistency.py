@@ -31,7 +31,11 @@ LABELS = [[0, 1, 0, 1], [0, 1, 1, 0], [1, 0, 1, 0], [0, 1, 0, None], [0, 1, 0, 1
 
 
 def naive_step_values(chain, method="spacy"):
-    texts = [t for t in chain if t]
+    texts = []
+    for t in chain:  # the chain ends at its first failed step: None, "" or its input returned unchanged
+        if not t or texts and " ".join(t.split()) == " ".join(texts[-1].split()):
+            break
+        texts.append(t)
     d = [edit_distance(tokenize(texts[i - 1], method), tokenize(texts[i], method)) for i in range(1, len(texts))]
     return d, [max(d[i + 1] - d[i], 0) for i in range(len(d) - 1)]
 
@@ -150,9 +154,9 @@ def test_inc_nonnegative_and_zero_when_distances_never_increase(chain):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(WORDS, min_size=6, max_size=10), st.lists(st.integers(0, 6), min_size=1, max_size=6), st.randoms())
+@given(st.lists(WORDS, min_size=6, max_size=10), st.lists(st.integers(1, 6), min_size=1, max_size=6), st.randoms())
 def test_non_increasing_substitutions_give_zero_inc(start, ks, rnd):
-    """Substituting k_i distinct positions by fresh words costs exactly k_i; non-increasing k_i => inc = 0."""
+    """Substituting k_i >= 1 distinct positions by fresh words costs exactly k_i (k = 0 is a no-op: a failed step); non-increasing k_i => inc = 0."""
     ks = sorted((min(k, len(start)) for k in ks), reverse=True)
     chain, cur = [" ".join(start)], list(start)
     for step, k in enumerate(ks):
@@ -169,10 +173,10 @@ def test_non_increasing_substitutions_give_zero_inc(start, ks, rnd):
 @settings(max_examples=40, deadline=None)
 @given(CHAIN)
 def test_per_chain_inc_of_full_chain_is_mean_of_steps(chain):
-    n = len(chain) - 2
+    d, steps = naive_step_values(chain)
+    n = len(d) - 1  # the chain up to its first failed step (None, "" or an unchanged text)
     if n < 1:
         return
-    _, steps = naive_step_values(chain)
     assert inc.chain_inc_at(chain, n) == pytest.approx(np.mean(steps))
     r = inc.inc_at([chain], n=[n], pooling="per_chain")[n]
     assert r["value"] == pytest.approx(np.mean(steps)) and r["chains"] == 1
@@ -366,3 +370,22 @@ def test_compute_is_inconsistency():
         "minimality@1": 1.0, "minimality@1_chains": 2, "minimality@2": 2.5, "minimality@2_chains": 2,
         "flip_rate@1": 0.5, "flip_rate@1_chains": 2, "flip_rate@2": 1.0, "flip_rate@2_chains": 2,
     }
+
+
+def test_a_step_returning_its_input_is_a_failed_step_never_a_perfect_one():
+    """A no-op editor used to get the best possible score (inc@n = 0, minimality 0); now its chains end at step 1."""
+    noop = [["the film was good", "the film was good", "the film was good"], ["bad", " bad ", "bad"]]
+    with pytest.warns(UserWarning):
+        r = inc.compute(noop, n=[1], labels=[[1, 1, 1], [0, 0, 0]], return_per_example=True)
+    assert math.isnan(r["inc@1"]) and r["inc@1_chains"] == 0 and math.isnan(r["minimality@1"])
+    assert r["flip_rate@1"] == 0.0 and r["flip_rate@1_chains"] == 2 and r["per_example"]["failed"] == [True, True]
+    honest = inc.compute([["the film was good", "the film was bad", "the film was good"]], n=[1])
+    assert honest["inc@1"] == 0.0 and honest["minimality@1"] == 1.0
+    editor = lambda xs: [[x, x + " indeed"] if x.endswith("good") else [x] for x in xs]  # noqa: E731
+
+    class Clf:
+        def predict_proba(self, texts):
+            return np.array([[0.0, 1.0] if "indeed" in t else [1.0, 0.0] for t in texts])
+
+    fc = inc.feedback_chains(editor, ["so good", "so bad"], Clf(), steps=2, progress=False)
+    assert fc.chains == [["so good", "so good indeed", None], ["so bad", None]]

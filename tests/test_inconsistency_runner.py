@@ -82,9 +82,12 @@ def test_demo_section():
     report explains the most inconsistent step and compares the editors paired."""
     from textxai.runners.inconsistency import demo
 
+    from textxai.lm import packaged_lm_file
+
     report, results, figures = demo(progress=False)
     sub, dele = results["substitution"], results["deletion"]
-    assert set(figures) == {f"{e}_{k}" for e in ("substitution", "deletion") for k in ("steps", "intervals")}
+    names = ("substitution", "deletion") + (("llm",) if packaged_lm_file() else ())
+    assert set(figures) == {f"{e}_{k}" for e in names for k in ("steps", "intervals")}
     assert len(sub["chains"]) == len(dele["chains"]) == 8
     assert [c[0] for c in sub["chains"]] == [c[0] for c in dele["chains"]]        # the same originals
     for res in (sub, dele):
@@ -97,7 +100,7 @@ def test_demo_section():
     assert sub["inc@1"] < dele["inc@1"] and sub["flip_rate@1"] > 0
     assert report.count("Why chain") == (sub["inc@2"] > 0) + (dele["inc@2"] > 0) >= 1
     assert "a better counterfactual existed" in report and "Paired comparison of the editors" in report
-    comparison = results["comparison"]["1"]
+    comparison = results["comparison"]["substitution_vs_deletion"]["1"]
     assert comparison["test"] == "wilcoxon signed-rank" and comparison["mean_a"] <= comparison["mean_b"]
     # every edit of the substitution editor a reader can follow: each changed word a listed antonym or a
     # modifier replaced by a modifier (no "Clean design" -> "Clean faulty")
@@ -112,3 +115,44 @@ def test_demo_section():
             for x, y in changed:
                 x, y = x.strip(".,;").lower(), y.strip(".,;").lower()
                 assert (x, y) in antonym_pairs() or parts_of_speech(x) & parts_of_speech(y) & {"ADJ", "ADV"}, (x, y)
+
+
+@pytest.mark.slow
+def test_demo_section_with_the_llm_editor(smollm2):
+    """With the packaged LM: the LLM editor's chains on the same originals, perplexity@n of every editor under it
+    (its start token stated), ten LLM edits shown as they came out, paired comparisons against both editors."""
+    from textxai.runners.inconsistency import demo
+
+    report, results, _ = demo(progress=False)
+    llm = results["llm"]
+    assert [c[0] for c in llm["chains"]] == [c[0] for c in results["substitution"]["chains"]]
+    for name in ("substitution", "deletion", "llm"):
+        assert results[name]["perplexity_start_token"] == "'<|im_start|>' (id 1)" and results[name]["perplexity@1_chains"] > 0
+    for chain in llm["chains"]:  # a failed generation ends the chain; no step returns its input
+        texts = [t for t in chain if t is not None]
+        assert all(a != b for a, b in zip(texts, texts[1:]))
+    assert "of the LLM editor's" in report and report.count("  in : ") == min(10, report.count("  out: "))
+    assert set(results["comparison"]) == {"substitution_vs_deletion", "llm_vs_substitution", "llm_vs_deletion"}
+    assert "Editors on the same texts" in report and "llm" in report.split("Editors on the same texts")[1].splitlines()[3]
+
+
+def test_cli_llm_editor_and_gguf_perplexity(tiny_folder, tiny_gguf_file, tmp_path):
+    """`--editor llm --editor-model x.gguf --lm x.gguf --bos none`: the LLM editor's chains (a failed generation ends
+    a chain, never an unchanged step), perplexity@n under the .gguf LM with the start token stated."""
+    from textxai.lm import as_lm, perplexity
+
+    data = tmp_path / "texts.jsonl"
+    data.write_text("\n".join(json.dumps({"text": t}) for t in TEXTS) + "\n")
+    out = tmp_path / "out"
+    assert main(["run", "inconsistency", "--model", tiny_folder, "--data", str(data), "--steps", "2", "--n", "1",
+                 "--editor", "llm", "--editor-model", str(tiny_gguf_file), "--lm", str(tiny_gguf_file), "--bos", "none",
+                 "--output", str(out), "--no-progress"]) == 0
+    results = json.loads((out / "inconsistency.json").read_text())
+    assert results["perplexity_start_token"].startswith("none")
+    for chain in results["chains"]:
+        texts = [t for t in chain if t is not None]
+        assert texts[0] in TEXTS and all(a != b for a, b in zip(texts, texts[1:]))
+    steps = [c[1] for c in results["chains"] if len(c) > 1 and c[1] is not None]
+    if steps:
+        expected = perplexity(steps, as_lm(str(tiny_gguf_file), bos=None)).mean()
+        assert results["perplexity@1"] == pytest.approx(expected, rel=1e-6)

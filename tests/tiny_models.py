@@ -102,3 +102,61 @@ def bart_logits_reference(model, ids, embeds, attention_mask):
     hidden = out.last_hidden_state
     eos = ids.eq(model.config.eos_token_id)
     return model.classification_head(hidden[eos].view(ids.shape[0], -1, hidden.shape[-1])[:, -1])
+
+
+def tiny_gguf(folder: Path, name: str = "tiny.gguf", seed: int = 0) -> Path:
+    """A tiny random Llama causal LM written as a GGUF file with the ``gguf`` package (F32 tensors), with the
+    byte-level BPE of :func:`roberta_tokenizer` and a chat template: what ``from_pretrained(folder,
+    gguf_file=name)`` loads like the packaged SmolLM2 file, in a fraction of a second."""
+    import json
+
+    import gguf
+    import numpy as np
+
+    folder.mkdir(parents=True, exist_ok=True)
+    roberta_tokenizer(folder / "bpe")
+    vocab = json.loads((folder / "bpe" / "vocab.json").read_text())
+    merges = [line for line in (folder / "bpe" / "merges.txt").read_text().splitlines()[1:] if line.strip()]
+    tokens = [t for t, _ in sorted(vocab.items(), key=lambda kv: kv[1])]
+    size, hidden, ffn, layers, heads = len(tokens), 16, 32, 2, 2
+    writer = gguf.GGUFWriter(str(folder / name), "llama")
+    writer.add_name("tiny")
+    writer.add_context_length(64)
+    writer.add_embedding_length(hidden)
+    writer.add_block_count(layers)
+    writer.add_feed_forward_length(ffn)
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(heads)
+    writer.add_layer_norm_rms_eps(1e-5)
+    writer.add_rope_dimension_count(hidden // heads)
+    writer.add_vocab_size(size)
+    writer.add_tokenizer_model("gpt2")
+    writer.add_token_list(tokens)
+    writer.add_token_types([gguf.TokenType.CONTROL if t.startswith("<") else gguf.TokenType.NORMAL for t in tokens])
+    writer.add_token_merges(merges)
+    writer.add_bos_token_id(0)
+    writer.add_eos_token_id(2)
+    writer.add_pad_token_id(1)
+    writer.add_chat_template("{% for m in messages %}<s>{{ m['role'] }}: {{ m['content'] }}</s>{% endfor %}"
+                             "{% if add_generation_prompt %}<s>assistant:{% endif %}")
+    rng = np.random.default_rng(seed)
+
+    def tensor(key, *shape, ones=False):
+        writer.add_tensor(key, np.ones(shape, np.float32) if ones else (rng.standard_normal(shape) * 0.5).astype(np.float32))
+
+    tensor("token_embd.weight", size, hidden)
+    tensor("output.weight", size, hidden)
+    tensor("output_norm.weight", hidden, ones=True)
+    for i in range(layers):
+        for part in ("attn_q", "attn_k", "attn_v", "attn_output"):
+            tensor(f"blk.{i}.{part}.weight", hidden, hidden)
+        tensor(f"blk.{i}.ffn_gate.weight", ffn, hidden)
+        tensor(f"blk.{i}.ffn_up.weight", ffn, hidden)
+        tensor(f"blk.{i}.ffn_down.weight", hidden, ffn)
+        tensor(f"blk.{i}.attn_norm.weight", hidden, ones=True)
+        tensor(f"blk.{i}.ffn_norm.weight", hidden, ones=True)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return folder / name

@@ -50,7 +50,10 @@ Args:
         (least likely class of the original) or "counterfactual_argmax" (predicted class of the
         counterfactual). Default: "target" with targets, else CEval's choice: "argmin" for single texts,
         "counterfactual_argmax" for NLI.
-    lm (optional): causal LM for perplexity (GPT-2 in the paper): id, folder, `(model, tokenizer)`.
+    lm (optional): causal LM for perplexity (GPT-2 in the paper): id, folder, .gguf file, `(model, tokenizer)`,
+        pipeline, or the packaged "textxai/smollm2-135m-instruct".
+    bos (default "auto"): the start token of perplexity: "auto" (the LM's BOS token, CEval's rule), None (none: the
+        first token is not scored), a token or a token id; the result's `perplexity_start_token` names it.
     judge (optional): instruction-following causal LM (id, folder, `(model, tokenizer)`, pipeline) decoded
         greedily, or a callable `list[str] prompts -> list[str] replies`, for the text-quality questions.
     judge_tokenizer (optional): the judge's tokenizer when `judge` is a loaded model.

@@ -35,7 +35,8 @@ Args:
     model (optional): a classifier (Hub id, folder, loaded model with `tokenizer`, pipeline,
         TextClassifier, "textxai/demo-sentiment") to compute the labels when `labels` is not given.
     tokenizer (optional): the tokenizer when `model` is a loaded model.
-    lm (optional): a causal language model (Hub id, folder, (model, tokenizer)) for perplexity@n;
+    lm (optional): a causal language model (Hub id, folder, .gguf file, (model, tokenizer), pipeline, or the
+        packaged "textxai/smollm2-135m-instruct") for perplexity@n, with its BOS token prepended to each text;
         call twice with two LMs for the paper's ppl-base and ppl-fine.
     word_tokenizer (`str`, default "spacy"): "spacy" (spaCy's blank English tokenizer, whitespace tokens
         dropped, as the authors' code) or "whitespace".

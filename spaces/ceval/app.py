@@ -8,10 +8,13 @@ import gradio as gr
 import Levenshtein
 
 from textxai import ceval, spaces, stats
+from textxai import lm as lm_module
 
 MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
-LM_CHOICES = ("none", "distilgpt2", "gpt2")
+# the packaged SmolLM2-135M-Instruct (offline, a 135 M Q4_1 model: rough perplexities) first, then the paper's GPT-2
+LM_CHOICES = ("none", "textxai/smollm2-135m-instruct", "distilgpt2", "gpt2")
+DEFAULT_LM = LM_CHOICES[1] if lm_module.packaged_lm_file() else "none"
 EXAMPLE_ORIGINAL = "The acting was wooden and the jokes fell flat."
 # one counterfactual the demo model follows (0.56 positive) and one it does not (0.53 negative: "landed" is not
 # praise enough for it), so the example shows what flip rate and probability change each measure
@@ -172,7 +175,7 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
     ) as demo:
         with gr.Row():
             model = spaces.model_dropdown(value=default_model)
-            lm = gr.Dropdown(list(LM_CHOICES), value="none", label="Language model for perplexity", allow_custom_value=True,
+            lm = gr.Dropdown(list(LM_CHOICES), value=DEFAULT_LM, label="Language model for perplexity", allow_custom_value=True,
                              info="'none', or a causal LM Hub id (GPT-2 in the paper); needs the Hub")
         with gr.Tabs():
             with gr.Tab("One original"):

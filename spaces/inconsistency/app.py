@@ -187,7 +187,8 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
     spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
-    editor = get_editor(editor_name, classifier, max_words=EDITOR_MAX_WORDS)
+    # the LLM editor: the packaged SmolLM2-135M-Instruct (textxai.lm.PACKAGED_LM); the others change <= 4 words
+    editor = get_editor(editor_name, classifier, **({} if editor_name == "llm" else {"max_words": EDITOR_MAX_WORDS}))
     progress(0, desc="feeding the editor its own output")
     chains, labels = inc.feedback_chains(editor, texts, classifier, steps=steps, word_tokenizer=word_tokenizer,
                                          progress=False)

@@ -60,6 +60,14 @@ def work_budget(max_evaluations: int | None = None, seconds: float | None = None
         _BUDGET.reset(token)
 
 
+def charge(n: int) -> None:
+    """Count ``n`` more model evaluations against the current :func:`work_budget` (none: nothing happens); used
+    where work is not a batch of rows, e.g. each token a language model generates is one evaluation per row."""
+    budget = _BUDGET.get()
+    if budget is not None and n > 0:
+        budget.charge(int(n))
+
+
 # Under a wall-time budget (a Space request) a batch holds at most this many tokens (rows x longest row), so
 # the check before each batch comes every few seconds even where a caller asks for large batches (a
 # batch_size of 4,096 rows of 50 tokens: ~20 s on 2 cores). Results do not depend on the batch size.

@@ -27,7 +27,7 @@ deterministic (no sampling) and computed one text at a time (independent of batc
 
 >>> from textxai.editors import EDITORS
 >>> sorted(EDITORS)
-['deletion', 'gradient_substitution', 'substitution']
+['deletion', 'gradient_substitution', 'llm', 'substitution']
 >>> editor = SubstitutionEditor("textxai/demo-sentiment")
 >>> editor(["The plot is dull and the acting is lifeless."])[0][:3]
 ['The plot is dull and the acting is lively.', 'The plot is dull and the acting is vibrant.', 'The plot is exciting and the acting is lifeless.']
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from textxai.llm_editor import LLMEditor
 from textxai.progress import progress_bar
 from textxai.validation import short_repr, check_positive_int, check_texts
 from textxai.words import parts_of_speech, same_part_of_speech
@@ -404,7 +405,8 @@ class DeletionEditor:
 GradientSubstitutionEditor = SubstitutionEditor
 
 #: Built-in editors by name, and by former name ("gradient_substitution": "substitution").
-EDITORS = {"substitution": SubstitutionEditor, "deletion": DeletionEditor, "gradient_substitution": SubstitutionEditor}
+EDITORS = {"substitution": SubstitutionEditor, "deletion": DeletionEditor, "llm": LLMEditor,
+           "gradient_substitution": SubstitutionEditor}
 #: The current names of the built-in editors (what a menu offers).
 EDITOR_NAMES = tuple(name for name, cls in EDITORS.items() if name == cls.name)
 

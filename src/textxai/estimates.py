@@ -174,11 +174,34 @@ def _deletion_default() -> int:
     return int(inspect.signature(DeletionEditor.__init__).parameters["max_words"].default)
 
 
+#: Tokens per word of a subword tokenizer, on the safe side (English BPE: ~1.3).
+TOKENS_PER_WORD = 1.5
+
+
+def llm_edit_evaluations(n: int) -> tuple[int, int]:
+    """One text of ``n`` words edited by the LLM editor (:class:`textxai.llm_editor.LLMEditor`): ``(model
+    evaluations, most candidates)``. One prediction (its label and target), the prompt's forward pass, and one
+    evaluation per new token it may generate (:func:`textxai.lm.new_token_limit` of ~1.5 tokens a word);
+    at most one candidate.
+
+    >>> llm_edit_evaluations(10)
+    (33, 1)
+    """
+    from textxai.lm import new_token_limit
+
+    params = inspect.signature(new_token_limit).parameters
+    tokens = math.ceil(TOKENS_PER_WORD * n)
+    new = min(params["cap"].default, math.ceil(params["factor"].default * tokens) + params["extra"].default)
+    return int(2 + new), 1
+
+
 def one_edit(editor: str, n: int, max_words: int | None = None, **substitution_options) -> tuple[int, int]:
     """``(model evaluations, most candidates)`` of one call of the built-in editor named ``editor``
-    ("substitution" or its former name, "deletion") on a text of ``n`` words."""
+    ("substitution" or its former name, "deletion", "llm") on a text of ``n`` words."""
     if editor == "deletion":
         return deletion_evaluations(n, max_words)
+    if editor == "llm":
+        return llm_edit_evaluations(n)
     return editor_evaluations(n, max_words=max_words, **substitution_options)
 
 
@@ -217,15 +240,16 @@ def fim_evaluations(n_texts: int, num_labels: int = 2, min_flip: bool = False, m
 
 
 def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
-                      lm: bool = False, judge: bool = False, max_new_tokens: int = 4,
+                      lm: bool = False, judge: bool = False, max_new_tokens: int = 8,
                       editor: str = "substitution") -> int:
     """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
     editor (``generated_words``) one ``editor`` call each (:func:`one_edit`), then the original and each
     candidate predicted to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
-    ``max_new_tokens`` generation steps per counterfactual.
+    four prompts per counterfactual (one per quality aspect), each a prompt pass and ``max_new_tokens``
+    generation steps.
 
     >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
-    (30, 140, 158)
+    (30, 780, 158)
     """
     total = n_originals + n_counterfactuals
     for n in generated_words:
@@ -234,7 +258,7 @@ def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words:
     if lm:
         total += n_originals + n_counterfactuals
     if judge:
-        total += max_new_tokens * n_counterfactuals
+        total += 4 * (1 + max_new_tokens) * n_counterfactuals
     return int(total)
 
 
@@ -276,7 +300,8 @@ def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] |
             return len(texts)  # the chains are given: one prediction per text at most
         from textxai.runners.inconsistency import editor_options
 
-        return feedback_evaluations(words, get("steps", 10), editor=args.editor, **editor_options(args))
+        options = {k: v for k, v in editor_options(args).items() if k != "lm"}  # the LLM editor's model: no count
+        return feedback_evaluations(words, get("steps", 10), editor=args.editor, **options)
     if module == "fim_difficulty":
         return fim_evaluations(len(words), num_labels, bool(get("min_flip")), get("max_strength", 6.0), get("tol", 1e-3),
                                bool(get("random_flips")), get("trials", 20), len(words) if get("shift_against") else 0)

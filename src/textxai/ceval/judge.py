@@ -1,5 +1,8 @@
 """Text quality by an LLM judge: CEval's four 1-5 questions (grammar, cohesiveness, likability, fluency).
 
+The judge cannot be fooled by echoes: one text per prompt with no index in it, the chat template of an
+instruct model, a score read from the reply only and only when it is one score on the scale.
+
 >>> parse_score("I would say 3/5.")
 3.0
 """
@@ -10,21 +13,22 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from textxai.progress import progress_bar
-from textxai.validation import call_user, check_list, check_positive_int, check_same_length, short_repr
+from textxai.validation import call_user, check_list, check_positive_int, one_line, short_repr
 
 QUALITY_ASPECTS = ("grammar", "cohesiveness", "likability", "fluency")
 TOPICS = {"text": "movie review", "nli": "natural language inference pair"}
 
 
-def quality_prompt(text: str, aspect: str, topic: str = "movie review", index: int = 0) -> str:
-    """CEval's prompt for one text and one quality aspect (its wording, as in its ``LLMEvaluator``).
+def quality_prompt(text: str, aspect: str, topic: str = "movie review") -> str:
+    """CEval's prompt for one text and one quality aspect (its wording, as in its ``LLMEvaluator``), one text per
+    prompt and labelled without an index: CEval numbers the text ("Movie review 0:"), and a small judge that
+    echoes that line would have its position read as its score.
 
     >>> print(quality_prompt("Great film.", "grammar"))  # doctest: +NORMALIZE_WHITESPACE
     Please rate each movie review
     The goal of this task is to rate each movie review.
     Note: Please take the time to fully read and understand the movie review. We will reject submissions from workers that are clearly spamming the task.
-    Movie review 0:
+    Movie review:
     Great film.
     How grammatically correct is each movie review? (on a scale of 1-5, with 1 being the lowest?).Ignore errors related to uppercase and lowercase letters. Please only return a score for the movie review. The score is:
     """
@@ -40,72 +44,67 @@ def quality_prompt(text: str, aspect: str, topic: str = "movie review", index: i
         "fluency": f"Question: How natural and fluent each {topic}? (on a scale of 1-5, with 1 being the lowest).",
     }
     if aspect == "fluency":
-        start = f"You are given a list of {topic}s. Please read the {topic} and answer the question.\n{title}:\n"
+        start = f"You are given a list of {topic}s. Please read the {topic} and answer the question.\n"
     else:
         start = (f"Please rate each {topic}\nThe goal of this task is to rate each {topic}.\n"
                  f"Note: Please take the time to fully read and understand the {topic}. "
                  f"We will reject submissions from workers that are clearly spamming the task.\n")
-    return (f"{start}{title} {index}:\n{text}\n{questions[aspect]}"
+    return (f"{start}{title}:\n{text}\n{questions[aspect]}"
             f"Ignore errors related to uppercase and lowercase letters. Please only return a score for the {topic}. The score is:")
 
 
-_DIGIT = re.compile(r"[1-5]")
+_OUT_OF_FIVE = re.compile(r"\b([1-5])\s*(?:/|out of|of)\s*5\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_INDEX_LABEL = re.compile(r"\b(?:review|text|pair|example|sentence|number|no\.?|item)\s*#?\s*\d", re.IGNORECASE)
+_RANGE = re.compile(r"\d\s*(?:-|–|to)\s*\d")
 
 
 def parse_score(reply) -> float:
-    """The first digit 1-5 of a judge's reply, NaN when there is none.
+    """The score of a judge's reply when it holds exactly one score on the 1-5 scale, else NaN (unparsed).
 
-    >>> parse_score(" 4"), parse_score("I would say 3/5."), parse_score("none")
-    (4.0, 3.0, nan)
+    Unparsed: no number, several numbers (a list, "3 or 4", the rubric "on a scale of 1-5, with 1 being the
+    lowest"), a range ("4-5"), a number off the scale or not whole, a number that labels something ("Movie
+    review 4:", an echo of a prompt header). "4/5" and "4 out of 5" are one score.
+
+    >>> parse_score(" 4"), parse_score("I would say 3/5."), parse_score("The score is: 5 out of 5.")
+    (4.0, 3.0, 5.0)
+    >>> [parse_score(r) for r in ("1-5", "3 or 4", "Movie review 4:", "on a scale of 1-5", "6", "4.5", "none", None)]
+    [nan, nan, nan, nan, nan, nan, nan, nan]
     """
     if not isinstance(reply, str):
         return float("nan")
-    match = _DIGIT.search(reply)
-    return float(match.group()) if match else float("nan")
+    text = _OUT_OF_FIVE.sub(r"\1", reply.strip())
+    numbers = _NUMBER.findall(text)
+    if len(numbers) != 1 or _RANGE.search(text) or _INDEX_LABEL.search(text):
+        return float("nan")
+    value = float(numbers[0].replace(",", "."))
+    return value if value in (1.0, 2.0, 3.0, 4.0, 5.0) else float("nan")
 
 
 class _GenerativeJudge:
-    """Greedy replies of a causal LM (id, folder, (model, tokenizer) pair, ``textxai.lm.CausalLM`` or pipeline)."""
+    """Replies of a causal LM (any form :func:`textxai.lm.as_lm` takes), through its chat template when it has one."""
 
-    def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 4, generate_kwargs=None, seed: int = 0):
+    def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 8, generate_kwargs=None, seed: int = 0,
+                 batch_size: int = 8):
         self.max_new_tokens = max_new_tokens  # checked by check_judge
-        self.generate_kwargs = {"do_sample": False, **(generate_kwargs or {})}
+        options = dict(generate_kwargs or {})
+        self.do_sample = bool(options.pop("do_sample", False))
+        self.generate_kwargs = options
         self.seed = seed
-        self.model, self.tokenizer = _load_causal_lm(judge, tokenizer, device)
-        self.device = next(self.model.parameters()).device
+        self.batch_size = batch_size
+        self.lm = _load_causal_lm(judge, tokenizer, device)
 
     def __call__(self, prompts: list[str], progress: bool = False) -> list[str]:
-        import torch
+        from textxai.lm import generate
 
-        from textxai.classifier import frozen_eval
-
-        tok = self.tokenizer
-        replies: list[str] = []
-        pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-        if pad_id is None:
-            pad_id = 0
-        # one prompt at a time: no padding, so a reply never depends on the other prompts
-        if self.generate_kwargs.get("do_sample"):
-            torch.manual_seed(self.seed)        # sampling (CEval: do_sample=True, top_k=50, temperature=0.7) repeats
-        for prompt in progress_bar(prompts, progress, "judge", unit="prompt"):
-            enc = tok(prompt, return_tensors="pt")
-            ids = enc["input_ids"].to(self.device)
-            max_pos = getattr(self.model.config, "max_position_embeddings", None) or getattr(self.model.config, "n_positions", None)
-            if max_pos is not None and ids.shape[1] + self.max_new_tokens > max_pos:
-                ids = ids[:, -(max_pos - self.max_new_tokens):]   # keep the question at the end
-            with torch.no_grad(), frozen_eval(self.model):
-                out = self.model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_new_tokens,
-                                          pad_token_id=pad_id, **self.generate_kwargs)
-            replies.append(tok.decode(out[0, ids.shape[1]:], skip_special_tokens=True))
-        return replies
+        return generate(self.lm, prompts, self.max_new_tokens, do_sample=self.do_sample, seed=self.seed,
+                        batch_size=self.batch_size, progress=progress, generate_kwargs=self.generate_kwargs)
 
 
 def _load_causal_lm(model, tokenizer=None, device=None):
-    """(model, tokenizer) of a judge given as an id, folder, (model, tokenizer), ``CausalLM`` or pipeline."""
+    """The ``textxai.lm.CausalLM`` of a judge given as an id, folder, .gguf, (model, tokenizer), ``CausalLM`` or pipeline."""
     from textxai import lm as _lm
 
-    if hasattr(model, "model") and hasattr(model, "tokenizer") and hasattr(model, "task"):
-        model, tokenizer = model.model, model.tokenizer        # a text-generation pipeline
     try:
         loaded = _lm.as_lm(model, tokenizer=tokenizer, device=device)
     except (TypeError, ValueError) as error:
@@ -113,7 +112,7 @@ def _load_causal_lm(model, tokenizer=None, device=None):
     if not hasattr(loaded.model, "generate"):
         raise TypeError(f"judge={short_repr(model)}: the model cannot generate text; expected a causal LM or a callable "
                         f"prompts -> replies")
-    return loaded.model, loaded.tokenizer
+    return loaded
 
 
 def is_callable_judge(judge) -> bool:
@@ -121,7 +120,7 @@ def is_callable_judge(judge) -> bool:
     return callable(judge) and not hasattr(judge, "generate") and not hasattr(judge, "tokenizer")
 
 
-def check_judge(judge, topic=None, max_new_tokens: int = 4, generate_kwargs=None) -> None:
+def check_judge(judge, topic=None, max_new_tokens: int = 8, generate_kwargs=None) -> None:
     """Every check of the judge's settings, before any prompt is built (``topic`` None: the default)."""
     if judge is None:
         raise ValueError("judge=None: expected a causal LM (id, folder, (model, tokenizer)) or a callable prompts -> replies")
@@ -136,41 +135,42 @@ def check_judge(judge, topic=None, max_new_tokens: int = 4, generate_kwargs=None
                         "(id, folder, (model, tokenizer), pipeline) or a callable prompts -> replies")
 
 
-def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = 4,
-                  progress: bool = False, indices=None, generate_kwargs=None, seed: int = 0) -> dict:
-    """Ask ``judge`` CEval's four questions about every text; returns per-aspect score arrays and counts.
+def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = 8,
+                  progress: bool = False, generate_kwargs=None, seed: int = 0, batch_size: int = 8) -> dict:
+    """Ask ``judge`` CEval's four questions about every text (one text per prompt); per-aspect score arrays and counts.
 
     ``judge``: a callable ``list[str] prompts -> list[str] replies`` or a causal LM (see ``_load_causal_lm``),
-    decoded greedily unless ``generate_kwargs`` says otherwise (e.g. CEval's ``{"do_sample": True,
-    "top_k": 50, "temperature": 0.7}``, repeatable under ``seed``). Unparseable replies become NaN and are
-    counted in ``num_unparsed``. Prompts are asked one at a time (no padding), so a reply never depends on
-    the other texts.
+    asked through its chat template when it has one and decoded greedily unless ``generate_kwargs`` says
+    otherwise (e.g. CEval's ``{"do_sample": True, "top_k": 50, "temperature": 0.7}``, repeatable under
+    ``seed``). Only the reply is parsed, never the prompt, by :func:`parse_score`; an unparsed reply is NaN,
+    counted in ``num_unparsed`` and listed with its raw text in ``unparsed`` (``(aspect, text index, reply)``);
+    when more than half the replies are unparsed, ``warning`` says so (the judge does not answer the question).
 
     >>> out = judge_quality(["Nice film."], lambda prompts: ["4"] * len(prompts))
-    >>> out["grammar"].tolist(), out["num_unparsed"]
-    ([4.0], 0)
+    >>> out["grammar"].tolist(), out["num_unparsed"], out["warning"]
+    ([4.0], 0, None)
+    >>> print(judge_quality(["Nice film."], lambda prompts: ["1-5"] * len(prompts))["warning"])
+    the judge left 4 of its 4 replies unparsed (no single score 1-5 in them, e.g. '1-5'): its text-quality scores are not reliable
     """
     texts = check_list(texts, "texts", allow_empty=True)
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
-    indices = list(range(len(texts))) if indices is None else list(indices)
-    check_same_length(texts, indices, "texts", "indices")
     check_judge(judge, topic, max_new_tokens, generate_kwargs)
+    check_positive_int(batch_size, "batch_size")
     if is_callable_judge(judge):
         def ask(prompts):
             return call_user(judge, "judge", f"the {aspect!r} prompts of {len(prompts)} texts", prompts)
     else:
         generator = _GenerativeJudge(judge, tokenizer=tokenizer, device=device, max_new_tokens=max_new_tokens,
-                                     generate_kwargs=generate_kwargs, seed=seed)
+                                     generate_kwargs=generate_kwargs, seed=seed, batch_size=batch_size)
 
         def ask(prompts):
             return generator(prompts, progress=progress)
 
-    out: dict = {"prompts": {}, "replies": {}}
-    unparsed = 0
+    out: dict = {"prompts": {}, "replies": {}, "unparsed": []}
     for aspect in QUALITY_ASPECTS:
-        prompts = [quality_prompt(t, aspect, topic, i) for t, i in zip(texts, indices)]
+        prompts = [quality_prompt(t, aspect, topic) for t in texts]
         replies = ask(prompts) if prompts else []
         if isinstance(replies, (str, bytes)) or not hasattr(replies, "__len__"):
             raise TypeError(f"judge returned {short_repr(replies)} ({type(replies).__name__}) for {len(prompts)} prompts: "
@@ -179,9 +179,19 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
         if len(replies) != len(prompts):
             raise ValueError(f"judge returned {len(replies)} replies for {len(prompts)} prompts: expected one reply per prompt")
         scores = np.array([parse_score(r) for r in replies], dtype=np.float64)
-        unparsed += int(np.isnan(scores).sum())
+        out["unparsed"] += [(aspect, i, replies[i]) for i in np.where(np.isnan(scores))[0].tolist()]
         out[aspect] = scores
         out["prompts"][aspect] = prompts
         out["replies"][aspect] = replies
-    out["num_unparsed"] = unparsed
+    out["num_unparsed"] = len(out["unparsed"])
+    out["warning"] = judge_warning(out["num_unparsed"], len(texts) * len(QUALITY_ASPECTS), out["unparsed"])
     return out
+
+
+def judge_warning(unparsed: int, total: int, examples=()) -> str | None:
+    """The warning of a judge that left more than half of its ``total`` replies unparsed, else None."""
+    if total == 0 or 2 * unparsed <= total:
+        return None
+    shown = ", ".join(list(dict.fromkeys(repr(one_line(r, 60)) for _, _, r in examples))[:2])
+    return (f"the judge left {unparsed} of its {total} replies unparsed (no single score 1-5 in them"
+            f"{', e.g. ' + shown if shown else ''}): its text-quality scores are not reliable")

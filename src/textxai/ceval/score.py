@@ -41,17 +41,19 @@ class ClassifierOutputs:
 
 @dataclass(frozen=True)
 class QualityOptions:
-    """CEval's text-quality metrics: perplexity under a causal ``lm``, and an LLM ``judge`` (a causal LM or a
-    callable ``prompts -> replies``) asked about ``judge_topic``, greedily for up to ``max_new_tokens`` tokens
-    unless ``judge_generate_kwargs`` asks for sampling (then repeatable under ``seed``)."""
+    """CEval's text-quality metrics: perplexity under a causal ``lm`` with the start token ``bos`` (``"auto"``:
+    the model's BOS, CEval's rule; see :mod:`textxai.lm`), and an LLM ``judge`` (a causal LM or a callable
+    ``prompts -> replies``) asked about ``judge_topic``, greedily for up to ``max_new_tokens`` tokens unless
+    ``judge_generate_kwargs`` asks for sampling (then repeatable under ``seed``)."""
 
     lm: object = None
     judge: object = None
     judge_tokenizer: object = None
     judge_topic: str | None = None
-    max_new_tokens: int = 4
+    max_new_tokens: int = 8
     judge_generate_kwargs: Mapping | None = None
     seed: int = 0
+    bos: object = "auto"
 
 
 @dataclass(frozen=True)
@@ -143,6 +145,9 @@ def _check_quality(options: QualityOptions) -> None:
     lm = options.lm
     if lm is not None and isinstance(lm, str) and not lm.strip():
         raise ValueError(f"lm={lm!r}: expected a causal LM id or folder, or None (no perplexity)")
+    bos = options.bos
+    if not (bos is None or isinstance(bos, str) or isinstance(bos, (int, np.integer)) and not isinstance(bos, bool)):
+        raise ValueError(f"bos={short_repr(bos)}: expected 'auto', None, a token string or a token id")
 
 
 def _map_targets(targets, classifier, n: int, num_classes: int | None) -> np.ndarray:
@@ -307,17 +312,19 @@ def _scored_texts(request: Request) -> tuple[np.ndarray, list[str]]:
     return ok, [" ".join(request.primary[i]) for i in ok]
 
 
-def perplexity_metrics(request: Request, lm, flipped, run: RunOptions) -> tuple[dict, dict]:
+def perplexity_metrics(request: Request, lm, flipped, run: RunOptions, bos="auto") -> tuple[dict, dict]:
     if lm is None:
         return {}, {}
     from textxai import lm as _lm
 
     ok, joined = _scored_texts(request)
     ppl = np.full(request.n, np.nan)
+    lm = _lm.as_lm(lm, bos=bos)
     if len(ok):
         perplexity = parallel.split(_lm.perplexity, over=("texts",))
         ppl[ok] = np.asarray(perplexity(joined, lm, batch_size=run.batch_size, progress=run.progress), dtype=np.float64)
-    result = {"perplexity": _nanmean(ppl), "num_perplexity": int((~np.isnan(ppl)).sum())}
+    result = {"perplexity": _nanmean(ppl), "num_perplexity": int((~np.isnan(ppl)).sum()),
+              "perplexity_start_token": _lm.start_token(lm)}
     if flipped is not None:
         result["perplexity_flipped"] = _nanmean(ppl[flipped])
     return result, {"perplexity": ppl.tolist()}
@@ -329,8 +336,9 @@ def quality_metrics(request: Request, options: QualityOptions, run: RunOptions) 
     ok, joined = _scored_texts(request)
     topic = options.judge_topic or TOPICS["nli" if request.nli else "text"]
     quality = judge_quality(joined, options.judge, topic=topic, tokenizer=options.judge_tokenizer, device=run.device,
-                            max_new_tokens=options.max_new_tokens, progress=run.progress, indices=ok.tolist(),
-                            generate_kwargs=options.judge_generate_kwargs, seed=options.seed)
+                            max_new_tokens=options.max_new_tokens, progress=run.progress,
+                            generate_kwargs=options.judge_generate_kwargs, seed=options.seed,
+                            batch_size=min(run.batch_size, 8))
     result, per, means = {}, {}, []
     for aspect in QUALITY_ASPECTS:
         scores = np.full(request.n, np.nan)
@@ -340,6 +348,10 @@ def quality_metrics(request: Request, options: QualityOptions, run: RunOptions) 
         per[aspect] = scores.tolist()
     result["text_quality"] = _nanmean(means)
     result["num_unparsed_judgements"] = quality["num_unparsed"]
+    result["num_judgements"] = len(joined) * len(QUALITY_ASPECTS)
+    result["unparsed_judgements"] = [{"aspect": a, "example": int(ok[i]), "reply": r} for a, i, r in quality["unparsed"]]
+    if quality["warning"]:
+        result["judge_warning"] = quality["warning"]  # warned by reduce, in the call's one warning
     return result, per
 
 
@@ -358,17 +370,20 @@ _NAN_REASONS = {  # key -> (count key that is 0 beside it, why)
 
 
 def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example: bool) -> dict:
-    """Stage 4: one result dict; one warning naming every documented NaN it holds."""
+    """Stage 4: one result dict; one warning naming every documented NaN it holds (and the judge's warning)."""
     result: dict = {"num_examples": request.n, "num_failed": int(request.failed.sum()), "contrast": None}
     per: dict = {}
     for metrics, values in parts:
         result.update(metrics)
         per.update(values)
     nan_keys = [k for k in _NAN_REASONS if isinstance(result.get(k), float) and np.isnan(result[k])]
+    messages = [result["judge_warning"]] if result.get("judge_warning") else []
     if nan_keys:
         notes = "; ".join(f"{k} (= NaN: {_NAN_REASONS[k][1]}, {_NAN_REASONS[k][0]}={result.get(_NAN_REASONS[k][0])})"
                           for k in nan_keys)
-        warnings.warn(f"ceval: nothing to average for {notes}", RuntimeWarning, stacklevel=3)
+        messages.insert(0, f"nothing to average for {notes}")
+    if messages:
+        warnings.warn(f"ceval: {'; '.join(messages)}", RuntimeWarning, stacklevel=3)
     if return_per_example:
         result["per_example"] = per
     return result
@@ -412,7 +427,7 @@ def compute(references, predictions, reference_pairs=None, prediction_pairs=None
     flip_part = flip_metrics(request, y_orig, y_cf)
     flipped = np.asarray(flip_part[1]["flipped"], dtype=bool) if "flipped" in flip_part[1] else None
     parts = [flip_part, probability_metrics(request, p_orig, q_cf, flipped), distance_metrics(request, flipped),
-             diversity_metrics(request), perplexity_metrics(request, quality.lm, flipped, run),
+             diversity_metrics(request), perplexity_metrics(request, quality.lm, flipped, run, quality.bos),
              quality_metrics(request, quality, run)]
     return reduce(request, parts, run.return_per_example)
 

