@@ -94,6 +94,10 @@ def main(argv=None):
     jobs = {k: v for k, v in workloads().items() if args.only is None or k in args.only}
     print(f"texts: {source()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"{'workload':<22} {'words':>5} {'tokens':>6} {'evaluations':>11} {'limit':>6} {'ratio':>6} {'s/text':>8} {'peak MB':>8}")
+    if any(name.startswith("toki") for name in jobs):   # the demo keyword index is built once, outside the rows
+        from textxai.runners.toki_trust import demo_index
+
+        demo_index("sentiment")
     curves = {}
     for name, (run, limit) in jobs.items():
         for n in args.words:

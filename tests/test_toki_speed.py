@@ -120,3 +120,27 @@ def test_attack_results_unchanged_on_demo_texts(monkeypatch):
     assert [key(r) for r in new["examples"]] == [key(r) for r in old["examples"]]
     assert [r.similarity for r in new["examples"]] == pytest.approx([r.similarity for r in old["examples"]], abs=1e-6)
     assert sum(bool(r.success) for r in new["examples"]) >= 1    # the texts exercise the similarity check
+
+
+def test_attack_reuses_the_assessments_omission_explanations(monkeypatch):
+    """An audit's order: TOKI's assessment (omission explanations) then the attack on the same texts: the attack's
+    word ranking is the remembered explanation (no omission pass), and its results are those of a fresh run."""
+    from textxai import toki
+    from textxai.demo import load_corpus
+    from textxai.runners.toki_trust import demo_index
+
+    clf, index = demo_index("sentiment")
+    corpus = load_corpus("sentiment")
+    texts, labels = corpus["test_texts"][8:12], corpus["test_labels"][8:12]
+    attribution._EXPLANATIONS._data.clear()
+    fresh = toki.toki_attack(clf, texts, index, labels=labels)
+    attribution._EXPLANATIONS._data.clear()
+    toki.assess(clf, texts, labels, index, explainer="omission")
+
+    def no_omission(*args, **kwargs):
+        raise AssertionError("omission recomputed")
+
+    monkeypatch.setattr(attribution, "_omission", no_omission)
+    reused = toki.toki_attack(clf, texts, index, labels=labels)
+    key = lambda r: (r.adversarial, r.success, r.substitutions, r.n_queries)  # noqa: E731
+    assert [key(r) for r in reused["examples"]] == [key(r) for r in fresh["examples"]]
