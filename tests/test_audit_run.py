@@ -140,5 +140,8 @@ def test_fim_test_set_against_direct_pushes(bert_clf):
             expected.append(np.mean([fim.perturb_along_eigenvector(texts[i], bert_clf, [s])[0].argmax() == [1, 0, 0, 0, 1, 1][i]
                                      for i in got[name]["indices"]]))
         assert got[name]["accuracy"] == pytest.approx(expected)
+        kept = [np.mean([fim.perturb_along_eigenvector(texts[i], bert_clf, [0.0, s]).argmax(1).tolist() in ([0, 0], [1, 1])
+                         for i in got[name]["indices"]]) for s in [0.0, 0.5, 2.0]]
+        assert got[name]["kept"] == pytest.approx(kept) and got[name]["kept"][0] == 1.0
     with pytest.raises(ValueError, match="strengths="):
         fim.perturbed_test_set(texts, bert_clf, strengths=[-1.0])

@@ -568,7 +568,9 @@ def perturbed_test_set(texts, classifier, labels=None, size: int = 10, strengths
     :func:`difficulty` runs). Costs one forward and backward pass per chosen text plus one forward per strength.
 
     Returns ``{"strengths": [k], "reference": "labels" | "predictions", "hard": {"indices", "difficulty",
-    "accuracy": [k]}, "easy": {...}}`` (with fewer than ``2 * size`` texts the two sets split them in half).
+    "accuracy": [k], "kept": [k]}, "easy": {...}}`` (``kept``: the share of unchanged predictions; with labels,
+    a push that flips a wrong prediction makes it right, so on a binary task ``accuracy`` of a set whose
+    predictions all flip is 1 - its accuracy at 0; with fewer than ``2 * size`` texts the sets split them in half).
 
     >>> r = perturbed_test_set(["a wonderful film", "dull", "fine, I guess", "great"], "textxai/demo-sentiment", size=1)  # doctest: +SKIP
     >>> len(r["hard"]["accuracy"]) == len(r["strengths"])                                                               # doctest: +SKIP
@@ -592,13 +594,14 @@ def perturbed_test_set(texts, classifier, labels=None, size: int = 10, strengths
     order = np.argsort(-d, kind="stable")
     out = {"strengths": grid.tolist(), "reference": "predictions" if ref is None else "labels"}
     for name, chosen in (("hard", order[:k]), ("easy", order[::-1][:k])):
-        correct = np.zeros((len(chosen), grid.size))
+        correct, kept = np.zeros((len(chosen), grid.size)), np.zeros((len(chosen), grid.size))
         for row, i in enumerate(chosen):
             probs = perturb_along_eigenvector(texts[i], clf, grid if grid[0] == 0 else np.r_[0.0, grid])
-            base = int(probs[0].argmax()) if ref is None else int(ref[i])
-            correct[row] = probs[-grid.size:].argmax(1) == base
+            pushed = probs[-grid.size:].argmax(1)
+            kept[row] = pushed == int(probs[0].argmax())
+            correct[row] = pushed == (int(probs[0].argmax()) if ref is None else int(ref[i]))
         out[name] = {"indices": [int(i) for i in chosen], "difficulty": [float(d[i]) for i in chosen],
-                     "accuracy": correct.mean(0).tolist()}
+                     "accuracy": correct.mean(0).tolist(), "kept": kept.mean(0).tolist()}
     return out
 
 

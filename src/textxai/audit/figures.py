@@ -78,8 +78,10 @@ def side_by_side(groups: dict[str, list[dict]], ylabel: str = "accuracy") -> obj
 def curves(x, series: dict[str, list[float]], xlabel: str, ylabel: str) -> object:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(4.6, 3.0))
-    for (name, y), color in zip(series.items(), (RED, GREEN, BLUE, ORANGE)):
-        ax.plot(x, y, "o-", color=color, label=name)
+    styles = [(RED, "o-"), (RED, "s--"), (GREEN, "o-"), (GREEN, "s--")] if len(series) == 4 else \
+        [(c, "o-") for c in (RED, GREEN, BLUE, ORANGE)]
+    for (name, y), (color, style) in zip(series.items(), styles):
+        ax.plot(x, y, style, color=color, label=name)
     ax.set_xlabel(xlabel), ax.set_ylabel(ylabel), ax.set_ylim(-0.02, 1.05)
     ax.legend(fontsize=8)
     fig.tight_layout()

@@ -95,14 +95,16 @@ def difficulty(s: dict, labels: bool) -> str:
                           "Accuracy with 95% intervals in quarters of the texts by difficulty (left) and by confidence "
                           "(right), side by side: if both fall alike, difficulty tells what confidence already says."))
     t = s["test_set"]
-    ref = "accuracy" if t["reference"] == "labels" else "share of unchanged predictions"
+    series = {f"{name} {len(t[key]['indices'])}: {what}": t[key][field] for key, name in (("hard", "hardest"), ("easy", "easiest"))
+              for field, what in (("kept", "unchanged"), ("accuracy", "accuracy")) if field in t[key]
+              and (field == "kept" or t["reference"] == "labels")}
     out.append("<h3>The FIM test set (paper §5.1)</h3><p>The hardest and easiest texts pushed along their top "
-               f"eigenvector: {esc(ref)} as the push grows.</p>"
-               + figure(fg.curves(t["strengths"], {f"hardest {len(t['hard']['indices'])}": t["hard"]["accuracy"],
-                                                    f"easiest {len(t['easy']['indices'])}": t["easy"]["accuracy"]},
-                                  "L2 norm of the push", ref),
-                        f"FIM test set: {ref} of the hardest and easiest texts against the size of the push along the "
-                        "top eigenvector of the Fisher information."))
+               "eigenvector: the share of predictions left unchanged (and the accuracy) as the push grows. A push that "
+               "flips a wrong prediction makes it right, so the accuracy of a set that flips entirely moves toward "
+               "1 − its accuracy, not to 0.</p>"
+               + figure(fg.curves(t["strengths"], series, "L2 norm of the push", "share"),
+                        "FIM test set: share of unchanged predictions and accuracy of the hardest and easiest texts "
+                        "against the size of the push along the top eigenvector of the Fisher information."))
     return "".join(out)
 
 
