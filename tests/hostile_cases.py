@@ -12,6 +12,7 @@ import numpy as np
 class Context:
     def __init__(self, folder: str, modules: dict, apps: dict, tmp):
         self.folder, self.modules, self.apps, self.tmp = folder, modules, apps, tmp
+        self._variants: dict = {}
 
     def module(self, name):
         return self.modules[name]
@@ -23,6 +24,79 @@ class Context:
 
             self.apps[name] = load_space_app(name)
         return self.apps[name]
+
+    def variant(self, name: str) -> str:
+        """A folder holding the tiny classifier as a user may have it (see ``VARIANTS``), built on first use."""
+        if name not in self._variants:
+            import shutil
+            from pathlib import Path
+
+            target = Path(self.tmp) / f"variant-{name}"
+            shutil.copytree(self.folder, target, dirs_exist_ok=True)
+            VARIANTS[name](target)
+            self._variants[name] = str(target)
+        return self._variants[name]
+
+
+def _config(folder, **changes):
+    import json
+
+    config = json.loads((folder / "config.json").read_text())
+    config.update(changes)
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def _weights(folder, change):
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(folder / "model.safetensors")
+    change(weights)
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+
+
+def _one_output(folder):  # a regression head: one output, problem_type unset (transformers' rule: regression)
+    _weights(folder, lambda w: w.update({"classifier.weight": w["classifier.weight"][:1].clone(),
+                                         "classifier.bias": w["classifier.bias"][:1].clone()}))
+    _config(folder, id2label={"0": "LABEL_0"}, label2id={"LABEL_0": 0}, problem_type=None)
+
+
+def _truncate(path, keep: float = 0.5):
+    import os
+
+    os.truncate(path, int(os.path.getsize(path) * keep))
+
+
+def _no_vocabulary(folder):
+    for name in ("tokenizer.json", "vocab.txt"):
+        (folder / name).unlink(missing_ok=True)
+
+
+def _missing_shard(folder):
+    import json
+
+    (folder / "model.safetensors").rename(folder / "model-00001-of-00002.safetensors")
+    index = {"metadata": {}, "weight_map": {"classifier.weight": "model-00002-of-00002.safetensors"}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+
+
+VARIANTS = {
+    "multi_label": lambda f: _config(f, problem_type="multi_label_classification"),
+    "regression": lambda f: _config(f, problem_type="regression"),
+    "one_output": _one_output,
+    "odd_problem_type": lambda f: _config(f, problem_type="token_classification"),
+    "nan": lambda f: _weights(f, lambda w: w["classifier.weight"].fill_(float("nan"))),
+    "inf": lambda f: _weights(f, lambda w: w["classifier.bias"].fill_(float("inf"))),
+    "nan_inside": lambda f: _weights(f, lambda w: w["bert.encoder.layer.0.output.dense.weight"].fill_(float("nan"))),
+    "no_vocabulary": _no_vocabulary,
+    "truncated_weights": lambda f: _truncate(f / "model.safetensors"),
+    "empty_weights": lambda f: (f / "model.safetensors").write_bytes(b""),
+    "garbage_weights": lambda f: (f / "model.safetensors").write_bytes(b"\xff" * 4096),
+    "no_weights": lambda f: (f / "model.safetensors").unlink(),
+    "missing_shard": _missing_shard,
+    "no_config": lambda f: (f / "config.json").unlink(),
+    "broken_config": lambda f: _truncate(f / "config.json"),
+    "broken_tokenizer": lambda f: _truncate(f / "tokenizer.json", 0.3),
+}
 
 
 def _lib_cases():
@@ -241,8 +315,125 @@ def _space_strict_cases():
     return cases
 
 
+def _fault_cases():
+    """Issue 22: the models, folders and texts users bring, on the library and the modules."""
+    from textxai import ceval, fim, inconsistency, naopc, toki
+    from textxai.attribution import word_attributions
+    from textxai.classifier import TextClassifier, as_classifier
+    from textxai.editors import DeletionEditor, SubstitutionEditor
+
+    V = lambda name: lambda c: c.variant(name)  # noqa: E731
+    text, attrs = ["the movie was great"], [[0.1, 0.2, 0.3, 0.4]]
+    cases = []
+    # folders that are not whole or not a classifier: refused when loading, naming the model
+    for name in ("regression", "one_output", "odd_problem_type", "no_vocabulary", "truncated_weights", "empty_weights",
+                 "garbage_weights", "no_weights", "missing_shard", "no_config", "broken_config", "broken_tokenizer"):
+        cases.append((f"folder {name}: TextClassifier", "library", lambda c, v=V(name): TextClassifier(v(c)), "model"))
+    for name in ("regression", "one_output", "no_vocabulary", "truncated_weights"):
+        cases += [
+            (f"folder {name}: naopc", "library", lambda c, v=V(name): naopc.compute(text, attrs, v(c)), "model"),
+            (f"folder {name}: fim", "library", lambda c, v=V(name): fim.compute(text, v(c)), "model"),
+            (f"folder {name}: naopc module", "module", lambda c, v=V(name): c.module("naopc").compute(
+                texts=text, attributions=attrs, model=v(c)), "model"),
+        ]
+    # a diverged model (NaN / inf outputs): one clear error on every path, never a hang or a NaN summary
+    nan_calls = {
+        "predict_proba": lambda m: as_classifier(m).predict_proba(text),
+        "masked_proba": lambda m: as_classifier(m).masked_proba(text[0], [[1, 0, 0, 0]]),
+        "naopc exact": lambda m: naopc.compute(text, attrs, m, normalization="exact"),
+        "naopc auto": lambda m: naopc.compute(text, attrs, m),
+        "naopc beam": lambda m: naopc.compute(text, attrs, m, normalization="beam"),
+        "naopc beam-paper": lambda m: naopc.compute(text, attrs, m, normalization="beam-paper"),
+        "naopc none": lambda m: naopc.compute(text, attrs, m, normalization="none"),
+        "naopc lime": lambda m: naopc.compute(text, None, m, attribution_method="lime"),
+        "fim": lambda m: fim.compute(text, m),
+        "fim min_flip": lambda m: fim.min_flip_strength(text, m),
+        "fim random flips": lambda m: fim.random_substitution_flip_rate(text, m, vocabulary=["film", "good"]),
+        "gradient": lambda m: word_attributions(text, m, "gradient"),
+        "integrated_gradients": lambda m: word_attributions(text, m, "integrated_gradients"),
+        "kernel_shap": lambda m: word_attributions(text, m, "kernel_shap", n_samples=20),
+        "omission": lambda m: word_attributions(text, m, "omission"),
+        "ceval": lambda m: ceval.compute(["a good film"], ["a bad film"], model=m),
+        "inconsistency": lambda m: inconsistency.compute([["a good film", "a bad film"]], model=m),
+        "deletion editor": lambda m: DeletionEditor(m)(["the movie was great"]),
+    }
+    for call_name, call in nan_calls.items():
+        cases.append((f"nan model: {call_name}", "library", lambda c, f=call: f(c.variant("nan")), "model"))
+    for call_name in ("predict_proba", "naopc exact", "fim"):
+        cases.append((f"inf model: {call_name}", "library", lambda c, f=nan_calls[call_name]: f(c.variant("inf")), "model"))
+        cases.append((f"nan inside the encoder: {call_name}", "library",
+                      lambda c, f=nan_calls[call_name]: f(c.variant("nan_inside")), "model"))
+    # multi-label heads where a method needs exclusive classes
+    multi = {
+        "fim": lambda m: fim.compute(text, m),
+        "fim difficulty": lambda m: fim.difficulty(text, m),
+        "ceval": lambda m: ceval.compute(["a good film"], ["a bad film"], model=m),
+        "toki": lambda m: toki.toki_trust(text, [0], model=m),
+        "deletion editor": lambda m: DeletionEditor(m),
+        "substitution editor": lambda m: SubstitutionEditor(m),
+        "inconsistency": lambda m: inconsistency.compute([["a good film", "a bad film"]], model=m),
+    }
+    for call_name, call in multi.items():
+        cases.append((f"multi-label: {call_name}", "library", lambda c, f=call: f(c.variant("multi_label")), "model"))
+    # sizes the model cannot take, an exact search too big to run, tokenizers that do not fit the model
+    cases += [
+        ("max_length > positions", "library", lambda c: TextClassifier(c.folder, max_length=10_000), "max_length"),
+        ("naopc max_exact_words=64", "library", lambda c: naopc.compute(text, attrs, c.folder, max_exact_words=64),
+         "max_exact_words"),
+        ("naopc max_exact_words=21", "library",
+         lambda c: naopc.compute(text, attrs, c.folder, normalization="exact", max_exact_words=21), "max_exact_words"),
+        ("aopc_limits max_exact_words=40", "library",
+         lambda c: naopc.aopc_limits(lambda m: np.zeros(len(m)), 40, method="exact", max_exact_words=40), "max_exact_words"),
+        ("tokenizer of another model", "library",
+         lambda c: TextClassifier(c.folder, tokenizer=_big_tokenizer(c)).predict_proba(["the food was lovely"]),
+         "tokenizer"),
+        ("naopc with another model's tokenizer", "library",
+         lambda c: naopc.compute(["the food was lovely"], [[0.1, 0.2, 0.3, 0.4]],
+                                 TextClassifier(c.folder, tokenizer=_big_tokenizer(c))), "tokenizer"),
+    ]
+    # texts of invisible characters only: no word the model sees
+    for label, odd in (("zero-width", "\u200b\u200b"), ("BOM + word joiner", "\ufeff\u2060"), ("controls", "\x00\x01\x02")):
+        cases += [
+            (f"naopc text of {label}", "library", lambda c, t=odd: naopc.compute([t], [[0.1]], c.folder), "texts[0]"),
+            (f"fim text of {label}", "library", lambda c, t=odd: fim.compute([t], c.folder), "texts[0]"),
+        ]
+    # the same through the evaluate modules
+    mods = {
+        "naopc": lambda c, m: c.module("naopc").compute(texts=text, attributions=attrs, model=m),
+        "fim_difficulty": lambda c, m: c.module("fim_difficulty").compute(texts=text, model=m),
+        "ceval": lambda c, m: c.module("ceval").compute(predictions=["a bad film"], references=["a good film"], model=m),
+        "toki_trust": lambda c, m: c.module("toki_trust").compute(texts=text, references=[1], model=m,
+                                                                  train_texts=["a good film", "a bad film"],
+                                                                  train_labels=[1, 0], explainer="omission",
+                                                                  embedders="classifier"),
+        "inconsistency": lambda c, m: c.module("inconsistency").compute(edits=[["a good film", "a bad film"]], model=m),
+    }
+    for mod, call in mods.items():
+        for name in ("nan", "regression") + (("multi_label",) if mod != "naopc" else ()):
+            cases.append((f"{mod} module: {name} model", "module", lambda c, f=call, n=name: f(c, c.variant(n)), "model"))
+    cases += [
+        ("naopc module: max_exact_words=64", "module",
+         lambda c: c.module("naopc").compute(texts=text, attributions=attrs, model=c.folder, max_exact_words=64),
+         "max_exact_words"),
+        ("fim module: zero-width text", "module",
+         lambda c: c.module("fim_difficulty").compute(texts=["\u200b"], model=c.folder), "texts[0]"),
+        ("naopc module: zero-width text", "module",
+         lambda c: c.module("naopc").compute(texts=["\u200b\u200c"], attributions=[[0.1, 0.2]], model=c.folder),
+         "texts[0]"),
+    ]
+    return cases
+
+
+def _big_tokenizer(ctx):
+    """A byte-level BPE tokenizer of ~300 ids: more than the tiny BERT's 50 embeddings."""
+    import tiny_models
+    from pathlib import Path
+
+    return tiny_models.roberta_tokenizer(Path(ctx.tmp) / "big-tokenizer")
+
+
 def all_cases():
-    return _lib_cases() + _module_cases() + _space_cases() + _space_strict_cases()
+    return _lib_cases() + _module_cases() + _space_cases() + _space_strict_cases() + _fault_cases()
 
 
 def outcome(call, ctx, argument: str, timeout: float = 120.0) -> tuple[str, str]:

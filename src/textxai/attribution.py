@@ -119,7 +119,7 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
 
     def forward(embeds, *extra):
         tensors = dict(zip(extra_keys, extra))
-        return torch.softmax(clf.logits_from_embeddings(embeds, tensors), dim=-1)
+        return clf.probabilities(clf.logits_from_embeddings(embeds, tensors))  # softmax, or per-label sigmoid
 
     out: list[np.ndarray] = [None] * len(texts)  # type: ignore[list-item]
     lengths = [len(texts[i]) + len(pairs[i] if pairs else "") for i in range(len(texts))]

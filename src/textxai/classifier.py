@@ -37,6 +37,8 @@ import functools
 import hashlib
 import json
 import os
+import threading
+import weakref
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -118,10 +120,11 @@ def native_bfloat16(device: torch.device) -> bool:
 def frozen_eval(model: torch.nn.Module):
     """Run ``model`` in eval mode with its parameters frozen, then give it back exactly as found.
 
-    Every forward and backward pass of textxai on a model happens inside this block: dropout is off, no
+    Every forward pass of textxai on a model happens inside this block: dropout is off, no
     gradient can reach a parameter (backward passes differentiate inputs only), and on exit each
     submodule's train/eval flag and each parameter's ``requires_grad`` are what they were, so a model
-    being trained can be evaluated mid-training. Re-entrant.
+    being trained can be evaluated mid-training. Re-entrant, and held by one thread at a time per model
+    (:func:`model_lock`): threads sharing a model take turns instead of resetting each other's flags.
 
     >>> model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Dropout(0.5)).train()
     >>> with frozen_eval(model):
@@ -130,18 +133,34 @@ def frozen_eval(model: torch.nn.Module):
     >>> model.training, model[1].training, model[0].weight.requires_grad
     (True, True, True)
     """
-    modes = [(module, module.training) for module in model.modules()]
-    trainable = [param for param in model.parameters() if param.requires_grad]
-    model.eval()
-    for param in trainable:
-        param.requires_grad_(False)
-    try:
-        yield model
-    finally:
+    with model_lock(model):
+        modes = [(module, module.training) for module in model.modules()]
+        trainable = [param for param in model.parameters() if param.requires_grad]
+        model.eval()
         for param in trainable:
-            param.requires_grad_(True)
-        for module, training in modes:
-            module.training = training
+            param.requires_grad_(False)
+        try:
+            yield model
+        finally:
+            for param in trainable:
+                param.requires_grad_(True)
+            for module, training in modes:
+                module.training = training
+
+
+_MODEL_LOCKS: "weakref.WeakKeyDictionary[torch.nn.Module, threading.RLock]" = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
+def model_lock(model: torch.nn.Module) -> threading.RLock:
+    """The one re-entrant lock of ``model`` in this process: every textxai pass on a model holds it (inside
+    :func:`frozen_eval`), so threads sharing a model never see each other's train/eval flags, frozen parameters
+    or embedding hooks; their passes take turns (torch already uses every core within one pass)."""
+    with _LOCKS_LOCK:
+        lock = _MODEL_LOCKS.get(model)
+        if lock is None:
+            lock = _MODEL_LOCKS[model] = threading.RLock()
+        return lock
 
 
 def _load_from_name(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool = False):
@@ -191,7 +210,7 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool 
     try:
         model = from_pretrained_checked(AutoModelForSequenceClassification, source, name, "model",
                                         allow_new_weights=allow_new_head, **load_kwargs)
-    except (OSError, KeyError) as error:
+    except (OSError, KeyError, EOFError, RuntimeError, *unreadable_weights_errors()) as error:  # a damaged file too
         raise ValueError(f"model={name!r} has no loadable sequence-classification model ({first_line(error)}); {expected}") from error
     except ValueError as error:
         if str(error).startswith(f"model={name!r}"):
@@ -200,13 +219,27 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool 
     if tokenizer is None:
         try:
             tokenizer = AutoTokenizer.from_pretrained(source)
-        except (OSError, ValueError, KeyError, TypeError) as error:
+        except Exception as error:  # noqa: BLE001 - OSError, a damaged tokenizer.json (tokenizers' plain Exception)...
             raise ValueError(
                 f"model={name!r} has no tokenizer that could be loaded ({first_line(error)}); pass tokenizer=..."
             ) from error
     elif isinstance(tokenizer, str):
         tokenizer = tokenizer_from_name(tokenizer)
     return model, tokenizer
+
+
+def unreadable_weights_errors() -> tuple[type, ...]:
+    """What reading a damaged weights file raises besides OSError: safetensors' header errors, pickle's."""
+    import pickle
+
+    errors: list[type] = [pickle.UnpicklingError]
+    try:
+        from safetensors import SafetensorError
+
+        errors.append(SafetensorError)
+    except ImportError:  # pragma: no cover - safetensors comes with transformers
+        pass
+    return tuple(errors)
 
 
 def tokenizer_from_name(name: str):
@@ -244,6 +277,67 @@ def check_device(device):
     if parsed.type not in ("cpu", "cuda", "mps", "xpu", "meta") or parsed.type == "meta":
         raise ValueError(f"device={device!r}: expected 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'")
     return parsed
+
+
+OUTPUT_KINDS = ("single_label", "multi_label")
+
+
+def output_kind(config, name: str) -> str:
+    """What a classifier's logits mean, from its config: ``"single_label"`` (softmax over exclusive classes:
+    ``problem_type`` "single_label_classification", or unset with ``num_labels >= 2``) or ``"multi_label"``
+    (``problem_type="multi_label_classification"``: one independent sigmoid per label). A regression head
+    (``problem_type="regression"``, or unset with ``num_labels == 1``) or an unknown problem type is a
+    ``ValueError`` naming the model: its outputs are not class probabilities.
+
+    >>> from types import SimpleNamespace as C
+    >>> output_kind(C(num_labels=3, problem_type=None), "m"), output_kind(C(num_labels=1, problem_type="multi_label_classification"), "m")
+    ('single_label', 'multi_label')
+    >>> output_kind(C(num_labels=1, problem_type=None), "m")
+    Traceback (most recent call last):
+    ...
+    ValueError: model='m' is a regression model (num_labels=1, problem_type=None): its output is a score, not class probabilities; expected a classifier (num_labels >= 2, or problem_type='multi_label_classification')
+    """
+    problem = getattr(config, "problem_type", None)
+    n = int(getattr(config, "num_labels", 0) or 0)
+    if problem == "multi_label_classification":
+        return "multi_label"
+    if problem == "regression" or (problem is None and n == 1):
+        raise ValueError(f"model={name!r} is a regression model (num_labels={n}, problem_type={problem!r}): its output "
+                         "is a score, not class probabilities; expected a classifier (num_labels >= 2, or "
+                         "problem_type='multi_label_classification')")
+    if problem not in (None, "single_label_classification"):
+        raise ValueError(f"model={name!r} has problem_type={problem!r}: expected 'single_label_classification' or "
+                         "'multi_label_classification' (transformers' classification heads)")
+    if n < 2:
+        raise ValueError(f"model={name!r} has num_labels={n} with problem_type={problem!r}: expected at least 2 "
+                         "exclusive classes")
+    return "single_label"
+
+
+def check_vocabulary(tokenizer, name: str) -> None:
+    """A ``ValueError`` naming the model when ``tokenizer`` knows nothing but its special tokens -- what
+    transformers loads from a folder that lost its vocabulary (``tokenizer.json``, ``vocab.txt``...): every
+    word would become the unk token and every text get the same prediction."""
+    try:
+        vocab = tokenizer.get_vocab()
+    except (AttributeError, NotImplementedError, TypeError):
+        return
+    special = set(getattr(tokenizer, "all_special_tokens", None) or [])
+    if vocab and not any(token not in special for token in vocab):
+        raise ValueError(
+            f"model={name!r}: its tokenizer ({type(tokenizer).__name__}) knows only its {len(vocab)} special tokens "
+            f"{sorted(vocab)[:6]}: every word would become {getattr(tokenizer, 'unk_token', None)!r}. The tokenizer's "
+            "vocabulary file (tokenizer.json, vocab.txt, vocab.json + merges.txt, *.model) is missing; expected a "
+            "folder saved with tokenizer.save_pretrained, or pass tokenizer=..."
+        )
+
+
+def _embedding_rows(model) -> int | None:
+    try:
+        layer = model.get_input_embeddings()
+        return int(layer.weight.shape[0])
+    except (AttributeError, NotImplementedError, TypeError):
+        return None
 
 
 class TextClassifier:
@@ -299,6 +393,9 @@ class TextClassifier:
             raise TypeError(f"tokenizer={tokenizer!r:.80}: expected a transformers tokenizer")
         if not getattr(model.config, "num_labels", None):
             raise ValueError(f"model={self.name!r} has no classification labels (config.num_labels)")
+        #: "single_label" (softmax over exclusive classes) or "multi_label" (one sigmoid per label)
+        self.output_kind = output_kind(model.config, self.name)
+        check_vocabulary(tokenizer, self.name)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
         if getattr(model.config, "pad_token_id", None) is None:
@@ -309,7 +406,12 @@ class TextClassifier:
         self.model = model.to(self.device)  # left in its mode: every pass runs inside frozen_eval
         self.tokenizer = tokenizer
         #: the word view (``textxai.wordview``): word encodings and perturbed token rows of this tokenizer
-        self.word_view = WordView(tokenizer, word_tokenizer, max_length or token_limit(tokenizer, model.config))
+        limit = token_limit(tokenizer, model.config)
+        if max_length is not None and max_length > limit:
+            raise ValueError(f"max_length={max_length}: model {self.name!r} takes at most {limit} tokens (its position "
+                             f"embeddings / tokenizer limit); expected max_length <= {limit}")
+        self.word_view = WordView(tokenizer, word_tokenizer, max_length or limit)
+        self._embedding_rows = _embedding_rows(model)
         self._vocabularies: dict = {}
         self._auto_precision: str | None = None
 
@@ -414,6 +516,12 @@ class TextClassifier:
             attention[i, : len(row_ids)] = 1
             if row_types is not None:
                 types[i, : len(row_types)] = row_types
+        rows_known = getattr(self, "_embedding_rows", None)
+        if rows_known is not None and ids.size and int(ids.max()) >= rows_known:
+            raise ValueError(
+                f"tokenizer={type(self.tokenizer).__name__} gives token id {int(ids.max())} but model {self.name!r} "
+                f"embeds only {rows_known} tokens: expected the tokenizer the model was trained with"
+            )
         tensors = {"input_ids": torch.from_numpy(ids), "attention_mask": torch.from_numpy(attention)}
         if self.word_view.uses_token_types:
             tensors["token_type_ids"] = torch.from_numpy(types)
@@ -427,9 +535,42 @@ class TextClassifier:
         lower = torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
         with torch.inference_mode(), frozen_eval(self.model), lower:
             for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier"):
-                logits = self.model(**self._pad([rows[i] for i in chunk])).logits
-                out[chunk] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+                logits = self.checked_logits(self.model(**self._pad([rows[i] for i in chunk])).logits)
+                out[chunk] = self.probabilities(logits.double()).cpu().numpy()
         return out
+
+    @property
+    def multi_label(self) -> bool:
+        """Whether the labels are independent (``problem_type="multi_label_classification"``: one sigmoid per label)."""
+        return getattr(self, "output_kind", "single_label") == "multi_label"
+
+    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+        """Class probabilities from logits ``[B, C]``: softmax over exclusive classes, or for a multi-label
+        model the probability of each label on its own (sigmoid; rows need not sum to 1). Differentiable."""
+        return torch.sigmoid(logits) if self.multi_label else torch.softmax(logits, dim=-1)
+
+    def require_single_label(self, method: str) -> "TextClassifier":
+        """``self``, or a ``ValueError`` naming the model when it is multi-label and ``method`` needs exclusive classes."""
+        if self.multi_label:
+            raise ValueError(
+                f"model={self.name!r} is a multi-label classifier (problem_type='multi_label_classification', "
+                f"{self.num_labels} independent labels): {method} is defined for exclusive classes (softmax) only; "
+                "expected a single-label classifier"
+            )
+        return self
+
+    def checked_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """``logits`` ``[B, C]`` when every value is finite, else a ``ValueError`` naming the model (once per batch:
+        a diverged model must not turn into a hang or a NaN summary downstream)."""
+        finite = torch.isfinite(logits.detach())
+        if not bool(finite.all()):
+            bad = (~finite).reshape(len(logits), -1).any(dim=1)
+            raise ValueError(
+                f"model={self.name!r} returned non-finite logits (NaN or inf) for {int(bad.sum())} of {len(logits)} "
+                "inputs of a batch: its weights or inputs have diverged; expected finite outputs (check the "
+                "checkpoint, e.g. torch.isfinite on its parameters)"
+            )
+        return logits
 
     def resolve_precision(self, precision: str) -> str:
         """``precision`` ("auto" | "float32" | "bfloat16") as the forward passes will run it.
@@ -601,35 +742,50 @@ class TextClassifier:
             raise TypeError(f"model class {model_class} calls its input embedding layer on other ids than its input "
                             "(and, for an encoder-decoder, the input shifted right); it cannot be fed embeddings")
 
-        handles = [m.register_forward_hook(swap, with_kwargs=True) for m in self._embedding_modules]
-        try:
-            with frozen_eval(self.model):
+        with frozen_eval(self.model):  # holds the model's lock: no other thread's forward meets this hook
+            handles = [m.register_forward_hook(swap, with_kwargs=True) for m in self._embedding_modules]
+            try:
                 logits = self.model(**tensors).logits
-        finally:
-            for handle in handles:
-                handle.remove()
+            finally:
+                for handle in handles:
+                    handle.remove()
         if not calls:
             raise TypeError(f"model class {model_class} never calls its input embedding layer (get_input_embeddings) "
                             "on its input_ids; it cannot be fed embeddings")
-        return logits
+        return self.checked_logits(logits)
 
 
 def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifier:
     """``model`` itself when it is a ``TextClassifier``, else ``TextClassifier(model, tokenizer, device, ...)``.
 
     Classifiers built from names are cached in a bounded LRU cache (``TEXTXAI_MODEL_CACHE`` entries,
-    default 4), shared with the Spaces, so repeated calls with the same id reuse one model.
+    default 4), shared with the Spaces, so repeated calls with the same id reuse one model. A local folder is
+    reused only while its files are unchanged (:func:`textxai.loading.folder_fingerprint`: name, size and
+    modification time of each file), so a training loop that saves a new checkpoint there gets the new model.
     """
     if isinstance(model, TextClassifier):
         return model
     if model is None:
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     if isinstance(model, str) and tokenizer is None and not kwargs:
+        from textxai.loading import folder_fingerprint
+
         check_device(device)
         name = model.strip()
         key = (name, None if device is None else str(device))
-        return _NAMED.get_or_create(key, lambda: TextClassifier(name, device=device))
+        stamp = folder_fingerprint(name)  # a local folder rewritten since it was loaded (a new checkpoint): reload
+        cached = _NAMED.get(key)
+        if cached is not None and getattr(cached, "source_stamp", None) == stamp:
+            return cached
+        if cached is not None:
+            _NAMED.pop(key)
+        return _NAMED.get_or_create(key, lambda: _stamped(TextClassifier(name, device=device), stamp))
     return TextClassifier(model, tokenizer, device, **kwargs)
+
+
+def _stamped(clf: TextClassifier, stamp) -> TextClassifier:
+    clf.source_stamp = stamp  # the folder's files as they were when loading began
+    return clf
 
 
 def _named_cache():

@@ -155,7 +155,8 @@ class SubstitutionEditor:
                                       class_filter=(ClassFilter, class_filter))["class_filter"]
         class_names, min_lean = class_filter.class_names, class_filter.min_lean
 
-        self.classifier = as_classifier(classifier)
+        self.classifier = as_classifier(classifier).require_single_label("the counterfactual editor (flips the "
+                                                                          "predicted class to another, exclusive one)")
         self.n_words = check_positive_int(n_words, "n_words")
         self.max_words = check_positive_int(max_words if max_words is not None else n_words, "max_words")
         self.n_words = max(self.n_words, self.max_words)
@@ -386,7 +387,8 @@ class DeletionEditor:
     def __init__(self, classifier, max_words: int = 3, progress: bool = False, batch_size: int = 32):
         from textxai.classifier import as_classifier
 
-        self.classifier = as_classifier(classifier)
+        self.classifier = as_classifier(classifier).require_single_label("the counterfactual editor (flips the "
+                                                                          "predicted class to another, exclusive one)")
         self.max_words = check_positive_int(max_words, "max_words")
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.progress = bool(progress)

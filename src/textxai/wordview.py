@@ -22,6 +22,7 @@ tokenizer's mask token (its unk token when there is none); ``"delete"`` drops th
 from __future__ import annotations
 
 import bisect
+import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -104,6 +105,9 @@ class WordView:
         self.max_length = check_positive_int(max_length, "max_length")
         self.uses_token_types = "token_type_ids" in getattr(tokenizer, "model_input_names", [])
         self._cache: OrderedDict = OrderedDict()
+        # one thread at a time: a fast tokenizer's truncation setting is state (concurrent calls that change it
+        # fail with "Already borrowed"), and so is the cache's order
+        self._lock = threading.RLock()
 
     @property
     def mask_token_id(self) -> int | None:
@@ -111,6 +115,10 @@ class WordView:
 
     def tokenize(self, texts: list[str], pairs: list[str] | None, offsets: bool = False):
         """Unpadded token ids for every input; truncated (one warning per call) when too long."""
+        with self._lock:
+            return self._tokenize(texts, pairs, offsets)
+
+    def _tokenize(self, texts: list[str], pairs: list[str] | None, offsets: bool = False):
         kwargs = dict(add_special_tokens=True, return_offsets_mapping=offsets, return_token_type_ids=self.uses_token_types)
         call = self.tokenizer
         encoded = call(texts, pairs, truncation=False, **kwargs) if pairs is not None else call(texts, truncation=False, **kwargs)
@@ -118,7 +126,7 @@ class WordView:
         if too_long:
             warnings.warn(
                 f"{len(too_long)} of {len(texts)} inputs are longer than the model's maximum of {self.max_length} tokens "
-                "and were truncated", stacklevel=3,
+                "and were truncated", stacklevel=4,
             )
             sub_texts = [texts[i] for i in too_long]
             sub_pairs = [pairs[i] for i in too_long] if pairs is not None else None
@@ -133,14 +141,21 @@ class WordView:
     def word_encoding(self, text: str, text_pair: str | None = None) -> WordEncoding:
         """Token ids of one input and the word each token belongs to (cached)."""
         key = (text, text_pair)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            return self._cache[key]
-        return self.word_encodings([text], None if text_pair is None else [text_pair])[0]
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+            return self.word_encodings([text], None if text_pair is None else [text_pair])[0]
 
     def word_encodings(self, texts: list[str], pairs: list[str] | None) -> list[WordEncoding]:
         """:meth:`word_encoding` of many (checked) inputs: one tokenizer call for the uncached ones."""
-        missing = [i for i, t in enumerate(texts) if (t, None if pairs is None else pairs[i]) not in self._cache]
+        with self._lock:
+            return self._word_encodings(texts, pairs)
+
+    def _word_encodings(self, texts: list[str], pairs: list[str] | None) -> list[WordEncoding]:
+        keys = [(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
+        found = {key: self._cache[key] for key in keys if key in self._cache}
+        missing = [i for i, key in enumerate(keys) if key not in found]
         if missing:
             if not getattr(self.tokenizer, "is_fast", False):
                 raise ValueError(
@@ -149,13 +164,12 @@ class WordView:
                 )
             sub_texts = [texts[i] for i in missing]
             sub_pairs = [pairs[i] for i in missing] if pairs is not None else None
-            encoded = self.tokenize(sub_texts, sub_pairs, offsets=True)
+            encoded = self._tokenize(sub_texts, sub_pairs, offsets=True)
             for j, i in enumerate(missing):
-                text, pair = texts[i], (None if pairs is None else pairs[i])
-                self._cache[(text, pair)] = self._align(encoded, j, text, pair)
-                if len(self._cache) > CACHE_SIZE:
+                found[keys[i]] = self._cache[keys[i]] = self._align(encoded, j, *keys[i])
+                if len(self._cache) > CACHE_SIZE:  # more texts than the cache holds: answered from ``found``
                     self._cache.popitem(last=False)
-        return [self._cache[(t, None if pairs is None else pairs[i])] for i, t in enumerate(texts)]
+        return [found[key] for key in keys]
 
     def _align(self, encoded, row: int, text: str, pair: str | None) -> WordEncoding:
         spans = [_words.word_spans(text, self.word_tokenizer)]

@@ -193,6 +193,7 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
         from textxai.classifier import as_classifier
 
         request.classifier = as_classifier(model, tokenizer=run.tokenizer, device=run.device)
+        request.classifier.require_single_label("CEval (a flip moves the prediction to another, exclusive class)")
         if num_classes is not None and request.classifier.num_labels != num_classes:
             raise ValueError(f"model has {request.classifier.num_labels} classes but the given probabilities have "
                              f"{num_classes}: expected the same")

@@ -159,8 +159,58 @@ def cache_dir() -> Path:
     return Path(os.path.expanduser(home)) / "textxai"
 
 
+_VERIFIED: dict = {}  # folder -> the files' (name, size, mtime_ns, inode) when last verified in this process
+
+
 def _complete(folder: Path) -> bool:
-    return all((folder / name).is_file() for name in ("config.json", "model.safetensors", _INFO_FILE))
+    """Whether ``folder`` holds a whole, loadable demo model: config, weights, tokenizer and info files present;
+    the JSON files parse; ``model.safetensors``' header is whole and the file as long as the header says (a build
+    killed mid-write or a full disk leaves it short); every file as large as, and with the sha256 that, the
+    build recorded (builds that recorded them). Verified once per process while the files are unchanged."""
+    from textxai.loading import folder_fingerprint
+
+    if not all((folder / name).is_file() for name in ("config.json", "model.safetensors", _INFO_FILE)):
+        return False
+    stamp = folder_fingerprint(folder)
+    if _VERIFIED.get(str(folder)) == stamp:
+        return True
+    try:
+        intact = _intact(folder)
+    except (OSError, ValueError, KeyError, TypeError):
+        intact = False
+    if intact:
+        _VERIFIED[str(folder)] = stamp
+    else:
+        logger.warning("the demo model cache %s is damaged or incomplete: rebuilding it", folder)
+    return intact
+
+
+def _intact(folder: Path) -> bool:
+    import struct
+
+    info = json.loads((folder / _INFO_FILE).read_text(encoding="utf-8"))
+    json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    tokenizer = folder / "tokenizer.json"
+    if not tokenizer.is_file() or not json.loads(tokenizer.read_text(encoding="utf-8")).get("model", {}).get("vocab"):
+        return False
+    weights = folder / "model.safetensors"
+    size = weights.stat().st_size
+    with open(weights, "rb") as handle:
+        (header_size,) = struct.unpack("<Q", handle.read(8))
+        if header_size > size - 8:
+            return False
+        header = json.loads(handle.read(header_size))
+    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    if size != 8 + header_size + end:
+        return False
+    recorded = info.get("files") or {}
+    if any((folder / name).stat().st_size != meta["size"] for name, meta in recorded.items()):
+        return False
+    if recorded:
+        from textxai.demo._build import file_digests
+
+        return file_digests(folder, set(recorded)) == recorded
+    return True
 
 
 def model_path(kind: str, progress: bool | None = None) -> Path:

@@ -259,6 +259,21 @@ def build_options(options: BuildOptions | None = None, **settings) -> BuildOptio
     return replace(options or BuildOptions(), **settings)
 
 
+def file_digests(folder: Path, names=None) -> dict[str, dict]:
+    """``{file name: {"size", "sha256"}}`` of the files ``names`` (default: all but the info file) of a folder."""
+    import hashlib
+
+    out = {}
+    for path in sorted(Path(folder).iterdir()):
+        if path.is_file() and path.name != "textxai_demo.json" and (names is None or path.name in names):
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            out[path.name] = {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+    return out
+
+
 def build(corpus: dict, label_names: list[str], out_dir: Path, options: BuildOptions | None = None, *,
           progress: bool = False, metadata: dict | None = None, **settings) -> dict:
     """Fit the demo classifier on ``corpus['train_*']`` and save it (model + tokenizer) to ``out_dir``.
@@ -397,5 +412,6 @@ def _build(corpus: dict, label_names: list[str], out_dir: Path, opts: BuildOptio
         tokenizer.save_pretrained(out_dir)
     info["build_seconds"] = round(time.perf_counter() - started, 2)
     info["build_cpu_seconds"] = round(time.process_time() - cpu_started, 2)
+    info["files"] = file_digests(out_dir)  # what textxai.demo checks before using the folder
     (out_dir / "textxai_demo.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     return info

@@ -14,6 +14,29 @@ from textxai.validation import check_choice, check_positive_int, short_repr
 LIMIT_METHODS = ("exact", "beam", "beam-paper")
 DEFAULT_BEAM_SIZE = {"beam": 1, "beam-paper": 5}  # beam_size=None picks these
 DEFAULT_MAX_EXACT_WORDS = 16  # cap of the model-agnostic exact limits (texts: see texts.EXACT_WORDS_BY_DEVICE)
+#: The largest exact search textxai runs: 2^20 = 1,048,576 sets per input (model inputs), each held in memory
+#: (about EXACT_BYTES_PER_SET bytes: the memo and the DP's tables; measured 231-260 at N = 16-18).
+EXACT_WORDS_LIMIT = 20
+EXACT_BYTES_PER_SET = 260
+
+
+def check_max_exact_words(value, name: str = "max_exact_words") -> int:
+    """A positive integer at most :data:`EXACT_WORDS_LIMIT`, else a ``ValueError`` with the cost it would have.
+
+    >>> check_max_exact_words(64)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_exact_words=64: exact limits of N words evaluate all 2^N word sets (N = 64: 1.8e+19 model inputs and about 4.8e+21 bytes of memory per text); expected at most 20 (2^20 = 1,048,576 inputs, about 0.27 GB)
+    """
+    value = check_positive_int(value, name)
+    if value > EXACT_WORDS_LIMIT:
+        raise ValueError(
+            f"{name}={value}: exact limits of N words evaluate all 2^N word sets (N = {value}: {2.0 ** value:.2g} model "
+            f"inputs and about {EXACT_BYTES_PER_SET * 2.0 ** value:.2g} bytes of memory per text); expected at most "
+            f"{EXACT_WORDS_LIMIT} (2^{EXACT_WORDS_LIMIT} = {2 ** EXACT_WORDS_LIMIT:,} inputs, about "
+            f"{EXACT_BYTES_PER_SET * 2 ** EXACT_WORDS_LIMIT / 1e9:.2f} GB)"
+        )
+    return value
 
 
 # ------------------------------------------------------------------------------------------ exact DP
@@ -88,6 +111,9 @@ def _exact_many(memos: list[_Memo], score_many: ScoreManyFn) -> list[tuple]:
     for memo in memos:
         n = memo.n
         p = np.fromiter((memo.values[k] for k in range(1 << n)), dtype=float, count=1 << n)
+        if not np.isfinite(p).all():  # a NaN would leave the DP's backtrack without a valid step (an endless loop)
+            raise ValueError(f"the exact limits met a non-finite probability (NaN or inf) among the 2^{n} word sets: "
+                             "expected finite model outputs")
         g = p[0] - p
         up, up_order, lo, lo_order = _exact_dp(g, n)
         results.append((lo / n, up / n, lo_order, up_order))
@@ -437,7 +463,7 @@ def _check_n(n, name: str = "n") -> int:
 def _check_limit_args(method, beam_size, max_exact_words) -> int | None:
     """Checks the options; returns the beam width (``beam_size`` or the method's default)."""
     check_choice(method, "method", LIMIT_METHODS)
-    check_positive_int(max_exact_words, "max_exact_words")
+    check_max_exact_words(max_exact_words)
     if beam_size is None:
         return DEFAULT_BEAM_SIZE.get(method)
     return check_positive_int(beam_size, "beam_size")

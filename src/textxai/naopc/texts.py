@@ -15,7 +15,7 @@ from textxai.classifier import PERTURBATIONS
 from textxai.naopc.core import (AOPCLimits, ScoreManyFn, _evaluate, _keys_to_masks, _Memo, _order_to_keys,
                                 comprehensiveness_order, sufficiency_order)
 from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits,
-                                  _too_many_words)
+                                  _too_many_words, check_max_exact_words)
 from textxai.options import apply_keywords
 from textxai.validation import check_choice, check_positive_int, short_repr
 
@@ -54,7 +54,7 @@ class NAOPCOptions:
         if self.beam_size is not None:
             check_positive_int(self.beam_size, "beam_size")
         if self.max_exact_words is not None:
-            check_positive_int(self.max_exact_words, "max_exact_words")
+            check_max_exact_words(self.max_exact_words)
         check_positive_int(self.batch_size, "batch_size")
         return self
 
@@ -153,7 +153,8 @@ def _validate(texts, classifier, attributions, text_pairs, target, opts: NAOPCOp
     if not isinstance(attributions, dict) or not attributions:
         raise TypeError(f"attributions={short_repr(attributions)}: expected a non-empty dict name -> attributions (or None)")
     clf = as_classifier(classifier)
-    words = [clf.words(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
+    full_words = [clf.words(t, None if pairs is None else pairs[i]) for i, t in enumerate(texts)]
+    texts, pairs, words, kept = _fit_to_model(clf, texts, pairs, full_words)
     for i, w in enumerate(words):
         if not w:
             where = f"texts[{i}]={short_repr(texts[i])}" + ("" if pairs is None else f" with text_pairs[{i}]={short_repr(pairs[i])}")
@@ -164,7 +165,8 @@ def _validate(texts, classifier, attributions, text_pairs, target, opts: NAOPCOp
             check_choice(name, "attribution_method", METHODS)
             sets[name] = None
         else:
-            sets[name] = _check_attributions(attrs, words, texts)
+            checked = _check_attributions(attrs, full_words, texts)
+            sets[name] = [a if k is None else a[k] for a, k in zip(checked, kept)]
     if not isinstance(target, str):
         target = resolve_targets(target, None, n=len(texts), num_labels=clf.num_labels)
     else:
@@ -175,6 +177,51 @@ def _validate(texts, classifier, attributions, text_pairs, target, opts: NAOPCOp
             if len(w) > max_exact:
                 raise _too_many_words(len(w), max_exact, f"texts[{i}]: normalization='exact': ")
     return _Job(texts, pairs, clf, words, sets, target, opts, max_exact)
+
+
+def _fit_to_model(clf, texts: list[str], pairs: list[str] | None, words: list[list[str]]):
+    """Texts cut to the words the model sees (its ``max_length`` tokens), with a warning: the features of NAOPC,
+    so work and memory per text are bounded by ``max_length`` however long the text is.
+
+    Returns ``(texts, pairs, words, kept)``; ``kept[i]`` is None for a text the model sees whole, else the indices
+    of its kept words among ``words[i]`` (given attributions are cut with it). Truncation keeps the start of
+    each text (and of each pair), so a cut text ends with its last word the model sees.
+    """
+    import warnings
+
+    from textxai import words as _words
+
+    texts, pairs = list(texts), None if pairs is None else list(pairs)
+    kept: list = [None] * len(texts)
+    out_words = list(words)
+    encodings = clf.word_encodings(texts, pairs)
+    for i, (encoding, w) in enumerate(zip(encodings, words)):
+        seen = encoding.word_ids[encoding.word_ids >= 0]
+        n_first = len(_words.tokenize(texts[i], clf.word_tokenizer)) if pairs is not None else len(w)
+        k1 = int(seen[seen < n_first].max()) + 1 if (seen < n_first).any() else 0
+        k2 = int(seen[seen >= n_first].max()) + 1 - n_first if (seen >= n_first).any() else 0
+        if k1 + k2 == len(w):
+            continue
+        kept[i] = np.r_[np.arange(k1), n_first + np.arange(k2)]
+        texts[i] = _cut(texts[i], k1, clf.word_tokenizer)
+        if pairs is not None:
+            pairs[i] = _cut(pairs[i], k2, clf.word_tokenizer)
+        out_words[i] = [w[j] for j in kept[i]]
+        if clf.words(texts[i], None if pairs is None else pairs[i]) != out_words[i]:
+            raise ValueError(f"texts[{i}]={short_repr(texts[i])} is longer than model {clf.name!r} sees "
+                             f"(max_length={clf.max_length} tokens) and cannot be cut at a word: expected a shorter text")
+        warnings.warn(f"texts[{i}]: model {clf.name!r} sees only {len(out_words[i])} of its {len(w)} words "
+                      f"(max_length={clf.max_length} tokens); NAOPC scores those words (the text is cut after the "
+                      "last one, given attributions with it)", stacklevel=4)
+    return texts, pairs, out_words, kept
+
+
+def _cut(text: str, n_words: int, word_tokenizer: str) -> str:
+    """``text`` up to the end of its ``n_words``-th word."""
+    from textxai import words as _words
+
+    spans = _words.word_spans(text, word_tokenizer)
+    return text[: spans[n_words - 1][2]] if n_words else ""
 
 
 def _score_many(job: _Job, targets) -> ScoreManyFn:

@@ -177,6 +177,7 @@ def toki_trust(texts, references, text_pairs=None, model=None, keyword_index=Non
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     loading = {k: keywords[k] for k in _MODEL_KEYWORDS if keywords.get(k) is not None}
     clf = as_classifier(model, **loading) if loading else as_classifier(model)
+    clf.require_single_label("ToKI (one predicted class per text, one keyword list per class)")
     request = validate(texts, references, text_pairs, clf, keyword_index, train, human_trust, explain, index, assess)
     built = keyword_index_of(request)
     return module_output(assessment(request, built), built)
