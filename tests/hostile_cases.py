@@ -391,6 +391,23 @@ def _fault_cases():
          lambda c: naopc.compute(["the food was lovely"], [[0.1, 0.2, 0.3, 0.4]],
                                  TextClassifier(c.folder, tokenizer=_big_tokenizer(c))), "tokenizer"),
     ]
+    # lone surrogates (half an emoji): tokenizers cannot encode them
+    cases += [
+        ("predict_proba lone surrogate", "library", lambda c: as_classifier(c.folder).predict_proba(["good \ud83d film"]),
+         "texts[0]"),
+        ("naopc lone surrogate", "library", lambda c: naopc.compute(["a", "\udfff"], [[0.1], [0.1]], c.folder), "texts[1]"),
+        ("fim lone surrogate pair", "library",
+         lambda c: fim.compute(["a film"], c.folder, text_pairs=["\ud800 x"]), "text_pairs[0]"),
+        ("naopc module lone surrogate", "module",
+         lambda c: c.module("naopc").compute(texts=["\ud800"], attributions=[[0.1]], model=c.folder), "texts[0]"),
+    ]
+    # loaded objects whose head is not a sequence classifier's, or disagrees with its config
+    cases += [
+        ("token-classification model object", "library",
+         lambda c: TextClassifier(_token_classifier(c), tokenizer=c.folder).predict_proba(text), "model"),
+        ("config num_labels != head", "library",
+         lambda c: TextClassifier(_relabelled(c), tokenizer=c.folder).predict_proba(text), "model"),
+    ]
     # texts of invisible characters only: no word the model sees
     for label, odd in (("zero-width", "\u200b\u200b"), ("BOM + word joiner", "\ufeff\u2060"), ("controls", "\x00\x01\x02")):
         cases += [
@@ -422,6 +439,22 @@ def _fault_cases():
          "texts[0]"),
     ]
     return cases
+
+
+def _token_classifier(ctx):
+    """The tiny BERT's body under a token-classification head (logits per token)."""
+    from transformers import BertForTokenClassification
+
+    return BertForTokenClassification.from_pretrained(ctx.folder)
+
+
+def _relabelled(ctx):
+    """The tiny classifier (2 outputs) whose config claims 3 labels."""
+    from transformers import AutoModelForSequenceClassification
+
+    model = AutoModelForSequenceClassification.from_pretrained(ctx.folder)
+    model.config.num_labels = 3
+    return model
 
 
 def _big_tokenizer(ctx):

@@ -14,6 +14,11 @@ the first text followed by those of the second. Masking replaces every subword t
 the tokenizer's mask token; a tokenizer with no mask token uses its unk token instead; one with neither
 cannot mask (use ``perturbation="delete"``, which removes the words' tokens).
 
+What the outputs mean is read from the head (:func:`output_kind`): softmax over exclusive classes, or for a
+multi-label head (``problem_type="multi_label_classification"``) each label's own sigmoid probability;
+regression heads are refused. Every batch of logits is checked: NaN or inf is a ``ValueError`` naming the
+model. One classifier may be shared by threads: passes on a model take turns (:func:`model_lock`).
+
 Forward passes run in the model's own precision (float32 for the models textxai loads). The sampling
 attributions (LIME, Kernel SHAP), which average thousands of random perturbations, may ask for
 ``precision="bfloat16"``: matrix products in bfloat16 under ``torch.autocast`` (about 3x faster on a CPU
@@ -560,8 +565,11 @@ class TextClassifier:
         return self
 
     def checked_logits(self, logits: torch.Tensor) -> torch.Tensor:
-        """``logits`` ``[B, C]`` when every value is finite, else a ``ValueError`` naming the model (once per batch:
-        a diverged model must not turn into a hang or a NaN summary downstream)."""
+        """``logits`` ``[B, C]`` when they have that shape and every value is finite, else a ``ValueError`` naming the
+        model (once per batch: a diverged model must not turn into a hang or a NaN summary downstream)."""
+        if logits.dim() != 2 or logits.shape[1] != self.num_labels:
+            raise ValueError(f"model={self.name!r} returned logits of shape {tuple(logits.shape)}: expected [batch, "
+                             f"{self.num_labels}] (one logit per label of config.num_labels) from a sequence classifier")
         finite = torch.isfinite(logits.detach())
         if not bool(finite.all()):
             bad = (~finite).reshape(len(logits), -1).any(dim=1)

@@ -62,7 +62,7 @@ import evaluate
 import numpy as np
 
 from textxai.options import did_you_mean, group_fields
-from textxai.validation import check_positive_int, short_repr
+from textxai.validation import check_positive_int, check_unicode, short_repr
 
 INTERVAL_OPTIONS = {"confidence_level": None, "n_resamples": 1000}
 
@@ -117,6 +117,8 @@ def check_cell(feature, value, name: str) -> None:
             ok = True
         if not ok:
             raise _type_error(name, value, _describe(feature))
+        if kind == "string":
+            check_unicode(value, name)  # before Arrow, whose own error would not name the column
 
 
 def _describe(feature, plural: bool = False) -> str:

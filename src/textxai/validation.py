@@ -68,7 +68,7 @@ def check_labels(labels, name: str, n: int | None = None, num_classes: int | Non
 
 
 def check_texts(texts, name: str = "texts", allow_empty_list: bool = False) -> list[str]:
-    """A non-empty list (or tuple) of strings; an empty string is a valid text."""
+    """A non-empty list (or tuple) of strings of valid Unicode (no lone surrogate); an empty string is a valid text."""
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__array__"):
         raise TypeError(f"{name}={short_repr(texts)}: expected a list of strings")
     texts = list(texts) if not hasattr(texts, "ndim") or texts.ndim else [texts]
@@ -77,7 +77,28 @@ def check_texts(texts, name: str = "texts", allow_empty_list: bool = False) -> l
     for i, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"{name}[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
+        check_unicode(text, f"{name}[{i}]")
     return texts
+
+
+def check_unicode(text: str, name: str) -> str:
+    """``text`` when it is valid Unicode, else a ``ValueError``: a lone surrogate (half of an emoji cut by a
+    byte-level split, or decoded with ``errors="surrogateescape"``) that no tokenizer or Arrow column takes.
+
+    >>> check_unicode("café 👍", "texts[0]")
+    'café 👍'
+    >>> try:
+    ...     check_unicode("good " + chr(0xD83D) + " film", "texts[0]")
+    ... except ValueError as error:
+    ...     "lone surrogate" in str(error) and "at character 5" in str(error)
+    True
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{name}={short_repr(text)} holds {text[error.start]!r} at character {error.start}, "
+                         "a lone surrogate: expected valid Unicode text (tokenizers take UTF-8)") from None
+    return text
 
 
 def check_text_pairs(text_pairs, texts: list[str], name: str = "text_pairs") -> list[str] | None:
