@@ -384,3 +384,30 @@ def embedder_parts(embedder):
 
 def embedder_tokens(embedder, text):
     return embedder_parts(embedder)[0](text)["input_ids"]
+
+
+def test_a_rewritten_language_model_folder_is_reloaded(tiny_gpt2_parts, tmp_path):
+    from textxai.lm import CausalLM, as_lm, perplexity
+
+    model, tokenizer = tiny_gpt2_parts
+    save_model(model, tokenizer, tmp_path)
+    old = as_lm(str(tmp_path))
+    assert as_lm(str(tmp_path)) is old
+    other = tiny_models.tiny_gpt2(len(tokenizer), seed=3)
+    save_model(other, tokenizer, tmp_path)
+    new = as_lm(str(tmp_path))
+    assert new is not old
+    texts = ["the movie was great"]
+    assert perplexity(texts, new) == pytest.approx(perplexity(texts, CausalLM(other, tokenizer)))
+    assert perplexity(texts, new) != pytest.approx(perplexity(texts, old))
+
+
+def test_the_cache_rebuilds_an_entry_whose_stamp_changed():
+    from textxai.loading import LRUCache
+
+    cache, built = LRUCache(2), []
+    make = lambda tag: lambda: built.append(tag) or tag  # noqa: E731
+    assert cache.get_or_create("k", make("a"), stamp=1) == "a"
+    assert cache.get_or_create("k", make("b"), stamp=1) == "a"  # same stamp: cached
+    assert cache.get_or_create("k", make("c"), stamp=2) == "c"  # changed files: built again
+    assert built == ["a", "c"] and len(cache) == 1

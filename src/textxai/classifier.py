@@ -781,19 +781,9 @@ def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifie
         check_device(device)
         name = model.strip()
         key = (name, None if device is None else str(device))
-        stamp = folder_fingerprint(name)  # a local folder rewritten since it was loaded (a new checkpoint): reload
-        cached = _NAMED.get(key)
-        if cached is not None and getattr(cached, "source_stamp", None) == stamp:
-            return cached
-        if cached is not None:
-            _NAMED.pop(key)
-        return _NAMED.get_or_create(key, lambda: _stamped(TextClassifier(name, device=device), stamp))
+        # a local folder rewritten since it was loaded (a training loop saved a new checkpoint): loaded again
+        return _NAMED.get_or_create(key, lambda: TextClassifier(name, device=device), stamp=folder_fingerprint(name))
     return TextClassifier(model, tokenizer, device, **kwargs)
-
-
-def _stamped(clf: TextClassifier, stamp) -> TextClassifier:
-    clf.source_stamp = stamp  # the folder's files as they were when loading began
-    return clf
 
 
 def _named_cache():

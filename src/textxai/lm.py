@@ -31,6 +31,7 @@ import torch
 
 from textxai.batching import charge, length_sorted_batches
 from textxai.classifier import frozen_eval
+from textxai.loading import folder_fingerprint
 from textxai.progress import progress_bar
 from textxai.validation import check_positive_int, check_texts, short_repr
 
@@ -227,7 +228,9 @@ def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos=
     if isinstance(model, str) and tokenizer is None:
         name = model.strip()
         key = (name, gguf_file, None if device is None else str(device))
-        loaded = _NAMED.get_or_create(key, lambda: CausalLM(name, device=device, gguf_file=gguf_file))
+        # a local folder rewritten since it was loaded is loaded again
+        loaded = _NAMED.get_or_create(key, lambda: CausalLM(name, device=device, gguf_file=gguf_file),
+                                      stamp=folder_fingerprint(name))
         return loaded.with_bos(bos)
     return CausalLM(model, tokenizer, device, gguf_file=gguf_file, bos=bos)
 

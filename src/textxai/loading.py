@@ -7,7 +7,8 @@
   ``hub_timeout()`` seconds (env ``TEXTXAI_HUB_TIMEOUT``, default 25): a Hub endpoint that accepts the
   connection and never answers cannot hold a caller (or a Space worker) for minutes.
 - :class:`LRUCache` is the one bounded, thread-safe cache of loaded objects (classifiers, language
-  models, embedders, keyword indexes) shared by the library and the Spaces.
+  models, embedders, keyword indexes) shared by the library and the Spaces; an entry loaded from a folder
+  carries the folder's :func:`folder_fingerprint` and is loaded again once the files change.
 
 >>> cache = LRUCache(maxsize=2)
 >>> [cache.get_or_create(k, lambda k=k: k * 2) for k in (1, 2, 1, 3)]
@@ -148,6 +149,7 @@ class LRUCache:
             raise ValueError(f"maxsize={maxsize!r}: expected a positive integer")
         self.maxsize = maxsize
         self._data: OrderedDict = OrderedDict()
+        self._stamps: dict = {}  # key -> the stamp its value was built under (see get_or_create)
         self._lock = threading.Lock()
         self._key_locks: dict = {}
 
@@ -168,37 +170,53 @@ class LRUCache:
                 return self._data[key]
         return default
 
-    def put(self, key: Hashable, value) -> None:
+    def put(self, key: Hashable, value, stamp=None) -> None:
         with self._lock:
             self._data[key] = value
+            self._stamps[key] = stamp
             self._data.move_to_end(key)
             while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
+                dropped, _ = self._data.popitem(last=False)
+                self._stamps.pop(dropped, None)
 
-    def get_or_create(self, key: Hashable, factory: Callable):
-        """The cached value of ``key``, else ``factory()`` stored under it (a failure is not cached)."""
+    def _current(self, key: Hashable, stamp, missing):
+        with self._lock:
+            if key in self._data and self._stamps.get(key) == stamp:
+                self._data.move_to_end(key)
+                return self._data[key]
+        return missing
+
+    def get_or_create(self, key: Hashable, factory: Callable, stamp=None):
+        """The cached value of ``key``, else ``factory()`` stored under it (a failure is not cached).
+
+        ``stamp`` (e.g. :func:`folder_fingerprint` of the files the value is loaded from, taken before loading):
+        a value built under another stamp is stale and built again.
+        """
         missing = object()
-        value = self.get(key, missing)
+        value = self._current(key, stamp, missing)
         if value is not missing:
             return value
         with self._lock:
             key_lock = self._key_locks.setdefault(key, threading.Lock())
         with key_lock:
-            value = self.get(key, missing)
+            value = self._current(key, stamp, missing)
             if value is missing:
+                self.pop(key)
                 value = factory()
-                self.put(key, value)
+                self.put(key, value, stamp)
         with self._lock:
             self._key_locks.pop(key, None)
         return value
 
     def pop(self, key: Hashable, default=None):
         with self._lock:
+            self._stamps.pop(key, None)
             return self._data.pop(key, default)
 
     def clear(self) -> None:
         with self._lock:
             self._data.clear()
+            self._stamps.clear()
 
 
 def cache_dir() -> "Path":
