@@ -133,7 +133,8 @@ def test_demo_section_with_the_llm_editor(smollm2):
         assert all(a != b for a, b in zip(texts, texts[1:]))
     assert "of the LLM editor's" in report and report.count("  in : ") == min(10, report.count("  out: "))
     assert set(results["comparison"]) == {"substitution_vs_deletion", "llm_vs_substitution", "llm_vs_deletion"}
-    assert "Editors on the same texts" in report and "llm" in report.split("Editors on the same texts")[1].splitlines()[3]
+    table = report.split("Editors on the same texts")[1].split("\n\n")[0].splitlines()
+    assert [line.split()[0] for line in table[2:5]] == ["substitution", "deletion", "llm"]
 
 
 def test_cli_llm_editor_and_gguf_perplexity(tiny_folder, tiny_gguf_file, tmp_path):

@@ -208,12 +208,15 @@ def _load_named(name: str, tokenizer, gguf_file, load_kwargs: dict):
                 f"{_FORMS} (a Hub id must be reachable now)"
             ) from error
 
-    verbosity = hf_logging.get_verbosity()
+    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
     hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()  # no "de-quantizing GGUF tensors" / "Loading weights" bars in reports
     try:
         return load() if is_local_source(source) else with_deadline(load, f"lm={name!r}")
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos="auto") -> CausalLM:

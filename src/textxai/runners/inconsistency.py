@@ -266,9 +266,9 @@ def editors_table(runs: dict, n) -> str:
     keys = [f"{m}@{k}" for k in n for m in ("inc", "flip_rate", "minimality", "perplexity")]
     keys = [k for k in keys if any(k in r for r in runs.values())]
     lines = ["Editors on the same texts (inc@n lower is better; [95% bootstrap interval over the chains]):",
-             f"{'editor':<13}" + "".join(f"{k:<22}" for k in keys)]
+             f"{'editor':<13}" + "".join(f"{k:<24}" for k in keys)]
     for name, r in runs.items():
-        lines.append(f"{name:<13}" + "".join(f"{stats.fmt(r, k) if k in r else '-':<22}" for k in keys))
+        lines.append(f"{name:<13}" + "".join(f"{stats.fmt(r, k) if k in r else '-':<24}" for k in keys))
     start = next((r["perplexity_start_token"] for r in runs.values() if "perplexity_start_token" in r), None)
     if start:
         lines.append(f"perplexity: the LM's start token {start} prepended to each text (CEval's rule)")
