@@ -74,7 +74,8 @@ class StageCache:
     def __init__(self, folder=None):
         self.folder = None if folder is None else Path(folder) / ".audit-cache"
 
-    def load(self, tag: str, stage: str, key: str):
+    def load(self, tag: str, stage: str, key: str) -> dict | None:
+        """``{"data", "seconds", "evaluations"}`` of a stage saved under ``key`` (the work it took then), else None."""
         if self.folder is None:
             return None
         path = self.folder / f"{tag}-{stage}.json"
@@ -82,7 +83,9 @@ class StageCache:
             saved = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return saved["data"] if saved.get("fingerprint") == key else None
+        if saved.get("fingerprint") != key:
+            return None
+        return {"data": saved["data"], "seconds": saved.get("seconds", 0.0), "evaluations": saved.get("evaluations", 0)}
 
     def save(self, tag: str, stage: str, key: str, data: dict, seconds: float, evaluations: int) -> None:
         if self.folder is None:

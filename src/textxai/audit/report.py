@@ -67,9 +67,9 @@ def overview(s: dict, work: dict) -> str:
                 f"<h3>Calibration: ECE {num(s['ece'])}</h3>", reading(s["ece"]),
                 figure(fg.reliability(s["reliability"]), "Reliability diagram: accuracy against mean confidence in ten "
                        "confidence bins; bars on the diagonal mean well calibrated probabilities.")]
-    rows = [[esc(k), "cached (resumed)" if w["cached"] else f"{w['seconds']:.1f} s", f"{w['evaluations']:,}"]
+    rows = [[esc(k), f"{w['seconds']:.1f} s" + (" (resumed from the cache)" if w["cached"] else ""), f"{w['evaluations']:,}"]
             for k, w in work.items()]
-    out.append("<h3>Work done</h3>" + table(["stage", "time", "model evaluations"], rows))
+    out.append("<h3>Work done</h3>" + table(["stage", "time", "model evaluations (batched calls counted)"], rows))
     return "".join(out)
 
 
@@ -255,8 +255,9 @@ def render(data: dict) -> str:
                    + overview(s["overview"], work["stages"][t]) for t, s in data["models"].items())
     skipped = "".join(f"<li>{esc(x)}</li>" for x in data.get("skipped", []))
     body = (f"<h1>Audit of {esc(name)}</h1><p class=\"lead\">Is this classifier right for the right reasons? "
-            f"{data['n_texts']} texts, {work['evaluations']:,} model evaluations in {work['seconds']:.0f} s "
-            "(textxai audit). [brackets]: 95% bootstrap confidence intervals.</p>"
+            f"{data['n_texts']} texts, {work['evaluations']:,} model evaluations in {work.get('stage_seconds', work['seconds']):.0f} s"
+            + (f" ({work['resumed']} stages resumed from the cache; this run {work['seconds']:.0f} s)" if work.get("resumed") else "")
+            + " (textxai audit). [brackets]: 95% bootstrap confidence intervals.</p>"
             f"<h2>In short</h2><ul>{first}</ul><nav id=\"toc\"><h2>Contents</h2><ol>{toc}</ol></nav>"
             + _section("overview", over + (f"<h3>Skipped</h3><ul>{skipped}</ul>" if skipped else ""))
             + "".join(_model_sections(k, data) for k in keys[1:] if k != "comparison")

@@ -99,7 +99,8 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
         key = planning.fingerprint(clf, texts, labels, name, options)
         cached = cache.load(tag, name, key)
         if cached is not None:
-            done[name], work[name] = cached, {"cached": True, "seconds": 0.0, "evaluations": 0}
+            done[name] = cached["data"]   # the work it took when it ran, marked as resumed
+            work[name] = {"cached": True, "seconds": cached["seconds"], "evaluations": cached["evaluations"]}
             _say(f"{tag}: {name} (cached)", options.run.progress)
             continue
         _say(f"{tag}: {name} ...", options.run.progress)
@@ -168,7 +169,9 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
             names = (f"{names[0]} (A)", f"{names[1]} (B)")
         data["comparison"] = paired(data["models"]["model"], data["models"]["compare"], opts.intervals, names)
     data["work"]["seconds"] = round(time.time() - started, 1)
-    data["work"]["evaluations"] = sum(w["evaluations"] for m in data["work"]["stages"].values() for w in m.values())
+    stages = [w for m in data["work"]["stages"].values() for w in m.values()]
+    data["work"].update(evaluations=sum(w["evaluations"] for w in stages), resumed=sum(w["cached"] for w in stages),
+                        stage_seconds=round(sum(w["seconds"] for w in stages), 1))
     data["skipped"] = _skipped(opts, labels is not None, data)
     return AuditResult(data)
 
