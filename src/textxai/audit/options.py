@@ -4,7 +4,7 @@ omission gradient``). Unknown stages or fields are refused, naming them and what
 
 >>> o = audit_options({"faithfulness": {"max_texts": 12}, "sections": ["difficulty", "faithfulness"]})
 >>> o.faithfulness.max_texts, o.sections
-(12, ('difficulty', 'faithfulness'))
+(12, ('overview', 'difficulty', 'faithfulness'))
 >>> audit_options({"faithfulnes": {}})
 Traceback (most recent call last):
 ...
