@@ -113,3 +113,24 @@ def test_stage_cache_round_trip_and_fingerprint_mismatch(tmp_path):
     assert StageCache(None).load("model", "difficulty", "key1") is None
     (tmp_path / ".audit-cache" / "model-trust.json").write_text("{broken")
     assert cache.load("model", "trust", "key1") is None               # an interrupted write is recomputed
+
+
+def test_trust_class_names_from_flags_and_index_source(monkeypatch):
+    from types import SimpleNamespace
+
+    from textxai import toki
+    from textxai.audit import trust
+    from textxai.audit.options import TrustOptions
+
+    seen = {}
+    monkeypatch.setattr(toki, "cached_keyword_index", lambda clf, texts, labels, explain, index: seen.update(
+        texts=texts, labels=labels, names=index.class_names) or "index")
+    clf = SimpleNamespace(name="my/model", class_index=lambda y, name: int(y))
+    opts = audit_options({"trust": {"class_names": ["negative,bad , poor", "positive"]}}).trust
+    index, source = trust.keyword_index(clf, ["a", "b", "c"], [0, 1, 0], opts)
+    assert seen["names"] == [["negative", "bad", "poor"], "positive"] and seen["texts"] == ["a", "b", "c"]
+    assert "the audited texts themselves (3" in source
+    given = TrustOptions(train_texts=("x", "y"), train_labels=("1", "0"))
+    assert "2 training texts given" in trust.keyword_index(clf, ["a"], [0], given)[1] and seen["labels"] == [1, 0]
+    with pytest.raises(ValueError, match="trust.train_labels has 1 labels for 2 training texts"):
+        trust.keyword_index(clf, ["a"], [0], TrustOptions(train_texts=("x", "y"), train_labels=("1",)))

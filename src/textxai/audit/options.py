@@ -56,7 +56,8 @@ class FaithfulnessOptions:
 class TrustOptions:
     """TOKI: keyword index from ``train_texts`` / ``train_labels`` (default: the demo model's training texts, else
     the audited texts), ``explainer`` and ``top_k``; ``class_names`` (anchor words per class); the TOKI attack
-    vs random substitution on ``attack_texts`` correct predictions (A2T budget ``max_rate``, ``min_similarity``);
+    vs random substitution on ``attack_texts`` correct predictions (``class_names``: one entry per class, a name or
+    anchor words, as a list or joined by commas: ``negative,bad,poor``) (A2T budget ``max_rate``, ``min_similarity``);
     ``shortcuts`` candidates shown, ``shortcut_examples`` each."""
 
     explainer: str = "omission"

@@ -18,8 +18,9 @@ def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int
     from textxai.embeddings import EMBEDDER_NAMES
 
     explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress)
-    index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES),
-                              class_names=None if options.class_names is None else list(options.class_names))
+    names = None if options.class_names is None else [  # "negative,bad,poor" (a flag or config) = anchor words
+        [w.strip() for w in c.split(",") if w.strip()] if isinstance(c, str) and "," in c else c for c in options.class_names]
+    index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES), class_names=names)
     if options.train_texts is not None:
         train = list(options.train_texts)[: options.train_limit]
         labels = [clf.class_index(y, f"train_labels[{i}]") for i, y in enumerate(list(options.train_labels or [])[: len(train)])]
