@@ -444,8 +444,14 @@ def _fault_cases():
 def _token_classifier(ctx):
     """The tiny BERT's body under a token-classification head (logits per token)."""
     from transformers import BertForTokenClassification
+    from transformers.utils import logging as hf_logging
 
-    return BertForTokenClassification.from_pretrained(ctx.folder)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # no load report of the unused pooler on stdout
+    try:
+        return BertForTokenClassification.from_pretrained(ctx.folder)
+    finally:
+        hf_logging.set_verbosity(verbosity)
 
 
 def _relabelled(ctx):
