@@ -144,3 +144,29 @@ def test_attack_reuses_the_assessments_omission_explanations(monkeypatch):
     reused = toki.toki_attack(clf, texts, index, labels=labels)
     key = lambda r: (r.adversarial, r.success, r.substitutions, r.n_queries)  # noqa: E731
     assert [key(r) for r in reused["examples"]] == [key(r) for r in fresh["examples"]]
+
+
+def test_candidate_pools_are_shared_by_later_attacks_on_the_same_index(monkeypatch):
+    """A second attack with the same keyword index (the audit: TOKI, then random) computes no candidate pool again
+    and gets the results of a first attack."""
+    from textxai import toki
+    from textxai.demo import load_corpus
+    from textxai.runners.toki_trust import demo_index
+    from textxai.toki import attack
+
+    clf, index = demo_index("sentiment")
+    corpus = load_corpus("sentiment")
+    texts, labels = corpus["test_texts"][12:15], corpus["test_labels"][12:15]
+    index.__dict__.pop("_candidate_pools", None)
+    first = {s: toki.toki_attack(clf, texts, index, labels=labels, strategy=s) for s in ("toki", "random")}
+    assert index.__dict__["_candidate_pools"]
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("candidate pool recomputed")
+
+    monkeypatch.setattr(attack, "candidate_pool", no_pool)
+    key = lambda r: (r.adversarial, r.success, r.substitutions, r.n_queries)  # noqa: E731
+    for strategy, res in first.items():
+        again = toki.toki_attack(clf, texts, index, labels=labels, strategy=strategy)
+        assert [key(r) for r in again["examples"]] == [key(r) for r in res["examples"]]
+    assert "_candidate_pools" not in index.to_dict()

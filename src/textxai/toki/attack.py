@@ -29,7 +29,6 @@ in random order). Each result counts its model queries (``n_queries``: texts sco
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import random
 from collections.abc import Callable, Sequence
@@ -218,8 +217,20 @@ class AttackOptions:
 
 
 def _pools(index: KeywordIndex, embedders: Sequence, n_neighbors: int, generator) -> Callable[[str, int], list[str]]:
-    """:func:`candidate_pool` of a (word, class), computed once per attack (windows and texts revisit words)."""
-    return functools.cache(lambda word, c: candidate_pool(index, word, c, embedders, n_neighbors, generator)[1])
+    """:func:`candidate_pool` of a (word, class), computed once per keyword index, embedders, ``n_neighbors`` and
+    generator: windows, texts and later attacks with the same index (TOKI then random, an audit's stages) revisit
+    words. The pools live on the index object (not saved with it)."""
+    store = index.__dict__.setdefault("_candidate_pools", {})
+    settings = (tuple(getattr(e, "name", repr(e)) for e in embedders), n_neighbors, id(generator))
+    store.setdefault(("generator", id(generator)), generator)   # kept alive: its id is never reused by another
+
+    def pool(word: str, c: int) -> list[str]:
+        key = settings + (word, c)
+        if key not in store:
+            store[key] = candidate_pool(index, word, c, embedders, n_neighbors, generator)[1]
+        return list(store[key])
+
+    return pool
 
 
 def _budget(n_words: int, max_rate: float, min_words: int) -> int:
