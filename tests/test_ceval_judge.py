@@ -1,7 +1,6 @@
 """The CEval judge cannot be fooled by echoes: strict parsing of the reply only, the chat template, the warning."""
 import math
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -79,15 +78,13 @@ def test_chat_template_is_applied_and_only_the_reply_is_parsed(tiny_gguf_file):
 
 def test_packaged_model_as_judge_parses_no_echo(smollm2):
     """SmolLM2-135M-Instruct: every reply is the model's own text (no prompt in it; it often echoes the label line
-    "Movie review:", which is unparsed), every parsed score is the one number of its reply, and the judge's
-    unparsed count is what the module reports."""
+    "Movie review:", which is unparsed), every parsed score is the one number of its reply, and every unparsed
+    reply is counted."""
     out = judge_quality(TEXTS, smollm2)
     for aspect in ceval.QUALITY_ASPECTS:
         for reply, score in zip(out["replies"][aspect], out[aspect]):
             assert "Please rate" not in reply                   # the reply only, never the prompt
             numbers = re.findall(r"\d+", reply)
             assert math.isnan(score) or numbers[0] == str(int(score)) and RUBRIC not in reply
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res = ceval.compute(TEXTS, TEXTS, original_labels=[0, 0], counterfactual_labels=[1, 1], judge=smollm2)
-    assert res["num_unparsed_judgements"] == out["num_unparsed"] and as_lm(PACKAGED_LM) is smollm2
+    assert out["num_unparsed"] == sum(np.isnan(out[a]).sum() for a in ceval.QUALITY_ASPECTS)
+    assert as_lm(PACKAGED_LM) is smollm2                     # loaded once per session, from the library's cache
