@@ -112,7 +112,7 @@ def test_attack_results_unchanged_on_demo_texts(monkeypatch):
 
     clf, index = demo_index("sentiment")
     corpus = load_corpus("sentiment")
-    texts, labels = corpus["test_texts"][:8], corpus["test_labels"][:8]
+    texts, labels = corpus["test_texts"][:4], corpus["test_labels"][:4]
     new = toki.toki_attack(clf, texts, index, labels=labels)
     monkeypatch.setattr(attack, "SIMILARITY_CHUNK", 10**9)
     old = toki.toki_attack(clf, texts, index, labels=labels)
@@ -131,7 +131,7 @@ def test_attack_reuses_the_assessments_omission_explanations(monkeypatch):
 
     clf, index = demo_index("sentiment")
     corpus = load_corpus("sentiment")
-    texts, labels = corpus["test_texts"][8:12], corpus["test_labels"][8:12]
+    texts, labels = corpus["test_texts"][8:10], corpus["test_labels"][8:10]
     attribution._EXPLANATIONS._data.clear()
     fresh = toki.toki_attack(clf, texts, index, labels=labels)
     attribution._EXPLANATIONS._data.clear()
@@ -156,7 +156,7 @@ def test_candidate_pools_are_shared_by_later_attacks_on_the_same_index(monkeypat
 
     clf, index = demo_index("sentiment")
     corpus = load_corpus("sentiment")
-    texts, labels = corpus["test_texts"][12:15], corpus["test_labels"][12:15]
+    texts, labels = corpus["test_texts"][12:14], corpus["test_labels"][12:14]
     index.__dict__.pop("_candidate_pools", None)
     first = {s: toki.toki_attack(clf, texts, index, labels=labels, strategy=s) for s in ("toki", "random")}
     assert index.__dict__["_candidate_pools"]
