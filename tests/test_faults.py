@@ -214,6 +214,21 @@ def test_a_rewritten_checkpoint_folder_is_reloaded(bert_parts, tmp_path):
     assert not np.allclose(old.predict_proba(texts), expected, atol=1e-3)
 
 
+def test_a_space_serving_a_rewritten_local_folder_loads_it_again(bert_parts, tmp_path):
+    """The Spaces' loader shares the library's cache: a local folder saved again is loaded again there too."""
+    from textxai.spaces import resolve_model
+
+    _, tokenizer = bert_parts
+    folder = tmp_path / "space-model"
+    texts = ["the movie was great", "a terrible boring film"]
+    save_model(tiny_models.tiny_bert(seed=3, initializer_range=0.5), tokenizer, folder)
+    old = resolve_model(str(folder), hosted=False)
+    assert resolve_model(str(folder), hosted=False) is old
+    save_model(tiny_models.tiny_bert(seed=4, initializer_range=0.5), tokenizer, folder)
+    new = resolve_model(str(folder), hosted=False)
+    assert new is not old and not np.allclose(new.predict_proba(texts), old.predict_proba(texts), atol=1e-3)
+
+
 def test_the_demo_cache_is_verified_and_a_damaged_one_rebuilt(monkeypatch, tmp_path):
     from textxai import demo
 

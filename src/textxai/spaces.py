@@ -47,7 +47,7 @@ from textxai.extras import require
 
 gr = require("gradio", "spaces", "textxai's Gradio Spaces")
 
-from textxai.loading import hub_timeout
+from textxai.loading import folder_fingerprint, hub_timeout
 from textxai.classifier import _NAMED as _NAMED_CLASSIFIERS
 from textxai.classifier import DEMO_MODELS, TextClassifier
 
@@ -182,7 +182,8 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
     cache_key = (key, None) if choice in DEMO_MODELS else (key, "space")  # demo models: one copy per process
     try:
         return _CACHE.get_or_create(cache_key, lambda: _within_deadline(lambda: _load_for_space(choice, key, hosted),
-                                                                        key, f"model={choice!r}"))
+                                                                        key, f"model={choice!r}"),
+                                    stamp=folder_fingerprint(key))  # a rewritten local folder is loaded again
     except TimeoutError as error:
         raise SpaceError(f"model={choice!r}: {error}", title="Hub too slow") from error
 
@@ -259,7 +260,8 @@ def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, a
             raise SpaceError(str(error).replace("lm=", f"{argument}=", 1)) from error
 
     try:
-        return _lm._NAMED.get_or_create((key, "space"), lambda: _within_deadline(load, key, f"{argument}={choice!r}"))
+        return _lm._NAMED.get_or_create((key, "space"), lambda: _within_deadline(load, key, f"{argument}={choice!r}"),
+                                        stamp=folder_fingerprint(key))
     except TimeoutError as error:
         raise SpaceError(f"{argument}={choice!r}: {error}", title="Hub too slow") from error
 
