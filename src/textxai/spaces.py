@@ -609,7 +609,8 @@ def header_markdown(title: str, module: str, paper_url: str, paper_title: str | 
 def footer_markdown(max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS) -> str:
     return (f"Models: the demo models always work; a Hub id must name a text classifier with safetensors weights "
             f"(no remote code). Limits here: {max_texts} texts of {max_chars:,} characters. "
-            "For more, `pip install textxai` and run `textxai run` locally.")
+            "For more, install textxai from a clone of its repository (`pip install -e .`; it is on no package "
+            "index yet) and run `textxai run` locally.")
 
 
 def header(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
