@@ -269,12 +269,8 @@ def test_concurrent_requests_are_served_or_told_to_retry(monkeypatch):
             if outcomes.count("retry") >= n - 3:  # at most 1 running + 2 waiting are accepted
                 release.set()
 
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        _run_in_threads(one, range(n))
     finally:
         release.set()
         demo.close()
@@ -307,12 +303,8 @@ def test_concurrent_bad_numbers_through_the_api_leave_the_worker_serving(monkeyp
             outcomes[repr(value)] = got
 
     values = ["abc", "nan", 2.7, 1e30, 3]  # a float NaN cannot leave the client (JSON): its text can
-    threads = [threading.Thread(target=one, args=(v,)) for v in values]
     try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(120)
+        _run_in_threads(one, values)
     finally:
         demo.close()
     assert len(outcomes) == len(values)
@@ -322,3 +314,14 @@ def test_concurrent_bad_numbers_through_the_api_leave_the_worker_serving(monkeyp
     expected = naopc.compute_naopc(["a fine film"], None, TextClassifier(tiny_bert_folder), attribution_method="omission",
                                    normalization="none")
     assert isinstance(served, tuple) and f"{expected['comprehensiveness']:.6f}" in served[0], served
+
+
+def _run_in_threads(fn, arguments, timeout: float = 120) -> None:
+    """``fn(a)`` for every argument, each in its own thread, all started before any is joined."""
+    import threading
+
+    threads = [threading.Thread(target=fn, args=(a,)) for a in arguments]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
