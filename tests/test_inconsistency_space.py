@@ -125,3 +125,11 @@ def test_diff_keeps_the_text_and_marks_every_edit(app, before, after, method):
     assert max(deleted, inserted) <= d <= deleted + inserted
     kept_words = len(tokenize(after, method)) - inserted
     assert kept_words == len(tokenize(before, method)) - deleted  # the unmarked words are shared by both texts
+
+
+def test_a_step_returning_its_input_is_shown_as_the_failed_end_of_the_chain(app):
+    """A chain whose editor answered with its input: the table stops there (x2 is the failure row, no distance
+    0 and no inc shown for it), as the library counts it (an IndexError before)."""
+    html = app.chains_html([["k l", "k m", "k m"]], word_tokenizer="whitespace")
+    assert html.count("<tr><td>x") == 3 and "input returned unchanged" in html
+    assert inc.step_distances(["k l", "k m", "k m"], "whitespace").tolist() == [1]

@@ -336,7 +336,7 @@ def test_space_shows_intervals_from_five_chains():
 
     app = load_space_app("inconsistency")
     chains = [["a b", "a c", "a c d e"], ["x y", "x z", "x"], ["p q", "p r", "s t u"], ["m", "n", "n o"],
-              ["k l", "k m", "k m"]]
+              ["k l", "k m", "k n"]]  # five chains reaching step 2 ("k m" -> "k m" would be a failed step)
     text = "\n\n".join("\n".join(c) for c in chains)
     summary, _, _ = app.score_chains(text, "1", "whitespace", "pooled")
     res = stats.add_intervals("inconsistency", inconsistency(chains, n=[1], word_tokenizer="whitespace",

@@ -201,6 +201,7 @@ def test_toki_trust_validates_everything_before_any_model_call(shortcut_clf, mon
 def test_no_verdict_on_a_saturated_model(shortcut_clf, shortcut_index):
     """Logits x 1e4: every probability is 1.0 in float32, gradients vanish, and TOKI gives no verdict."""
     import copy
+    import dataclasses
 
     from textxai.classifier import TextClassifier
 
@@ -211,7 +212,7 @@ def test_no_verdict_on_a_saturated_model(shortcut_clf, shortcut_index):
     saturated = TextClassifier((model, shortcut_clf.tokenizer), device="cpu")
     saturated.model.config._name_or_path = shortcut_clf.model.config._name_or_path
     texts, labels = make_data(9, seed=7)
-    index = toki.KeywordIndex(**{**shortcut_index.__dict__, "fingerprint": toki.model_fingerprint(saturated)})
+    index = dataclasses.replace(shortcut_index, fingerprint=toki.model_fingerprint(saturated))
     res = toki.assess(saturated, texts, labels, index, explainer="gradient")
     correct = [e for e in res["examples"] if e["reason"] != "wrong prediction"]
     assert len(correct) >= 8 and np.allclose([e["confidence"] for e in correct], 1.0)

@@ -105,7 +105,7 @@ def chains_html(chains, labels=None, label_names=None, word_tokenizer="spacy") -
     label_names = label_names or {}
     out = []
     for c, chain in enumerate(chains):
-        texts = [t for t in chain if t]
+        texts = inc.check_chain(chain)  # up to the first failed step (None, empty, or its input unchanged)
         d = inc.step_distances(chain, word_tokenizer).tolist()
         steps = inc.step_inconsistency(chain, word_tokenizer).tolist()
         rows = []
@@ -118,7 +118,7 @@ def chains_html(chains, labels=None, label_names=None, word_tokenizer="spacy") -
             step_inc = "" if i == 0 or i - 1 >= len(steps) else str(steps[i - 1])
             rows.append(f"<tr><td>x{i}</td><td>{lab}</td><td>{dist}</td><td>{step_inc}</td><td>{body}</td></tr>")
         if len(chain) > len(texts):
-            rows.append(f"<tr><td>x{len(texts)}</td><td></td><td></td><td></td><td><i>the editor failed</i></td></tr>")
+            rows.append(f"<tr><td>x{len(texts)}</td><td></td><td></td><td></td><td><i>the editor failed (no edit, or its input returned unchanged): the chain ends</i></td></tr>")
         out.append(f"<h4>Chain {c + 1}</h4><table class='textxai-chain'><thead><tr><th>step</th><th>label</th>"
                    "<th>minimality d(x<sub>i-1</sub>, x<sub>i</sub>)</th><th>inc at step i</th><th>text (edits vs the previous"
                    " step)</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
