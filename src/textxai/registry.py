@@ -1,0 +1,170 @@
+"""The method registry: what every surface (modules, CLI, estimates, intervals, callback, Spaces) knows of a method.
+
+Each method is one package ``textxai/<package>/`` whose ``method.py`` calls :func:`register` with one
+:class:`Method` descriptor. Nothing else in the library lists method names: ``textxai list``, ``textxai
+run``, ``textxai demo``, the work estimates, the bootstrap intervals, the training callback and
+``textxai publish`` all read :func:`methods` / :func:`get`. A method registered at run time (a test's, a
+user's plug-in) appears on every surface the same way.
+
+>>> [m.name for m in methods()]
+['inconsistency', 'fim_difficulty', 'toki_trust', 'naopc', 'ceval']
+>>> get("naopc").unit, get("fim_difficulty").kind
+('example', 'measurement')
+>>> get("nope")
+Traceback (most recent call last):
+...
+ValueError: method='nope' is not a textxai method; expected one of ['ceval', 'fim_difficulty', 'inconsistency', 'naopc', 'toki_trust']
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+KINDS = ("metric", "measurement")
+
+
+@dataclass
+class Analysis:
+    """One method's answer on one input, computed once and shown by every surface.
+
+    ``results``: the JSON-able results ``textxai run`` writes (summaries, ``per_example`` rows,
+    ``intervals``, comparisons); ``summary``: what the evaluate module's ``compute`` returns; ``warnings``:
+    one plain sentence each (narrow limits, undetermined verdicts, failed generations, ...); ``figures``:
+    ``{name: matplotlib Figure}``; ``report``: the plain-text report the CLI prints.
+    """
+
+    method: str
+    results: dict
+    summary: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    figures: dict = field(default_factory=dict)
+    report: str = ""
+
+    @property
+    def rows(self) -> list:
+        """The per-example rows (``results["per_example"]`` as a list; empty when the method keeps none)."""
+        rows = self.results.get("per_example")
+        if isinstance(rows, Mapping):  # a dict of columns (inconsistency) or of methods (naopc): one list of values
+            return [dict(zip(rows, values)) for values in zip(*rows.values())] if all(
+                isinstance(v, list) for v in rows.values()) else []
+        return list(rows or [])
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method as every surface sees it.
+
+    ``name``: the evaluate module's name (``textxai.load(name)``, ``textxai run <name>``); ``kind``: "metric"
+    or "measurement" (its folder: ``metrics/<name>`` or ``measurements/<name>``); ``help``: one line for
+    ``textxai list`` and ``--help``; ``order``: its place in lists and in ``textxai demo``.
+    ``inputs``: ``{compute argument: callback data field}`` (:class:`textxai.integrations.CallbackInputs`);
+    ``required``: the callback fields it cannot run without.
+    ``option_groups``: ``{compute parameter: option dataclass}``, the one source of the defaults.
+    ``unit``: what the bootstrap resamples; ``estimands(result) -> {summary: textxai.stats.Estimand}``.
+    ``estimate(words_per_text, options, num_labels) -> int``: model evaluations before any model call.
+    ``runner``: the import path of its CLI glue (``add_arguments``, ``run``, optionally ``demo``);
+    ``data_parallel``: its run splits the texts across ``accelerate`` processes.
+    ``folder``: the module folder when it is not shipped with the package (a plug-in's, a test's).
+    ``analyse``: the method's :class:`Analysis` entry point.
+    """
+
+    name: str
+    kind: str
+    help: str
+    order: int = 100
+    inputs: Mapping = field(default_factory=dict)
+    required: tuple = ()
+    option_groups: Mapping = field(default_factory=dict)
+    unit: str = "example"
+    estimands: Callable | None = None
+    estimate: Callable | None = None
+    runner: str | None = None
+    data_parallel: bool = False
+    folder: Path | None = None
+    analyse: Callable | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise ValueError(f"name={self.name!r}: expected a method name that is a Python identifier")
+        if self.kind not in KINDS:
+            raise ValueError(f"kind={self.kind!r}: expected one of {list(KINDS)}")
+
+    @property
+    def folder_kind(self) -> str:
+        """``metrics`` or ``measurements``: where its module folder sits."""
+        return self.kind + "s"
+
+    def option_defaults(self) -> dict:
+        """``{option: default}`` over its option groups (the one source of defaults)."""
+        from textxai.options import group_fields
+
+        out = {}
+        for group in self.option_groups.values():
+            out.update(group_fields(group))
+        return out
+
+    def runner_module(self):
+        """Its CLI glue module (``None`` when it has none)."""
+        return None if self.runner is None else importlib.import_module(self.runner)
+
+
+_METHODS: dict[str, Method] = {}
+_DISCOVERED = False
+
+
+def _discover() -> None:
+    """Import every ``textxai.<package>.method`` once: each registers its descriptor."""
+    global _DISCOVERED
+    if _DISCOVERED:
+        return
+    _DISCOVERED = True
+    import textxai
+
+    for info in pkgutil.iter_modules(textxai.__path__):
+        if info.ispkg and (Path(info.module_finder.path) / info.name / "method.py").is_file():
+            importlib.import_module(f"textxai.{info.name}.method")
+
+
+def register(method: Method, replace: bool = False) -> Method:
+    """Add ``method`` to the registry (``replace=True`` overwrites a method of the same name); returns it."""
+    if not isinstance(method, Method):
+        raise TypeError(f"method={method!r}: expected a textxai.registry.Method")
+    if method.name in _METHODS and not replace and _METHODS[method.name] != method:
+        raise ValueError(f"method {method.name!r} is registered already; pass replace=True to overwrite it")
+    _METHODS[method.name] = method
+    return method
+
+
+def unregister(name: str) -> None:
+    """Remove a method registered at run time (tests, plug-ins)."""
+    _METHODS.pop(name, None)
+
+
+def methods() -> list[Method]:
+    """Every registered method, in their ``order``."""
+    _discover()
+    return sorted(_METHODS.values(), key=lambda m: (m.order, m.name))
+
+
+def names() -> list[str]:
+    """The registered methods' names, in their ``order``."""
+    return [m.name for m in methods()]
+
+
+def get(name) -> Method:
+    """The descriptor of method ``name`` (``"textxai/<name>"`` accepted)."""
+    _discover()
+    if isinstance(name, str) and name.startswith("textxai/"):
+        name = name.split("/", 1)[1]
+    if not isinstance(name, str) or name not in _METHODS:
+        raise ValueError(f"method={name!r} is not a textxai method; expected one of {sorted(_METHODS)}")
+    return _METHODS[name]
+
+
+def replace(name: str, **changes) -> Method:
+    """Register a copy of method ``name`` with ``changes`` (its analysis, estimate, ...)."""
+    return register(dataclasses.replace(get(name), **changes), replace=True)
