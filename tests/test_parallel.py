@@ -232,3 +232,36 @@ def test_docstrings():
     import doctest
 
     assert doctest.testmod(parallel).failed == 0
+
+
+def test_audit_splits_every_stage_and_writes_the_single_process_report(rest_workdir):
+    """`accelerate launch -m textxai audit`: every stage's per-text work is shared out (difficulty, flips, NAOPC,
+    the explanations of TOKI, the editors' calls, the shortcut flips) and the main process writes the same
+    audit.json as one process (work timings aside), the evaluations of both processes added up."""
+    folder, model, _ = rest_workdir
+    common = ["textxai", "audit", "--model", model, "--data", "rest.jsonl", "--label-column", "truth", "--no-progress",
+              "--run.batch_size", "1", "--difficulty.batch_size", "1", "--difficulty.test_set_size", "2",
+              "--faithfulness.methods", "omission", "gradient", "--faithfulness.max_exact_words", "6",
+              "--trust.class_names", "negative,bad,terrible", "positive,good,wonderful", "--trust.attack_texts", "2",
+              "--counterfactual.editors", "deletion"]
+    launch([*common, "--output", "audit_one"], folder, None)
+    two = launch([*common, "--output", "audit_two"], folder, 2)
+    one_json = json.loads((folder / "audit_one" / "audit.json").read_text())
+    two_json = json.loads((folder / "audit_two" / "audit.json").read_text())
+    evaluations = []
+    for data in (one_json, two_json):
+        data["work"].pop("seconds"), data["work"].pop("stage_seconds")
+        evaluations.append({stage: work.pop("evaluations") for stage, work in data["work"]["stages"]["model"].items()})
+        for work in data["work"]["stages"]["model"].values():
+            work.pop("seconds")
+        data["work"].pop("evaluations")
+    assert_same(one_json, two_json, rel=1e-5)  # fim's float32 eigenvalues: see the test above
+    # the work of both processes added up: the split stages cost what one process spends; where a stage predicts
+    # texts whole on every process (TOKI's training and assessed texts) or a process's prediction cache holds only
+    # its share (the editors' candidates, the shortcut edits), two processes spend more
+    split_whole = ("overview", "difficulty", "faithfulness")
+    assert {s: evaluations[1][s] for s in split_whole} == {s: evaluations[0][s] for s in split_whole}
+    assert all(evaluations[0][s] <= evaluations[1][s] for s in evaluations[0])
+    assert (folder / "audit_two" / "index.html").is_file()
+    assert two.stderr.count("process 0 of 2: examples 0-3 of 7") == 1 and "process 1 of 2: examples 4-6 of 7" in two.stderr
+    assert two.stdout.count("Wrote ") == 0 and two.stderr.count("Wrote ") == 1  # the main process alone writes

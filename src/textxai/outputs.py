@@ -68,10 +68,18 @@ class Stage:
                     plt.close(figure)
         return [self.folder / f"{stem}.json"] + [self.folder / f"{stem}_{name}.png" for name in figures]
 
+    def write_text(self, name: str, text: str) -> Path:
+        """A plain file ``name`` (``index.html``, ``audit.json``) whose stem is staged; the path it will have."""
+        if Path(name).stem not in self.stems or Path(name).name != name:
+            raise ValueError(f"name={name!r}: expected a file name whose stem is one of the stems staged ({self.stems})")
+        self._written(name, lambda p: p.write_text(text, encoding="utf-8"))
+        return self.folder / name
+
     def commit(self) -> None:
         """Replace the old outputs of the stems by the staged ones, all or none."""
         with _folder_lock(self.folder), _sigint_held():
             old = [p for stem in self.stems for p in stem_files(self.folder, stem)]
+            old += [self.folder / n for n in self.names if (self.folder / n).is_file() and self.folder / n not in old]
             trash = Path(tempfile.mkdtemp(prefix=".textxai-old-", dir=self.folder))
             moved_old, moved_new = [], []
             try:

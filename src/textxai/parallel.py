@@ -183,6 +183,37 @@ def _gather(local) -> list:
     return gather_object([local])
 
 
+def total(value: int) -> int:
+    """The sum of ``value`` over all processes (``value`` itself without a launcher): e.g. model evaluations.
+
+    >>> total(3)
+    3
+    """
+    return int(sum(_gather(int(value))))
+
+
+def on_main(fn: Callable) -> Callable:
+    """``fn`` run by the main process alone inside :func:`collective` (the others receive its result): for work that
+    cannot be split without changing its result (a search whose random stream or cache runs across the examples)
+    and should not be repeated by every process. Outside :func:`collective` or without a launcher: ``fn`` itself.
+
+    >>> on_main(lambda texts: [t.upper() for t in texts])(["a"])
+    ['A']
+    """
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not _COLLECTIVE.get() or _state() is None:
+            return fn(*args, **kwargs)
+        token = _COLLECTIVE.set(False)  # inside: nothing is shared out (the others are not calling)
+        try:
+            local = fn(*args, **kwargs) if is_main_process() else None
+        finally:
+            _COLLECTIVE.reset(token)
+        return _gather(local)[0]
+
+    return wrapper
+
+
 def map_examples(fn: Callable[[list[int]], Sequence], n: int) -> list:
     """``fn(indices)`` on each process's share of ``range(n)``; every process gets all results in order.
 
@@ -269,5 +300,5 @@ def sharded(fn: Callable, over: Sequence[str], merge: Callable[[list], object] |
     return wrapper
 
 
-__all__ = ["map_examples", "sharded", "split", "collective", "concat", "is_main_process", "num_processes", "device",
+__all__ = ["map_examples", "total", "on_main", "sharded", "split", "collective", "concat", "is_main_process", "num_processes", "device",
            "takes_part", "wait_for_everyone", "note", "work_note", "process_index"]

@@ -7,6 +7,13 @@ Writes ``DIR/index.html`` (the report) and ``DIR/audit.json``; finished stages a
 ``DIR/.audit-cache`` so that rerunning an interrupted audit resumes it. Each stage option is a flag
 ``--<stage>.<option>`` (``textxai audit --help`` lists them) or an entry of the ``--config`` file (YAML or JSON,
 ``faithfulness: {methods: [omission, gradient]}``); flags win over the file.
+
+Under a multi-process launcher every stage's per-text work is shared out and the main process writes the report:
+
+    accelerate launch --multi_gpu --num_processes 2 -m textxai audit --model M --data D --output audit
+
+(difficulty, flip strengths, NAOPC, TOKI's explanations, the editors' calls and the shortcut edits are split;
+TOKI's attack runs on the main process alone: its random stream and candidate cache run across the texts.)
 """
 from __future__ import annotations
 
@@ -82,10 +89,21 @@ def run(args) -> int:
 
         model = as_classifier(model, device=args.device)
         compare = None if compare is None else as_classifier(compare, device=args.device)
+    from textxai import parallel
+    from textxai.outputs import staged
+
+    if parallel.num_processes() > 1:
+        config["run"]["progress"] = config["run"]["progress"] and parallel.is_main_process()
+        print(f"textxai audit: {parallel.share_note(len(texts))} of every stage", file=sys.stderr, flush=True)
     result = audit(model, texts, labels, compare=compare, options=config, output=args.output)
+    if not parallel.is_main_process():  # every process holds the whole audit; the main process writes it
+        parallel.wait_for_everyone()
+        return 0
     out = Path(args.output)
-    result.to_html(out / "index.html")
-    result.to_json(out / "audit.json")
+    with staged(out, ["index", "audit"]) as stage:  # both replaced together: an interrupted write leaves the old pair
+        stage.write_text("index.html", result.to_html())
+        stage.write_text("audit.json", result.to_json())
+    parallel.wait_for_everyone()
     print(result.summary)
     print(f"Wrote {out / 'index.html'} and {out / 'audit.json'}", file=sys.stderr)
     return 0

@@ -12,6 +12,7 @@ from textxai import ceval
 from textxai import inconsistency as inc
 from textxai.audit import numbers as nb
 from textxai.audit.options import CounterfactualOptions
+from textxai.parallel import split
 
 
 class Memo:
@@ -40,7 +41,8 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
     from textxai.editors import get_editor
 
     extra = {"batch_size": batch_size} if name == "deletion" else {}
-    editor = Memo(get_editor(name, clf, progress=progress, **extra))
+    # every call of the editor shares its texts out under a multi-process audit (textxai.parallel.collective)
+    editor = Memo(split(get_editor(name, clf, progress=progress, **extra), over=("texts",)))
     candidates = editor(texts)
     chosen = ceval.pick_counterfactuals(texts, candidates, clf, k=1, batch_size=batch_size)
     res = ceval.compute(texts, [c[0] for c in chosen], model=clf, return_per_example=True, batch_size=batch_size)

@@ -59,7 +59,9 @@ def _labels(labels, clf, n: int):
 
 
 def _say(message: str, progress: bool) -> None:
-    if progress:
+    from textxai.parallel import is_main_process
+
+    if progress and is_main_process():
         print(f"[textxai audit] {message}", file=sys.stderr, flush=True)
 
 
@@ -90,7 +92,13 @@ def stages_of(options: AuditOptions) -> list[str]:
 
 def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCache, tag: str) -> tuple[dict, dict]:
     """Every stage of one model's audit: loaded from the cache when its fingerprint matches, else run and saved.
-    Returns the sections and the work per stage (seconds, model evaluations, cached or not)."""
+    Returns the sections and the work per stage (seconds, model evaluations, cached or not).
+
+    Under a multi-process launch (``accelerate launch -m textxai audit ...``) every process runs every stage
+    inside :func:`textxai.parallel.collective`: the per-text work of each stage is shared out and every process
+    gets all results; the main process alone saves the stage cache.
+    """
+    from textxai import parallel
     from textxai.batching import work_budget
     from textxai.stats import to_jsonable
 
@@ -105,10 +113,13 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
             continue
         _say(f"{tag}: {name} ...", options.run.progress)
         started = time.time()
-        with work_budget(what=f"textxai audit ({name})") as budget:
+        with work_budget(what=f"textxai audit ({name})") as budget, parallel.collective():
             data = json.loads(json.dumps(to_jsonable(_stage(name, clf, texts, labels, done, options))))
-        work[name] = {"cached": False, "seconds": round(time.time() - started, 2), "evaluations": budget.used}
-        cache.save(tag, name, key, data, work[name]["seconds"], budget.used)
+        evaluations = parallel.total(budget.used)  # the work of all processes
+        work[name] = {"cached": False, "seconds": round(time.time() - started, 2), "evaluations": evaluations}
+        if parallel.is_main_process():
+            cache.save(tag, name, key, data, work[name]["seconds"], evaluations)
+        parallel.wait_for_everyone()
         done[name] = data
     return done, work
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from textxai import fim, naopc
+from textxai.parallel import split
 from textxai.audit import numbers as nb
 from textxai.audit.options import DifficultyOptions, FaithfulnessOptions
 
@@ -17,7 +18,7 @@ N_CALIBRATION_BINS = 10
 
 def overview(clf, texts, labels, iv: nb.Intervals, batch_size: int = 32, progress: bool = False) -> dict:
     """Predictions, and with labels accuracy, ECE and the reliability diagram's bins."""
-    probs = clf.predict_proba(texts, batch_size=batch_size, progress=progress)
+    probs = split(clf.predict_proba, over=("texts",))(texts, batch_size=batch_size, progress=progress)
     pred, conf = probs.argmax(1), probs.max(1)
     out = {"model": clf.name, "class_names": [clf.labels[i] for i in range(clf.num_labels)], "n_texts": len(texts),
            "probs": probs.tolist(), "predictions": pred.tolist(),
@@ -93,7 +94,8 @@ def _beyond_confidence(log_d, log_margin, correct, iv: nb.Intervals) -> dict:
 def difficulty(clf, texts, labels, options: DifficultyOptions, iv: nb.Intervals, progress: bool = False) -> dict:
     """FIM difficulty: distribution, hardest examples with their most sensitive words, accuracy by bins of
     difficulty and of confidence side by side, what difficulty adds beyond confidence, the FIM test set."""
-    r = fim.difficulty(texts, clf, batch_size=options.batch_size, return_eigenvector=True, progress=progress)
+    r = split(fim.difficulty, over=("texts",))(texts, clf, batch_size=options.batch_size, return_eigenvector=True,
+                                               progress=progress)
     d = r["difficulty"]
     p = r["probs"].max(1)
     log_d = np.log(np.maximum(d, 1e-300))
@@ -104,7 +106,7 @@ def difficulty(clf, texts, labels, options: DifficultyOptions, iv: nb.Intervals,
            "hardest": _hardest(r, texts, clf, options.hardest),
            "beyond_confidence": _beyond_confidence(log_d, log_margin, correct, iv)}
     hard_idx = [h["index"] for h in out["hardest"]]
-    flips = fim.min_flip_strength([texts[i] for i in hard_idx], clf, batch_size=options.batch_size)
+    flips = split(fim.min_flip_strength, over=("texts",))([texts[i] for i in hard_idx], clf, batch_size=options.batch_size)
     for h, s in zip(out["hardest"], flips):
         h["min_flip_strength"] = float(s) if np.isfinite(s) else None
     if correct is not None:
@@ -130,6 +132,13 @@ def _ranking(per: dict, methods: list[str], metric: str, iv: nb.Intervals) -> di
     return {"order": order, "steps": steps, "significant": bool(significant), "reading": reading}
 
 
+def _join_methods(parts: list[dict]) -> dict:
+    """compare_attributions results of consecutive shares of the texts as one result (means over all texts)."""
+    from textxai.naopc.texts import mean_scores
+
+    return {name: mean_scores([row for part in parts for row in part[name]["per_example"]]) for name in parts[0]}
+
+
 def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, batch_size: int = 32,
                  progress: bool = False) -> dict:
     """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
@@ -140,7 +149,8 @@ def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, bat
     methods = list(options.methods)
     opts = naopc.NAOPCOptions(normalization=options.normalization, max_exact_words=options.max_exact_words,
                               batch_size=batch_size, progress=progress)
-    res = naopc.compare_attributions(sub, clf, {m: None for m in methods}, options=opts)
+    compare = split(naopc.compare_attributions, over=("texts", "attributions"), merge=_join_methods)
+    res = compare(sub, clf, {m: None for m in methods}, options=opts)
     keys = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")
     per = {m: {k: [np.nan if row.get(k) is None else row[k] for row in res[m]["per_example"]] for k in keys}
            for m in methods}

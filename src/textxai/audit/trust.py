@@ -8,6 +8,7 @@ import numpy as np
 from textxai import toki
 from textxai.audit import numbers as nb
 from textxai.audit.options import TrustOptions
+from textxai.parallel import on_main, split
 
 VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
 
@@ -84,7 +85,8 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
     if not chosen:
         return {"n_attacked": 0, "reading": "no correct prediction to attack."}
     sub, labs = [texts[i] for i in chosen], [int(references[i]) for i in chosen]
-    runs = {s: toki.toki_attack(clf, sub, index, labels=labs, strategy=s, seed=iv.seed, max_rate=options.max_rate,
+    attack = on_main(toki.toki_attack)  # its random stream and candidate cache run across the texts: not split
+    runs = {s: attack(clf, sub, index, labels=labs, strategy=s, seed=iv.seed, max_rate=options.max_rate,
                                 min_similarity=options.min_similarity, batch_size=batch_size)
             for s in ("toki", "random")}
     success = {s: [float(bool(r.success)) for r in runs[s]["examples"]] for s in runs}
@@ -151,7 +153,7 @@ def shortcut_flips(clf, texts, predictions, shortcuts, iv: nb.Intervals, batch_s
                 if predictions[i] == c]
         rows = [(i, edits) for i, edits in rows if edits[0] is not None]
         flat = [t for _, edits in rows for t in edits]
-        pred = clf.predict_proba(flat, batch_size=batch_size).argmax(1) if flat else np.zeros(0, dtype=int)
+        pred = split(clf.predict_proba, over=("texts",))(flat, batch_size=batch_size).argmax(1) if flat else np.zeros(0, dtype=int)
         flips, pos = [], 0
         for _, edits in rows:
             flips.append(float((pred[pos:pos + len(edits)] != c).any()))
