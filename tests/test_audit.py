@@ -134,3 +134,27 @@ def test_trust_class_names_from_flags_and_index_source(monkeypatch):
     assert "2 training texts given" in trust.keyword_index(clf, ["a"], [0], given)[1] and seen["labels"] == [1, 0]
     with pytest.raises(ValueError, match="trust.train_labels has 1 labels for 2 training texts"):
         trust.keyword_index(clf, ["a"], [0], TrustOptions(train_texts=("x", "y"), train_labels=("1",)))
+
+
+def test_compare_gives_a_paired_ece_difference():
+    """The ECE difference of two models: the difference of their ECEs (each the textbook value), its interval from
+    resampling the texts together: a model compared with itself differs by exactly 0 on every resample."""
+    from textxai.audit.compare import compare
+
+    rng = np.random.default_rng(3)
+    n = 300
+    calibrated = rng.uniform(0.55, 0.95, n)
+    correct = (rng.random(n) < calibrated).astype(float)   # the first model's confidence is the chance of being right
+
+    def overview(conf):
+        return {"overview": {"probs": np.stack([conf, 1 - conf], 1).tolist(), "correct": correct.tolist()}}
+    good, bad = overview(calibrated), overview(np.full(n, 0.99))
+    iv = nb.Intervals(n_resamples=999)
+    ece = nb.ece_statistic(10)
+    d = next(x for x in compare(good, bad, iv, ("good", "over"))["differences"] if x["what"].startswith("expected calibration"))
+    conf_good = np.max(good["overview"]["probs"], 1)
+    assert d["a"] == pytest.approx(ece(conf_good, correct)) and d["b"] == pytest.approx(abs(0.99 - correct.mean()))
+    assert d["score"] == pytest.approx(d["a"] - d["b"]) and d["ci_high"] < 0 and d["p_value"] is None
+    assert "good is better" in d["reading"]
+    same = next(x for x in compare(good, good, iv)["differences"] if x["what"].startswith("expected calibration"))
+    assert (same["score"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)

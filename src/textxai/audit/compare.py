@@ -58,10 +58,27 @@ def _aopc_vs_naopc(a: dict, b: dict, names) -> list[dict]:
     return out
 
 
+def ece_difference(a: dict, b: dict, iv: nb.Intervals, names=("A", "B")) -> dict:
+    """ECE of A minus ECE of B, the texts resampled together (paired bootstrap). ECE is no mean of per-text values,
+    so there is no Wilcoxon test: the interval alone decides."""
+    from textxai.audit.sections import N_CALIBRATION_BINS
+
+    ece = nb.ece_statistic(N_CALIBRATION_BINS)
+    data = tuple(np.asarray(v, dtype=np.float64) for v in (
+        np.max(a["overview"]["probs"], 1), a["overview"]["correct"], np.max(b["overview"]["probs"], 1), b["overview"]["correct"]))
+    entry = nb.interval(data, lambda ca, ya, cb, yb, axis=-1: ece(ca, ya) - ece(cb, yb), iv)
+    entry.update(a=float(ece(data[0], data[1])), b=float(ece(data[2], data[3])), p_value=None,
+                 test="none (ECE is not a mean of per-text values: paired bootstrap interval only)")
+    entry["reading"] = nb.difference_reading(entry, "expected calibration error (ECE, 10 bins)", names, higher_is_better=False)
+    return entry
+
+
 def compare(a: dict, b: dict, iv: nb.Intervals, names=("A", "B")) -> dict:
     """Paired differences of every headline number (A - B) and the AOPC vs NAOPC ranking of the two models."""
     out = {"names": list(names), "differences": [
         {"what": what, **nb.difference(va, vb, iv, what, names, better)} for what, va, vb, better in _rows(a, b)]}
+    if "correct" in a.get("overview", {}) and "correct" in b.get("overview", {}):
+        out["differences"].insert(1, {"what": "expected calibration error (ECE, 10 bins)", **ece_difference(a, b, iv, names)})
     if "faithfulness" in a and "faithfulness" in b:
         out["aopc_vs_naopc"] = _aopc_vs_naopc(a, b, names)
     return out
