@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import textxai
-from textxai import modules, publish
+from textxai import modules, publish, registry
 from textxai.publish import PublishError, add_publish_arguments, assemble_space, main_publish
 
 SPACE_FILES = ["README.md", "app.py", "examples.txt", "requirements.txt", "textxai", "toy_metric.py"]
@@ -127,9 +127,11 @@ def toy_root(tmp_path, monkeypatch):
     _write_module(root, "toy_metric", "metrics")
     _write_module(root, "toy_measurement", "measurements")
     monkeypatch.setattr(modules, "_roots", lambda: [root])
-    monkeypatch.setitem(modules.MODULE_NAMES, "toy_metric", "metrics")
-    monkeypatch.setitem(modules.MODULE_NAMES, "toy_measurement", "measurements")
-    return root
+    for name, kind in (("toy_metric", "metric"), ("toy_measurement", "measurement")):
+        registry.register(registry.Method(name=name, kind=kind, help=f"a {kind} of the publish tests"))
+    yield root
+    for name in ("toy_metric", "toy_measurement"):
+        registry.unregister(name)
 
 
 def _header(readme: Path) -> tuple[dict, str]:
@@ -307,7 +309,7 @@ def test_real_module_dry_run_loads(name, tmp_path):
     import evaluate
 
     folder = assemble_space(name, "textxai", tmp_path)
-    kind = modules.MODULE_NAMES[name].rstrip("s")
+    kind = registry.get(name).kind
     module = evaluate.load(str(folder), module_type=kind)
     assert type(module).__module__.rsplit(".", 1)[-1] == name  # the copied script was imported
     header, _ = _header(folder / "README.md")

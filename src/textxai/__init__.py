@@ -4,14 +4,18 @@
 >>> "naopc" in textxai.MODULE_NAMES
 True
 """
-from textxai.modules import MODULE_NAMES, cache_modules, list_modules, load, module_path
+from textxai import modules as _modules
+from textxai.modules import cache_modules, list_modules, load, module_path
 
 __version__ = "0.1.0"
 __all__ = ["MODULE_NAMES", "cache_modules", "list_modules", "load", "module_path", "__version__", "audit"]
 
 
 def __getattr__(name: str):
-    """``textxai.audit(...)``: the audit package (callable), imported on first use so ``import textxai`` stays light."""
+    """``textxai.audit(...)``: the audit package (callable), and ``textxai.MODULE_NAMES`` (the registered methods,
+    :mod:`textxai.registry`), read on first use so ``import textxai`` stays light."""
+    if name == "MODULE_NAMES":
+        return _modules.MODULE_NAMES
     if name == "audit":
         import importlib
 

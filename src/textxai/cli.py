@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
 import sys
 import time
@@ -18,21 +17,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from textxai.loading import first_line
-from textxai import stats
+from textxai import registry, stats
 from textxai.stats import to_jsonable  # lives in stats (which writes results files too): no cli <-> stats cycle
-from textxai.modules import MODULE_NAMES, list_modules
+from textxai.modules import list_modules
 from textxai.tables import load_table  # the data reader (textxai.tables; cli.load_table kept for callers)
 from textxai.validation import one_line, positive_int_arg
 
 
 def runner(name: str):
-    """The CLI glue module of ``name`` (``textxai.runners.<name>``), or None when it is not there yet."""
-    try:
-        return importlib.import_module(f"textxai.runners.{name}")
-    except ModuleNotFoundError as error:
-        if error.name == f"textxai.runners.{name}":
-            return None
-        raise
+    """The CLI glue module of method ``name`` (its descriptor's ``runner``), or None when it has none."""
+    return registry.get(name).runner_module()
 
 
 def write_outputs(output: Path, stem: str, results: dict, figures: dict) -> list[Path]:
@@ -68,10 +62,10 @@ def cmd_demo(args) -> int:
     output = Path(args.output)
     started = time.time()
     sections = [("models", demo_models_section)]
-    for name in MODULE_NAMES:
-        glue = runner(name)
-        if glue is not None and hasattr(glue, "demo") and (not args.modules or name in args.modules):
-            sections.append((name, glue.demo))
+    for method in registry.methods():  # in the descriptors' order
+        glue = method.runner_module()
+        if glue is not None and hasattr(glue, "demo") and (not args.modules or method.name in args.modules):
+            sections.append((method.name, glue.demo))
     summary = {}
     from textxai.outputs import staged
 
@@ -132,14 +126,15 @@ def cmd_run(args) -> int:
 
     from textxai import parallel
 
-    glue = runner(args.module)
+    method = registry.get(args.module)
+    glue = method.runner_module()
     check_output_folder(args.output)
-    if not parallel.takes_part(glue):  # under accelerate, a module that does not split runs on the main process
+    if not parallel.takes_part(method.data_parallel):  # under accelerate, a method that does not split: main process
         return 0
     args.no_progress = getattr(args, "no_progress", False) or not parallel.is_main_process()
     texts, pairs, labels = load_table(args.data, args.text_column, args.pair_column, args.label_column, args.split, args.limit)
     classifier = as_classifier(args.model, device=args.device or parallel.device())
-    if parallel.num_processes() > 1 and getattr(glue, "DATA_PARALLEL", False):
+    if parallel.num_processes() > 1 and method.data_parallel:
         print(f"textxai run {args.module}: {parallel.share_note(len(texts))}", file=sys.stderr, flush=True)
     from textxai.batching import work_budget
     from textxai.estimates import check_evaluations, for_run
@@ -154,7 +149,7 @@ def cmd_run(args) -> int:
         parallel.wait_for_everyone()
         return 0
     written = write_outputs(Path(args.output), args.module, results, figures)
-    if getattr(glue, "DATA_PARALLEL", False):
+    if method.data_parallel:
         parallel.wait_for_everyone()
     scalars = {k: v for k, v in to_jsonable(results).items() if isinstance(v, (int, float)) or v is None}
     from textxai.stats import format_value
@@ -175,9 +170,9 @@ def cmd_audit(args) -> int:
 
 def cmd_list(args) -> int:
     present = set(list_modules())
-    for name, kind in MODULE_NAMES.items():
-        state = "available" if name in present else "not in this installation"
-        print(f"{name:<16} {kind[:-1]:<12} {state}")
+    for method in registry.methods():
+        state = "available" if method.name in present else "not in this installation"
+        print(f"{method.name:<16} {method.kind:<12} {state:<25} {method.help}".rstrip())
     return 0
 
 
@@ -203,17 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser("demo", help="run every available module on the embedded demo models and data")
     demo.add_argument("--output", default="demo-output", help="folder for the JSON results and PNG plots")
-    demo.add_argument("--modules", nargs="*", choices=sorted(MODULE_NAMES), help="only these modules")
+    demo.add_argument("--modules", nargs="*", choices=registry.names(), help="only these modules")
     demo.add_argument("--no-progress", action="store_true", help="hide progress bars")
     demo.set_defaults(func=cmd_demo)
 
     run = commands.add_parser("run", help="run one module on your model and data")
     modules = run.add_subparsers(dest="module", required=True, metavar="MODULE")
-    for name in MODULE_NAMES:
-        glue = runner(name)
+    for method in registry.methods():
+        glue = method.runner_module()
         if glue is None:
             continue
-        sub = modules.add_parser(name, conflict_handler="resolve", help=(glue.__doc__ or "").strip().splitlines()[0] if glue.__doc__ else None)
+        sub = modules.add_parser(method.name, conflict_handler="resolve", help=method.help)
         sub.add_argument("--model", required=True, help="Hub id, local folder, or textxai/demo-sentiment | textxai/demo-topic")
         sub.add_argument("--data", required=True, help="csv / tsv / jsonl / parquet file, or a Hub dataset id")
         sub.add_argument("--text-column", default="text")
@@ -242,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="list the modules")
     listing.set_defaults(func=cmd_list)
     caching = commands.add_parser("cache-modules", help="make evaluate.load('textxai/<name>') work offline")
-    caching.add_argument("names", nargs="*", metavar="MODULE", help=f"modules to cache (default: all of {sorted(MODULE_NAMES)})")
+    caching.add_argument("names", nargs="*", metavar="MODULE", choices=registry.names(),
+                         help=f"modules to cache (default: all of {registry.names()})")
     caching.add_argument("--namespace", default="textxai", help="the Hub namespace of the name (default: textxai)")
     caching.set_defaults(func=cmd_cache_modules)
 

@@ -268,50 +268,23 @@ def _words(texts) -> list[int]:
 
 
 def for_run(module: str, args, texts: Sequence[str], text_pairs: Sequence[str] | None, classifier=None) -> int:
-    """The estimate of ``textxai run <module>`` from its command-line arguments and data (read, not run).
+    """The estimate of ``textxai run <module>`` from its command-line arguments and data (read, not run): the
+    method's descriptor's ``estimate`` (:mod:`textxai.registry`) on the words per text (pairs summed) and its
+    options (the option groups' defaults overlaid with ``args``, :meth:`textxai.registry.Method.run_options`).
 
     ``classifier`` (loaded, not called) gives the number of classes and the device; without it, 2 and CPU.
     """
+    from textxai import registry
+
+    method = registry.get(module)
+    if method.estimate is None:
+        raise ValueError(f"module={module!r}: the method has no work estimate (its descriptor's estimate is None); "
+                         "run it without --max-evaluations")
     words = _words(texts) if text_pairs is None else [a + b for a, b in zip(_words(texts), _words(text_pairs))]
     num_labels = int(getattr(classifier, "num_labels", 2) or 2)
-    get = lambda name, default=None: getattr(args, name, default)  # noqa: E731
-    if module == "naopc":
-        from textxai.naopc.texts import default_max_exact_words
-
-        device = getattr(classifier, "device", "cpu")
-        methods = None if get("attributions_column") else get("attribution_methods") or ["integrated_gradients"]
-        return naopc_evaluations(words, get("normalization", "auto"), get("beam_size"),
-                                 get("max_exact_words") or default_max_exact_words(device), methods)
-    if module == "toki_trust":
-        train_words = []
-        if get("train_data") and not get("keyword_index"):
-            from textxai.tables import load_table
-
-            train, pairs, _ = load_table(get("train_data"), get("text_column", "text"), get("pair_column"), None,
-                                         "train", get("train_limit"), "--train-data")
-            train_words = _words(train) if pairs is None else [a + b for a, b in zip(_words(train), _words(pairs))]
-        explainer = get("explainer", "lime")
-        samples = get("lime_samples") if explainer == "lime" else None
-        attacked = words[: get("attack", 0) or 0] if text_pairs is None else []
-        return toki_evaluations(train_words, words, explainer, samples, attack_words=attacked,
-                                max_rate=get("max_rate", 0.1) or 0.1)
-    if module == "inconsistency":
-        if get("chains"):
-            return len(texts)  # the chains are given: one prediction per text at most
-        from textxai.runners.inconsistency import editor_options
-
-        options = {k: v for k, v in editor_options(args).items() if k != "lm"}  # the LLM editor's model: no count
-        return feedback_evaluations(words, get("steps", 10), editor=args.editor, **options)
-    if module == "fim_difficulty":
-        return fim_evaluations(len(words), num_labels, bool(get("min_flip")), get("max_strength", 6.0), get("tol", 1e-3),
-                               bool(get("random_flips")), get("trials", 20), len(words) if get("shift_against") else 0)
-    if module == "ceval":
-        columns = get("counterfactual_column")
-        n_cf = len(words) * (len(columns) if columns else get("n_counterfactuals", 2))
-        return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(get("lm")), judge=bool(get("judge")),
-                                 editor=get("editor", "substitution"))
-    raise ValueError(f"module={module!r}: no work estimate; expected one of naopc, toki_trust, inconsistency, "
-                     "fim_difficulty, ceval")
+    device = getattr(classifier, "device", "cpu")
+    return int(method.estimate(words, method.run_options(args), num_labels=num_labels, device=device,
+                               pairs=text_pairs is not None))
 
 
 def check_evaluations(evaluations: int, limit: int | None, what: str, hint: str = "",

@@ -8,7 +8,7 @@ through ``Trainer.log``, and into the dict that ``trainer.evaluate()`` returns (
 
 The texts are given raw to the callback: ``EvalPrediction`` carries no texts, and texts decoded from
 token ids lose words (``"boring"`` -> ``[UNK]``). Each module gets the inputs it needs from the data
-given here (see ``MODULE_INPUTS``); its options are its ``compute`` keyword arguments.
+given here (its descriptor's ``inputs``, :func:`module_inputs`); its options are its ``compute`` keyword arguments.
 
 The model comes back as it was: its train/eval mode, ``requires_grad`` flags and ``.grad`` fields are
 untouched (``textxai.classifier.frozen_eval``), and so are the random number generators (Python,
@@ -38,23 +38,13 @@ import numpy as np
 import torch
 from transformers import TrainerCallback
 
+from textxai import registry
 from textxai.module_base import accepted_arguments as _accepted
 from textxai.options import apply_keywords
 from textxai.validation import check_positive_int, check_same_length, check_texts, short_repr
 
 logger = logging.getLogger(__name__)
 
-#: module name -> {compute argument: TextxaiCallback data field}; a module also accepts its data as options
-MODULE_INPUTS = {
-    "naopc": {"texts": "texts", "text_pairs": "text_pairs"},
-    "fim_difficulty": {"texts": "texts", "text_pairs": "text_pairs"},
-    "toki_trust": {"texts": "texts", "text_pairs": "text_pairs", "references": "labels"},
-    "ceval": {"references": "texts", "reference_pairs": "text_pairs", "predictions": "counterfactuals",
-              "prediction_pairs": "counterfactual_pairs"},
-    "inconsistency": {"edits": "edits"},
-}
-_REQUIRED = {"naopc": ("texts",), "fim_difficulty": ("texts",), "toki_trust": ("texts", "labels"),
-             "ceval": ("texts", "counterfactuals"), "inconsistency": ("edits",)}
 _SET_BY_CALLBACK = ("model", "tokenizer")
 
 
@@ -114,9 +104,9 @@ def _module_specs(modules) -> list[tuple[str, object, dict]]:
     for module, options in items:
         if isinstance(module, str):
             name = module.split("/", 1)[1] if module.startswith("textxai/") else module
-            if name not in _modules.MODULE_NAMES:
+            if name not in registry.names():
                 raise ValueError(f"modules: {module!r} is not a textxai module; expected one of "
-                                 f"{sorted(_modules.MODULE_NAMES)} or a loaded evaluate module")
+                                 f"{sorted(registry.names())} or a loaded evaluate module")
             module = _modules.load(name)
         elif not callable(getattr(module, "compute", None)):
             raise TypeError(f"modules: {short_repr(module)} is neither a module name nor a loaded evaluate module")
@@ -211,7 +201,7 @@ class TextxaiCallback(TrainerCallback):
         self.specs = _module_specs(modules)
         self.data = self._check_data(**{f.name: getattr(inputs, f.name) for f in fields(inputs)})
         for name, _, module_options in self.specs:
-            missing = [field for field in _REQUIRED.get(name, ())
+            missing = [field for field in _required(name)
                        if self.data[field] is None and _compute_argument(name, field) not in module_options]
             if missing:
                 raise ValueError(f"modules: {name} needs {' and '.join(missing)}; pass {missing[0]}=... to the callback")
@@ -326,7 +316,7 @@ class TextxaiCallback(TrainerCallback):
 
     def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size) -> dict:
         accepted, _ = _accepted(module)
-        kwargs = {argument: self.data[field] for argument, field in MODULE_INPUTS.get(name, {}).items()
+        kwargs = {argument: self.data[field] for argument, field in module_inputs(name).items()
                   if self.data[field] is not None}
         if "model" in accepted:
             kwargs["model"] = (model, tokenizer)
@@ -387,9 +377,24 @@ class TextxaiCallback(TrainerCallback):
                            "pass trainer=trainer to log them through Trainer.log")
 
 
+def module_inputs(name: str) -> dict:
+    """``{compute argument: callback data field}`` of module ``name`` (its descriptor's ``inputs``; ``{}`` for a
+    module that is no registered method: it takes its data as options). A module also accepts its data as options.
+
+    >>> module_inputs("toki_trust")
+    {'texts': 'texts', 'text_pairs': 'text_pairs', 'references': 'labels'}
+    """
+    return dict(registry.get(name).inputs) if name in registry.names() else {}
+
+
+def _required(name: str) -> tuple:
+    """The callback data fields module ``name`` cannot run without (its descriptor's ``required``)."""
+    return tuple(registry.get(name).required) if name in registry.names() else ()
+
+
 def _compute_argument(name: str, field: str) -> str:
     """The compute argument of module ``name`` that the data field ``field`` fills."""
-    return next((arg for arg, f in MODULE_INPUTS.get(name, {}).items() if f == field), field)
+    return next((arg for arg, f in module_inputs(name).items() if f == field), field)
 
 
-__all__ = ["TextxaiCallback", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "MODULE_INPUTS"]
+__all__ = ["TextxaiCallback", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]

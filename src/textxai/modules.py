@@ -1,6 +1,9 @@
 """Load the evaluate modules shipped with textxai by name, offline.
 
->>> sorted(MODULE_NAMES)
+The modules are the registered methods (:mod:`textxai.registry`); each one's folder is its descriptor's
+``folder`` or ``metrics/<name>`` / ``measurements/<name>``.
+
+>>> list_modules()
 ['ceval', 'fim_difficulty', 'inconsistency', 'naopc', 'toki_trust']
 """
 from __future__ import annotations
@@ -11,13 +14,14 @@ import shutil
 import warnings
 from pathlib import Path
 
-MODULE_NAMES = {
-    "inconsistency": "metrics",
-    "fim_difficulty": "measurements",
-    "toki_trust": "metrics",
-    "naopc": "metrics",
-    "ceval": "metrics",
-}
+def __getattr__(name: str):
+    """``MODULE_NAMES``: ``{name: "metrics" | "measurements"}`` of every registered method (read from
+    :mod:`textxai.registry` on each access, so a method registered at run time is in it)."""
+    if name == "MODULE_NAMES":
+        from textxai import registry
+
+        return {m.name: m.folder_kind for m in registry.methods()}
+    raise AttributeError(f"module 'textxai.modules' has no attribute {name!r}")
 
 
 def _roots() -> list[Path]:
@@ -26,27 +30,40 @@ def _roots() -> list[Path]:
     return [here / "_modules", here.parents[1]]
 
 
+def _folders(method) -> list[Path]:
+    """Where method's module folder may be: its descriptor's ``folder``, else ``<kind>s/<name>`` under each root."""
+    if method.folder is not None:
+        return [Path(method.folder)]
+    return [root / method.folder_kind / method.name for root in _roots()]
+
+
+def _method(name):
+    from textxai import registry
+
+    names = registry.names()
+    if name not in names:
+        raise ValueError(f"name={name!r} is not a textxai module; expected one of {sorted(names)}")
+    return registry.get(name)
+
+
 def module_path(name: str) -> Path:
     """The folder of module ``name`` (it holds ``<name>.py`` and its metric card)."""
-    if name not in MODULE_NAMES:
-        raise ValueError(f"name={name!r} is not a textxai module; expected one of {sorted(MODULE_NAMES)}")
-    for root in _roots():
-        folder = root / MODULE_NAMES[name] / name
+    method = _method(name)
+    for folder in _folders(method):
         if (folder / f"{name}.py").is_file():
             return folder
     raise FileNotFoundError(
-        f"name={name!r}: the module folder {MODULE_NAMES[name]}/{name} is not present in this installation "
-        f"(available: {list_modules()})"
+        f"name={name!r}: the module folder {method.folder or Path(method.folder_kind) / name} is not present in "
+        f"this installation (available: {list_modules()})"
     )
 
 
 def list_modules() -> list[str]:
     """Names of the modules present in this installation."""
-    present = []
-    for name, kind in MODULE_NAMES.items():
-        if any((root / kind / name / f"{name}.py").is_file() for root in _roots()):
-            present.append(name)
-    return sorted(present)
+    from textxai import registry
+
+    return sorted(m.name for m in registry.methods()
+                  if any((folder / f"{m.name}.py").is_file() for folder in _folders(m)))
 
 
 def _module_files(folder: Path) -> list[Path]:
@@ -93,7 +110,9 @@ def load(name: str, **kwargs):
     import evaluate
 
     if not isinstance(name, str):
-        raise TypeError(f"name={name!r}: expected a module name, one of {sorted(MODULE_NAMES)}")
+        from textxai import registry
+
+        raise TypeError(f"name={name!r}: expected a module name, one of {sorted(registry.names())}")
     if name.startswith("textxai/"):
         name = name.split("/", 1)[1]
     folder = module_path(name)

@@ -99,10 +99,10 @@ def device():
     return None if state is None else state.device
 
 
-def takes_part(runner) -> bool:
-    """Whether this process runs ``textxai run`` of ``runner``: always, except under a multi-process launch
-    where a runner without ``DATA_PARALLEL = True`` runs on the main process only."""
-    return _state() is None or getattr(runner, "DATA_PARALLEL", False) or is_main_process()
+def takes_part(data_parallel: bool) -> bool:
+    """Whether this process runs ``textxai run`` of a method: always, except under a multi-process launch where
+    a method whose descriptor has not ``data_parallel=True`` runs on the main process only."""
+    return _state() is None or bool(data_parallel) or is_main_process()
 
 
 def share_note(n: int) -> str:

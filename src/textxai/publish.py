@@ -42,7 +42,7 @@ from pathlib import Path
 import yaml
 from huggingface_hub import HfApi
 
-from textxai import modules
+from textxai import modules, registry
 
 HUB_URL = "https://huggingface.co/spaces/{repo_id}"
 _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?")
@@ -196,7 +196,7 @@ def vendor_package(target: Path, wheel=None) -> Path:
 
 def _with_namespace(target: Path, namespace: str) -> None:
     """``textxai/<module>`` -> ``<namespace>/<module>`` in the card, scripts and app; the app's header too."""
-    names = "|".join(sorted(modules.MODULE_NAMES))
+    names = "|".join(sorted(registry.names()))
     pattern = re.compile(rf"\btextxai/({names})\b")
     for file in target.rglob("*"):
         if file.suffix in (".md", ".py") and file.is_file() and "textxai" not in file.relative_to(target).parts[:-1]:
@@ -231,7 +231,7 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
     """
     _check_namespace(namespace)
     module_folder = modules.module_path(name)  # ValueError for unknown names, FileNotFoundError when absent
-    kind = modules.MODULE_NAMES[name]
+    kind = registry.get(name).folder_kind
     card = module_folder / "README.md"
     if not card.is_file():
         raise FileNotFoundError(f"module={name!r}: its metric card {card} is missing; write it before publishing")
@@ -308,7 +308,7 @@ def _hub_message(repo_id: str, error: Exception) -> str:
 # ----------------------------------------------------------------------------- CLI
 def add_publish_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``textxai publish``."""
-    parser.add_argument("module", help=f"module to publish, one of {sorted(modules.MODULE_NAMES)}")
+    parser.add_argument("module", help=f"module to publish, one of {registry.names()}")
     parser.add_argument("--namespace", required=True, help="Hub user or organization that owns the Space")
     parser.add_argument("--dry-run", metavar="DIR", default=None,
                         help="only write the Space folder into DIR (DIR/<module> unless DIR is named <module>)")

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+from argparse import ArgumentParser, Namespace
 import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 KINDS = ("metric", "measurement")
 
@@ -64,10 +66,15 @@ class Method:
     ``inputs``: ``{compute argument: callback data field}`` (:class:`textxai.integrations.CallbackInputs`);
     ``required``: the callback fields it cannot run without.
     ``option_groups``: ``{compute parameter: option dataclass}``, the one source of the defaults.
-    ``unit``: what the bootstrap resamples; ``estimands(result) -> {summary: textxai.stats.Estimand}``.
-    ``estimate(words_per_text, options, num_labels) -> int``: model evaluations before any model call.
-    ``runner``: the import path of its CLI glue (``add_arguments``, ``run``, optionally ``demo``);
-    ``data_parallel``: its run splits the texts across ``accelerate`` processes.
+    ``unit``: what the bootstrap resamples (one word, e.g. "example", "chain"); ``estimands(result) ->
+    {summary key: textxai.stats.Estimand}``: the per-unit values each summary's interval is computed from.
+    ``estimate(words, options, num_labels=2, device="cpu") -> int``: model evaluations of a run before any
+    model call; ``words``: words per text (pairs summed); ``options``: ``{name: value}``, the option groups'
+    defaults overlaid with the run's settings (:meth:`run_options`).
+    ``runner``: its CLI glue (``add_arguments(parser)``, ``run(args, texts, text_pairs, labels, classifier)
+    -> (results, figures)``, optionally ``demo(progress) -> (report, results, figures)``), as an import path
+    (``"textxai.naopc.runner"``) or a module object; ``data_parallel``: its run splits the texts across
+    ``accelerate`` processes (else only the main process runs it).
     ``folder``: the module folder when it is not shipped with the package (a plug-in's, a test's).
     ``analyse``: the method's :class:`Analysis` entry point.
     """
@@ -82,7 +89,7 @@ class Method:
     unit: str = "example"
     estimands: Callable | None = None
     estimate: Callable | None = None
-    runner: str | None = None
+    runner: str | ModuleType | None = None
     data_parallel: bool = False
     folder: Path | None = None
     analyse: Callable | None = None
@@ -92,6 +99,13 @@ class Method:
             raise ValueError(f"name={self.name!r}: expected a method name that is a Python identifier")
         if self.kind not in KINDS:
             raise ValueError(f"kind={self.kind!r}: expected one of {list(KINDS)}")
+        if not isinstance(self.unit, str) or not self.unit:
+            raise ValueError(f"unit={self.unit!r}: expected what the bootstrap resamples, e.g. 'example'")
+        if self.runner is not None and not isinstance(self.runner, (str, ModuleType)):
+            raise TypeError(f"runner={self.runner!r}: expected an import path or a module (or None)")
+        for group, cls in dict(self.option_groups).items():
+            if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
+                raise TypeError(f"option_groups[{group!r}]={cls!r}: expected an option-group dataclass")
 
     @property
     def folder_kind(self) -> str:
@@ -107,9 +121,27 @@ class Method:
             out.update(group_fields(group))
         return out
 
+    def run_options(self, settings=None) -> dict:
+        """``{option: value}`` of a run: :meth:`option_defaults`, then the defaults of its runner's arguments, then
+        ``settings`` (a mapping, or the parsed ``argparse`` arguments of ``textxai run``); what :attr:`estimate`
+        reads, so an estimate repeats no default."""
+        given = vars(settings) if isinstance(settings, Namespace) else dict(settings or {})
+        return {**self.option_defaults(), **self.argument_defaults(), **given}
+
+    def argument_defaults(self) -> dict:
+        """``{dest: default}`` of the arguments its runner adds to ``textxai run <name>`` (``{}`` without one)."""
+        glue = self.runner_module()
+        if glue is None or not hasattr(glue, "add_arguments"):
+            return {}
+        parser = ArgumentParser(add_help=False, conflict_handler="resolve")
+        glue.add_arguments(parser)
+        return {action.dest: action.default for action in parser._actions}  # noqa: SLF001 - argparse has no public list
+
     def runner_module(self):
         """Its CLI glue module (``None`` when it has none)."""
-        return None if self.runner is None else importlib.import_module(self.runner)
+        if self.runner is None or isinstance(self.runner, ModuleType):
+            return self.runner
+        return importlib.import_module(self.runner)
 
 
 _METHODS: dict[str, Method] = {}
@@ -122,10 +154,9 @@ def _discover() -> None:
     if _DISCOVERED:
         return
     _DISCOVERED = True
-    import textxai
-
-    for info in pkgutil.iter_modules(textxai.__path__):
-        if info.ispkg and (Path(info.module_finder.path) / info.name / "method.py").is_file():
+    root = Path(__file__).resolve().parent  # the textxai package (no import of it: no cycle through textxai)
+    for info in pkgutil.iter_modules([str(root)]):
+        if info.ispkg and (root / info.name / "method.py").is_file():
             importlib.import_module(f"textxai.{info.name}.method")
 
 

@@ -48,7 +48,14 @@ import numpy as np
 from textxai.validation import check_positive_int, short_repr
 
 __all__ = [
-    "UNITS",
+    "resampling_unit",
+    "require_values",
+    "ratio_estimand",
+    "values_estimand",
+    "quantile_statistic",
+    "std_statistic",
+    "median_statistic",
+    "mean_of_ratios",
     "DEFAULT_N_RESAMPLES",
     "SWEEP_SIZES",
     "Estimand",
@@ -73,13 +80,6 @@ __all__ = [
     "interval_note",
 ]
 
-UNITS = {
-    "naopc": "example",
-    "fim_difficulty": "example",
-    "inconsistency": "chain",
-    "ceval": "original",
-    "toki_trust": "correct prediction",
-}
 DEFAULT_N_RESAMPLES = 9999
 SWEEP_SIZES = (10, 50, 100, 200)
 
@@ -88,9 +88,22 @@ SWEEP_SIZES = (10, 50, 100, 200)
 
 
 def _check_module(module_name) -> str:
-    if module_name not in UNITS:
-        raise ValueError(f"module_name={short_repr(module_name)}: expected one of {sorted(UNITS)}")
+    from textxai import registry
+
+    if module_name not in registry.names():
+        raise ValueError(f"module_name={short_repr(module_name)}: expected one of {sorted(registry.names())}")
     return module_name
+
+
+def resampling_unit(module_name: str) -> str:
+    """What the bootstrap of method ``module_name`` resamples (its descriptor's ``unit``).
+
+    >>> resampling_unit("inconsistency"), resampling_unit("toki_trust")
+    ('chain', 'correct prediction')
+    """
+    from textxai import registry
+
+    return registry.get(_check_module(module_name)).unit
 
 
 def _check_level(confidence_level) -> float:
@@ -118,13 +131,15 @@ def _ratio(num, den, axis=-1):
         return np.sum(num, axis=axis) / np.sum(den, axis=axis)
 
 
-def _mean_of_ratios(*arrays, axis=-1):
+def mean_of_ratios(*arrays, axis=-1):
     """Mean over k ratio statistics given as num_1, den_1, num_2, den_2, ... (ceval's text_quality)."""
     parts = [_ratio(arrays[i], arrays[i + 1], axis=axis) for i in range(0, len(arrays), 2)]
     return np.mean(parts, axis=0)
 
 
-def _quantile(q: float):
+def quantile_statistic(q: float):
+    """The vectorised ``q``-quantile statistic (``statistic(x, axis=-1)``) of an :class:`Estimand`."""
+
     def statistic(x, axis=-1):
         return np.quantile(x, q, axis=axis)
 
@@ -132,11 +147,13 @@ def _quantile(q: float):
     return statistic
 
 
-def _std(x, axis=-1):
+def std_statistic(x, axis=-1):
+    """Standard deviation along ``axis`` (an :class:`Estimand` statistic)."""
     return np.std(x, axis=axis)
 
 
-def _median(x, axis=-1):
+def median_statistic(x, axis=-1):
+    """Median along ``axis`` (an :class:`Estimand` statistic)."""
     return np.median(x, axis=axis)
 
 
@@ -167,7 +184,7 @@ class Estimand:
         return Estimand(tuple(np.asarray(d)[..., index] for d in self.data), self.statistic, self.values[index])
 
 
-def _ratio_estimand(num, den) -> Estimand:
+def ratio_estimand(num, den) -> Estimand:
     """sum(num) / sum(den); a unit with den = 0 does not take part."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
@@ -176,12 +193,12 @@ def _ratio_estimand(num, den) -> Estimand:
     return Estimand((num, den), _ratio, values)
 
 
-def _values_estimand(values, statistic=None) -> Estimand:
+def values_estimand(values, statistic=None) -> Estimand:
     """A plain mean (or another statistic) of per-unit values; NaN / None values are left out."""
     v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
     keep = np.isfinite(v)
     if statistic is None:
-        return _ratio_estimand(np.where(keep, v, 0.0), keep.astype(np.float64))
+        return ratio_estimand(np.where(keep, v, 0.0), keep.astype(np.float64))
     return Estimand((v,), statistic, v)
 
 
@@ -255,130 +272,11 @@ def bootstrap_interval(data, statistic: Callable | None = None, confidence_level
 # ---------------------------------------------------------------------------------------------- per module
 
 
-def _require(result: Mapping, key: str, module_name: str, hint: str):
+def require_values(result: Mapping, key: str, module_name: str, hint: str):
+    """``result[key]``, the per-unit values a method's estimands read; a ``ValueError`` naming ``hint`` if absent."""
     if key not in result or result[key] is None:
         raise ValueError(f"result of {module_name} has no {key!r}: intervals need the per-example values ({hint})")
     return result[key]
-
-
-def _naopc(result):
-    per = _require(result, "per_example", "naopc", "compute with return_per_example=True")
-    out = {}
-    for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
-        if key in result and result[key] is not None:
-            out[key] = _values_estimand([row[key] for row in per])
-    return out
-
-
-def _fim(result):
-    values = _require(result, "difficulty", "fim_difficulty", "the per-text 'difficulty' list")
-    out = {"summary.mean": _values_estimand(values)}
-    stats_of = {"summary.std": _std, "summary.median": _median}
-    from textxai.fim import SUMMARY_QUANTILES
-
-    for q in SUMMARY_QUANTILES:
-        stats_of[f"summary.q{int(round(q * 100)):02d}"] = _quantile(q)
-    for key, statistic in stats_of.items():
-        out[key] = _values_estimand(values, statistic)
-    return out  # min / max get no interval: the bootstrap cannot go beyond the observed extremes
-
-
-def _inc_pooling(result, incs, k) -> str:
-    """The pooling that produced ``result["inc@k"]``, from its chain and step counts."""
-    chains, steps = result.get(f"inc@{k}_chains"), result.get(f"inc@{k}_steps")
-    pooled = (sum(len(i) > 0 for i in incs), sum(min(len(i), k) for i in incs))
-    reach = sum(len(i) >= k for i in incs)
-    if (chains, steps) == pooled or chains is None:
-        return "pooled"
-    if (chains, steps) == (reach, reach * k):
-        return "per_chain"
-    raise ValueError(f"result['inc@{k}_chains']={chains} and ['inc@{k}_steps']={steps} match neither pooling of the "
-                     f"per-example chains: expected the per_example of the same result")
-
-
-def _inconsistency(result):
-    per = _require(result, "per_example", "inconsistency", "compute with return_per_example=True")
-    incs = [np.asarray(i, dtype=np.float64) for i in per["inc"]]
-    dists = [np.asarray(d, dtype=np.float64) for d in per["minimality"]]
-    ks = sorted({int(key.split("@")[1]) for key in result
-                 if key.split("@")[0] in ("inc", "minimality", "flip_rate", "perplexity") and key.split("@")[-1].isdigit()})
-    out = {}
-    for k in ks:
-        if f"inc@{k}" not in result:
-            pass
-        elif _inc_pooling(result, incs, k) == "pooled":  # every (chain, step <= k) pair, resampled by chain
-            out[f"inc@{k}"] = _ratio_estimand([i[:k].sum() for i in incs], [len(i[:k]) for i in incs])
-        else:
-            out[f"inc@{k}"] = _values_estimand([i[:k].mean() if len(i) >= k else np.nan for i in incs])
-        if f"minimality@{k}" in result:
-            out[f"minimality@{k}"] = _values_estimand([d[k - 1] if len(d) >= k else np.nan for d in dists])
-        if f"flip_rate@{k}" in result and "labels" in per:
-            failed = per.get("failed")
-            flips, attempts = [], []
-            for c, lab in enumerate(per["labels"]):
-                if len(lab) > k:
-                    flips.append(float(lab[k] != lab[k - 1]))
-                    attempts.append(1.0)
-                else:
-                    flips.append(0.0)
-                    attempts.append(float(failed is not None and bool(failed[c]) and len(lab) == k))
-            if failed is None:  # older results: the chains whose editor failed at step k count as unflipped attempts
-                extra = int(result.get(f"flip_rate@{k}_chains", 0)) - int(sum(attempts))
-                flips, attempts = flips + [0.0] * max(extra, 0), attempts + [1.0] * max(extra, 0)
-            out[f"flip_rate@{k}"] = _ratio_estimand(flips, attempts)
-        if f"perplexity@{k}" in result and "perplexity" in per:
-            out[f"perplexity@{k}"] = _values_estimand([p.get(f"@{k}", np.nan) for p in per["perplexity"]])
-    return out
-
-
-_CEVAL_MEANS = ("probability_change", "token_distance", "token_distance_normalized", "diversity",
-                "diversity_normalized", "perplexity", "grammar", "cohesiveness", "likability", "fluency")
-
-
-def _ceval(result):
-    per = _require(result, "per_example", "ceval", "compute with return_per_example=True")
-    out = {}
-    flipped = None
-    if per.get("flipped") is not None:
-        flipped = np.asarray(per["flipped"], dtype=np.float64)
-        if result.get("flip_rate") is not None and np.isfinite(result["flip_rate"]):
-            out["flip_rate"] = _values_estimand(flipped)
-    for key in _CEVAL_MEANS:
-        if key not in per or key not in result:
-            continue
-        v = np.array([np.nan if x is None else x for x in per[key]], dtype=np.float64)
-        out[key] = _values_estimand(v)
-        if flipped is not None and f"{key}_flipped" in result:
-            ok = np.isfinite(v) & (flipped > 0)
-            out[f"{key}_flipped"] = _ratio_estimand(np.where(ok, v, 0.0), ok.astype(np.float64))
-    aspects = ("grammar", "cohesiveness", "likability", "fluency")
-    if "text_quality" in result and all(a in per for a in aspects):
-        cols = [np.array([np.nan if x is None else x for x in per[a]], dtype=np.float64) for a in aspects]
-        keep = np.any([np.isfinite(c) for c in cols], axis=0)
-        data = []
-        for c in cols:
-            data += [np.where(np.isfinite(c), c, 0.0)[keep], np.isfinite(c)[keep].astype(np.float64)]
-        with np.errstate(invalid="ignore"):
-            values = np.nanmean(np.stack(cols)[:, keep], axis=0)
-        out["text_quality"] = Estimand(tuple(data), _mean_of_ratios, values)
-    return out
-
-
-def _toki(result):
-    labels = _require(result, "trust_labels", "toki_trust", "the per-text 'trust_labels' list")
-    out = {}
-    for key, column in (("trustworthy_rate", labels), ("naive_trustworthy_rate", result.get("naive_labels")),
-                        ("no_ki_trustworthy_rate", result.get("no_ki_labels"))):
-        if column is None or key not in result:
-            continue
-        # over the correct predictions only (None = wrong prediction, not a unit of this rate)
-        out[key] = _ratio_estimand([float(bool(x)) if x is not None else 0.0 for x in column],
-                                   [float(x is not None) for x in column])
-    return out
-
-
-_EXTRACTORS = {"naopc": _naopc, "fim_difficulty": _fim, "inconsistency": _inconsistency, "ceval": _ceval,
-               "toki_trust": _toki}
 
 
 def estimands(module_name: str, result: Mapping) -> dict[str, Estimand]:
@@ -387,10 +285,12 @@ def estimands(module_name: str, result: Mapping) -> dict[str, Estimand]:
     >>> sorted(estimands("toki_trust", {"trust_labels": [True, None, False], "trustworthy_rate": 0.5}))
     ['trustworthy_rate']
     """
+    from textxai import registry
+
     _check_module(module_name)
     if not isinstance(result, Mapping):
         raise TypeError(f"result={short_repr(result)}: expected the dict a {module_name} computation returned")
-    return _EXTRACTORS[module_name](result)
+    return registry.get(module_name).estimands(result)
 
 
 def _get(result: Mapping, key: str):
@@ -426,7 +326,7 @@ def add_intervals(module_name: str, result: dict, confidence_level: float = 0.95
                 and not math.isclose(entry["score"], reported, rel_tol=1e-9, abs_tol=1e-12):
             raise ValueError(f"result[{key!r}]={reported!r} but its per-example values give {entry['score']!r}: "
                              f"expected the per-example values of the same result")
-        entry["unit"] = UNITS[module_name]
+        entry["unit"] = resampling_unit(module_name)
         intervals[key] = {k: entry[k] for k in ("score", "ci_low", "ci_high", "n", "unit", "method", "confidence_level")}
     result["intervals"] = intervals
     return result
@@ -504,7 +404,7 @@ def compare(module_name: str, results_a: Mapping, results_b: Mapping, confidence
                              f"{sorted(set(ea_all) & set(eb_all))}")
         ea, eb = ea_all[key], eb_all[key]
         if ea.n != eb.n:
-            raise ValueError(f"results_a has {ea.n} {UNITS[module_name]}s but results_b has {eb.n} for {key!r}: "
+            raise ValueError(f"results_a has {ea.n} {resampling_unit(module_name)}s but results_b has {eb.n} for {key!r}: "
                              f"a paired comparison needs results on the same examples, in the same order")
         common = ea.counted & eb.counted
         ea, eb = ea.subset(common), eb.subset(common)
@@ -515,7 +415,7 @@ def compare(module_name: str, results_a: Mapping, results_b: Mapping, confidence
             va, vb = float(ea.statistic(*ea.data, axis=-1)), float(eb.statistic(*eb.data, axis=-1))
         test = paired_test(ea.values, eb.values)
         out[key] = {"a": va, "b": vb, "difference": entry["score"], "ci_low": entry["ci_low"],
-                    "ci_high": entry["ci_high"], "n": entry["n"], "unit": UNITS[module_name], "method": entry["method"],
+                    "ci_high": entry["ci_high"], "n": entry["n"], "unit": resampling_unit(module_name), "method": entry["method"],
                     "confidence_level": entry["confidence_level"], "test": test["test"], "statistic": test["statistic"],
                     "p_value": test["p_value"]}
     return out
@@ -594,7 +494,7 @@ def compare_sample_size_sweep(module_name: str, results_a: Mapping, results_b: M
     if ea is None or eb is None:
         raise ValueError(f"key={key!r}: not a summary of both results")
     if ea.n != eb.n:
-        raise ValueError(f"results_a has {ea.n} {UNITS[module_name]}s but results_b has {eb.n}: expected the same examples")
+        raise ValueError(f"results_a has {ea.n} {resampling_unit(module_name)}s but results_b has {eb.n}: expected the same examples")
     common = ea.counted & eb.counted
     ea, eb = ea.subset(common), eb.subset(common)
     rng = np.random.default_rng(_check_seed(seed))
@@ -979,7 +879,7 @@ def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] |
         for b in names_[i + 1:]:
             c = compare(module_name, results[a], results[b], confidence_level, n_resamples, seed)
             out["comparisons"][f"{a} vs {b}"] = c
-            lines += [f"== paired comparison, {a} vs {b} (same {UNITS[module_name]}s, in the same order)",
+            lines += [f"== paired comparison, {a} vs {b} (same {resampling_unit(module_name)}s, in the same order)",
                       compare_table(c, a, b), ""]
             if sweep_sizes:
                 sweeps = {key: compare_sample_size_sweep(module_name, results[a], results[b], key, sweep_sizes,
@@ -999,10 +899,12 @@ def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] |
 
 def add_compare_parser(commands) -> None:
     """``textxai compare A.json B.json ... --module NAME`` (a sub-command of the ``textxai`` CLI)."""
+    from textxai import registry
+
     parser = commands.add_parser("compare", help="confidence intervals and paired comparisons of saved results "
                                                  "(several methods / editors / models on the same examples)")
     parser.add_argument("files", nargs="+", help="result .json files of `textxai run MODULE` (same examples, same order)")
-    parser.add_argument("--module", required=True, choices=sorted(UNITS))
+    parser.add_argument("--module", required=True, choices=registry.names())
     parser.add_argument("--names", nargs="+", default=None, help="a name per file (default: the file names)")
     parser.add_argument("--confidence-level", type=float, default=0.95)
     parser.add_argument("--n-resamples", type=int, default=DEFAULT_N_RESAMPLES)
@@ -1055,7 +957,7 @@ def space_intervals_html(module_name: str, result: dict, keys: Sequence[str] | N
     ests = estimands(module_name, result)
     wanted = [k for k in (keys or ests) if k in ests]
     most = max((int(ests[k].counted.sum()) for k in wanted), default=0)
-    unit = UNITS[module_name]
+    unit = resampling_unit(module_name)
     if most < min_units:
         return (f'<p class="textxai-intervals-note">Confidence intervals are shown from {min_units} {unit}s on '
                 f"(here {most}).</p>")

@@ -1,16 +1,79 @@
-"""The inconsistency method's descriptor (:mod:`textxai.registry`)."""
+"""The inconsistency method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
+import numpy as np
+
+from textxai import stats
 from textxai.registry import Method, register
 
 
-def _estimands(result):
-    from textxai import stats
+def _inc_pooling(result, incs, k) -> str:
+    """The pooling that produced ``result["inc@k"]``, from its chain and step counts."""
+    chains, steps = result.get(f"inc@{k}_chains"), result.get(f"inc@{k}_steps")
+    pooled = (sum(len(i) > 0 for i in incs), sum(min(len(i), k) for i in incs))
+    reach = sum(len(i) >= k for i in incs)
+    if (chains, steps) == pooled or chains is None:
+        return "pooled"
+    if (chains, steps) == (reach, reach * k):
+        return "per_chain"
+    raise ValueError(f"result['inc@{k}_chains']={chains} and ['inc@{k}_steps']={steps} match neither pooling of the "
+                     f"per-example chains: expected the per_example of the same result")
 
-    return stats._EXTRACTORS["inconsistency"](result)
+
+def estimands(result):
+    """inc@n, minimality@n, flip_rate@n and perplexity@n over the chains (resampled by chain)."""
+    per = stats.require_values(result, "per_example", "inconsistency", "compute with return_per_example=True")
+    incs = [np.asarray(i, dtype=np.float64) for i in per["inc"]]
+    dists = [np.asarray(d, dtype=np.float64) for d in per["minimality"]]
+    ks = sorted({int(key.split("@")[1]) for key in result
+                 if key.split("@")[0] in ("inc", "minimality", "flip_rate", "perplexity") and key.split("@")[-1].isdigit()})
+    out = {}
+    for k in ks:
+        if f"inc@{k}" not in result:
+            pass
+        elif _inc_pooling(result, incs, k) == "pooled":  # every (chain, step <= k) pair, resampled by chain
+            out[f"inc@{k}"] = stats.ratio_estimand([i[:k].sum() for i in incs], [len(i[:k]) for i in incs])
+        else:
+            out[f"inc@{k}"] = stats.values_estimand([i[:k].mean() if len(i) >= k else np.nan for i in incs])
+        if f"minimality@{k}" in result:
+            out[f"minimality@{k}"] = stats.values_estimand([d[k - 1] if len(d) >= k else np.nan for d in dists])
+        if f"flip_rate@{k}" in result and "labels" in per:
+            failed = per.get("failed")
+            flips, attempts = [], []
+            for c, lab in enumerate(per["labels"]):
+                if len(lab) > k:
+                    flips.append(float(lab[k] != lab[k - 1]))
+                    attempts.append(1.0)
+                else:
+                    flips.append(0.0)
+                    attempts.append(float(failed is not None and bool(failed[c]) and len(lab) == k))
+            if failed is None:  # older results: the chains whose editor failed at step k count as unflipped attempts
+                extra = int(result.get(f"flip_rate@{k}_chains", 0)) - int(sum(attempts))
+                flips, attempts = flips + [0.0] * max(extra, 0), attempts + [1.0] * max(extra, 0)
+            out[f"flip_rate@{k}"] = stats.ratio_estimand(flips, attempts)
+        if f"perplexity@{k}" in result and "perplexity" in per:
+            out[f"perplexity@{k}"] = stats.values_estimand([p.get(f"@{k}", np.nan) for p in per["perplexity"]])
+    return out
+
+
+def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
+    """Model evaluations of a run (:func:`textxai.estimates.feedback_evaluations`): given chains, one prediction
+    per text at most; else the chosen built-in editor's feedback steps (the LLM editor's model is not counted)."""
+    from textxai.estimates import feedback_evaluations
+
+    if options.get("chains"):
+        return len(words)
+    editor, max_words = options["editor"], options["max_words"]
+    if editor == "llm":
+        settings = {}
+    elif editor == "deletion":  # the deletion baseline has only --max-words (--n-words when it is not given)
+        settings = {"max_words": max_words if max_words is not None else options["n_words"]}
+    else:
+        settings = {key: options[key] for key in ("n_words", "n_neighbours", "n_substitutes", "max_words")}
+    return feedback_evaluations(words, options["steps"], editor=editor, **settings)
 
 
 METHOD = register(Method(
     name="inconsistency", kind="metric", order=10,
     help="inc@n of a counterfactual editor: feed it its own edits and count how much larger they get",
-    inputs={"edits": "edits"}, required=("edits",), unit="chain", estimands=_estimands,
+    inputs={"edits": "edits"}, required=("edits",), unit="chain", estimands=estimands, estimate=estimate,
     runner="textxai.runners.inconsistency", data_parallel=True,
 ))

@@ -1,18 +1,34 @@
-"""The naopc method's descriptor (:mod:`textxai.registry`)."""
+"""The naopc method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
+from textxai import stats
 from textxai.naopc.texts import NAOPCOptions
 from textxai.registry import Method, register
 
 
-def _estimands(result):
-    from textxai import stats
+def estimands(result):
+    """One interval per AOPC summary, over the per-example rows (resampled by example)."""
+    per = stats.require_values(result, "per_example", "naopc", "compute with return_per_example=True")
+    out = {}
+    for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
+        if key in result and result[key] is not None:
+            out[key] = stats.values_estimand([row[key] for row in per])
+    return out
 
-    return stats._EXTRACTORS["naopc"](result)
+
+def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
+    """Model evaluations of a run (:func:`textxai.estimates.naopc_evaluations`): per attribution method its
+    explanation and both curves, per text its limits (none when the attributions are given as a column)."""
+    from textxai.estimates import naopc_evaluations
+    from textxai.naopc.texts import default_max_exact_words
+
+    methods = None if options.get("attributions_column") else options["attribution_methods"]
+    return naopc_evaluations(words, options["normalization"], options["beam_size"],
+                             options["max_exact_words"] or default_max_exact_words(device), methods)
 
 
 METHOD = register(Method(
     name="naopc", kind="metric", order=40,
     help="faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC",
     inputs={"texts": "texts", "text_pairs": "text_pairs"}, required=("texts",),
-    option_groups={"options": NAOPCOptions}, unit="example", estimands=_estimands,
+    option_groups={"options": NAOPCOptions}, unit="example", estimands=estimands, estimate=estimate,
     runner="textxai.runners.naopc", data_parallel=True,
 ))
