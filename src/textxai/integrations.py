@@ -131,7 +131,7 @@ def _module_specs(modules) -> list[tuple[str, object, dict]]:
 
 @dataclass(frozen=True)
 class CallbackInputs:
-    """The data the modules read besides the model (see ``MODULE_INPUTS``).
+    """The data the modules read besides the model (see :func:`module_inputs`).
 
     texts: the raw evaluation texts (naopc, fim_difficulty, toki_trust; ceval's originals).
     text_pairs: their second texts, for sentence-pair models.
