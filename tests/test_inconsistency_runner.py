@@ -52,18 +52,20 @@ def test_cli_scores_given_chains(tiny_folder, tmp_path):
 
 
 def test_report_explains_the_most_inconsistent_step():
-    from textxai.runners.inconsistency import analyse, most_inconsistent, report
+    from textxai.inconsistency import analyse, most_inconsistent, report
 
     chains = [["a b c d", "a x c d", "a b c d", "a x c d"],                 # inc = [0, 0]
               ["good film", "bad film", "good movie here now"]]             # d = [1, 4]: inc = [3]
-    results, _ = analyse(chains, [[1, 0, 1, 0], [1, 0, 1]], n=[1, 2], intervals={"confidence_level": None})
+    analysis = analyse(chains, [[1, 0, 1, 0], [1, 0, 1]], n=[1, 2], intervals=None, max_chains=1)
+    results = analysis.results
     assert most_inconsistent(results) == (1, 1)
     text = report(results, [1, 2], max_chains=1)
+    assert text == analysis.report
     assert "Chain 0:" not in text and "Chain 1:  (inc per step: [3])" in text   # the inconsistent chain is shown
     assert "Chain 0:" in report(results, [1, 2], max_chains=2)
     assert "Why chain 1 is inconsistent at step 1" in text and "changed 4 words" in text
     assert "x0 itself was only 1 word away with the other label" in text and "inc = 4 - 1 = 3" in text
-    consistent, _ = analyse(chains[:1], [[1, 0, 1, 0]], n=[1], intervals={"confidence_level": None})
+    consistent = analyse(chains[:1], [[1, 0, 1, 0]], n=[1], intervals=None).results
     assert most_inconsistent(consistent) is None and "No step of any chain is inconsistent" in report(consistent, [1])
 
 
@@ -80,7 +82,7 @@ def test_demo_section():
     """The demo's story: the substitution editor answers its own edit with one of the same size (swaps a word
     back), the deletion baseline cannot restore what it deleted and shows inc > 0 on the same texts; the
     report explains the most inconsistent step and compares the editors paired."""
-    from textxai.runners.inconsistency import demo
+    from textxai.inconsistency.runner import demo
 
     from textxai.lm import packaged_lm_file
 
@@ -121,7 +123,7 @@ def test_demo_section():
 def test_demo_section_with_the_llm_editor(smollm2):
     """With the packaged LM: the LLM editor's chains on the same originals, perplexity@n of every editor under it
     (its start token stated), ten LLM edits shown as they came out, paired comparisons against both editors."""
-    from textxai.runners.inconsistency import demo
+    from textxai.inconsistency.runner import demo
 
     report, results, _ = demo(progress=False)
     llm = results["llm"]

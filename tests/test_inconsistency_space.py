@@ -65,14 +65,14 @@ def test_prefilled_editor_example_tells_the_story(app):
     antonym and answers its own edit by swapping back (inc@1 = 0); the deletion editor, on the same texts,
     cannot restore what it deleted (inc@1 > 0, the inconsistent step explained)."""
     from textxai import spaces
-    from textxai.editors import antonym_pairs
+    from textxai.editors import antonym_pairs, get_editor
 
     quiet = lambda *a, **k: None  # noqa: E731
     summary, chains, _ = app.run_editor(spaces.DEFAULT_MODEL, app.EXAMPLE_TEXTS, 3, "1", "spacy", "pooled",
                                         "substitution", progress=quiet)
     assert summary.split('id="inc-at-1">')[1].split("<")[0] == "0.000"
     clf = spaces.resolve_model(spaces.DEFAULT_MODEL)
-    editor = app.get_editor("substitution", clf, max_words=app.EDITOR_MAX_WORDS)
+    editor = get_editor("substitution", clf, max_words=app.EDITOR_MAX_WORDS)
     texts = app.EXAMPLE_TEXTS.splitlines()
     found, labels = inc.feedback_chains(editor, texts, clf, steps=1, progress=False)
     for (x0, x1), (y0, y1) in zip(found, labels):

@@ -85,15 +85,13 @@ class Inconsistency(TextxaiMetric):
             codebase_urls=["https://github.com/geofila/Counterfactuals-of-Counterfactuals"],
         )
 
-    def _compute(self, edits, labels=None, n=inc.DEFAULT_N, model=None, tokenizer=None, lm=None,
-                 word_tokenizer="spacy", pooling="pooled", return_per_example=False, batch_size=32, device=None,
-                 progress=False):
+    def _compute(self, edits, labels=None, model=None, tokenizer=None, lm=None, batch_size=32, device=None,
+                 progress=False, scoring: inc.ScoreOptions = None, **keywords):
         if labels is None and model is not None:
             from textxai.classifier import as_classifier  # torch only when a classifier is needed
 
             model = as_classifier(model, tokenizer=tokenizer, device=device)
         else:
             model = None  # labels given: no model call
-        return inc.compute(edits, n=n, labels=labels, model=model, lm=lm, word_tokenizer=word_tokenizer,
-                                 pooling=pooling, return_per_example=return_per_example, batch_size=batch_size,
-                                 progress=progress)
+        return inc.analyse(edits, labels, model, lm, intervals=None, figures=False, scoring=scoring,
+                           batch_size=batch_size, progress=progress, **keywords).summary

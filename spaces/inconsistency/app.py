@@ -9,9 +9,10 @@ import Levenshtein
 
 from textxai import inconsistency as inc
 from textxai import spaces, stats
-from textxai.editors import EDITOR_NAMES, get_editor
-from textxai.words import word_spans
+from textxai.editors import EDITOR_NAMES
+from textxai.words import WORD_TOKENIZERS, word_spans
 
+SCORING = inc.ScoreOptions()  # the library's defaults (word tokenizer, pooling); the Space reports n = 1, 2, 3
 MAX_CHAINS = 5
 MAX_CHAIN_TEXTS = 12
 MAX_EDITOR_TEXTS = 4
@@ -144,16 +145,13 @@ def summary_html(results: dict, n: list[int]) -> str:
             "in words. Positive = the editor answered its own edit with a larger one, so a smaller edit existed.</p>")
 
 
-def why_html(results: dict, chains, label_names=None) -> str:
+def why_html(results: dict, label_names=None) -> str:
     """The most inconsistent step explained in words (the paper's eq. 1 on that chain), or that there is none."""
-    from textxai.runners.inconsistency import explain_step, most_inconsistent
-
-    full = {**results, "chains": [[t for t in c if t] for c in chains]}
-    worst = most_inconsistent(full)
+    worst = inc.most_inconsistent(results)
     if worst is None:
         return ("<p id='why'>No step is inconsistent: every time the editor edited its own edit, it changed at most "
                 "as many words as the step before.</p>")
-    text = explain_step(full, *worst, label_names=label_names)[0]
+    text = inc.explain_step(results, *worst, label_names=label_names)[0]
     c, i = worst
     return f"<p id='why'><b>Chain {c + 1}, step {i}.</b> {spaces.escape(text.split(': ', 1)[1])}</p>"
 
@@ -164,20 +162,36 @@ def _intervals(results: dict, n: list[int]) -> str:
     return stats.space_intervals_html("inconsistency", results, keys=keys)
 
 
-def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
-    chains = parse_chains(text)
-    n = parse_n(n_text)
+def warnings_html(sentences) -> str:
+    """The analysis' warnings, one line each (the same sentences ``textxai run`` and the module raise)."""
+    return "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(s)}</p>" for s in sentences)
+
+
+def render(analysis, n: list[int], label_names=None, word_tokenizer: str = inc.ScoreOptions().word_tokenizer):
+    """The three outputs of a handler: summary (numbers, intervals, warnings, the worst step), chains, the plot."""
+    results = analysis.results
+    summary = (summary_html(results, n) + _intervals(results, n) + warnings_html(analysis.warnings)
+               + why_html(results, label_names))
+    chains = chains_html(results["chains"], results.get("labels"), label_names, word_tokenizer)
+    return summary, chains, analysis.figures["steps"]
+
+
+def analyse_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
+    """The :func:`textxai.inconsistency.analyse` of pasted chains (what ``score_chains`` renders)."""
+    chains, n = parse_chains(text), parse_n(n_text)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = inc.inconsistency(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling,
-                                    return_per_example=True)
-    fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
-    return (summary_html(results, n) + _intervals(results, n) + why_html(results, chains),
-            chains_html(chains, word_tokenizer=word_tokenizer), fig)
+        warnings.simplefilter("ignore")  # shown from analysis.warnings
+        return inc.analyse(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling)
 
 
-def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
-               editor_name: str = "substitution", progress=gr.Progress()):
+def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
+    analysis = analyse_chains(text, n_text, word_tokenizer, pooling)
+    return render(analysis, parse_n(n_text), word_tokenizer=word_tokenizer)
+
+
+def analyse_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
+                   editor_name: str = inc.EditorOptions().editor, progress=None):
+    """The :func:`textxai.inconsistency.analyse` of the built-in editor on the texts (what ``run_editor`` renders)."""
     if editor_name not in EDITOR_NAMES:
         raise spaces.SpaceError(f"editor={editor_name!r}: expected one of {list(EDITOR_NAMES)}")
     texts = spaces.check_inputs(spaces.split_lines(text, "texts"), max_texts=MAX_EDITOR_TEXTS)
@@ -187,18 +201,20 @@ def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_token
     spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
+    if progress is not None:
+        progress(0, desc="feeding the editor its own output")
     # the LLM editor: the packaged SmolLM2-135M-Instruct (textxai.lm.PACKAGED_LM); the others change <= 4 words
-    editor = get_editor(editor_name, classifier, **({} if editor_name == "llm" else {"max_words": EDITOR_MAX_WORDS}))
-    progress(0, desc="feeding the editor its own output")
-    chains, labels = inc.feedback_chains(editor, texts, classifier, steps=steps, word_tokenizer=word_tokenizer,
-                                         progress=False)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = inc.inconsistency(chains, n=n, labels=labels, word_tokenizer=word_tokenizer, pooling=pooling,
-                                    return_per_example=True)
-    fig = inc.plot_steps(chains, word_tokenizer=word_tokenizer)
-    return (summary_html(results, n) + _intervals(results, n) + why_html(results, chains, classifier.labels),
-            chains_html(chains, labels, classifier.labels, word_tokenizer), fig)
+        warnings.simplefilter("ignore")  # shown from analysis.warnings
+        return inc.analyse(texts=texts, classifier=classifier, n=n, word_tokenizer=word_tokenizer, pooling=pooling,
+                           editor=editor_name, steps=steps, max_words=EDITOR_MAX_WORDS), classifier
+
+
+def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
+               editor_name: str = inc.EditorOptions().editor, progress=gr.Progress()):
+    analysis, classifier = analyse_editor(model_choice, text, steps, n_text, word_tokenizer, pooling, editor_name,
+                                          progress)
+    return render(analysis, parse_n(n_text), classifier.labels, word_tokenizer=word_tokenizer)
 
 
 with spaces.space(
@@ -212,8 +228,8 @@ with spaces.space(
 ) as demo:
     with gr.Row():
         n_box = gr.Textbox(value="1, 2, 3", label="n (steps to report)", elem_id="n-box")
-        tokenizer_radio = gr.Radio(["spacy", "whitespace"], value="spacy", label="Word tokenizer")
-        pooling_radio = gr.Radio(list(inc.POOLINGS), value="pooled", label="Pooling over chains")
+        tokenizer_radio = gr.Radio(list(WORD_TOKENIZERS), value=SCORING.word_tokenizer, label="Word tokenizer")
+        pooling_radio = gr.Radio(list(inc.POOLINGS), value=SCORING.pooling, label="Pooling over chains")
     with gr.Tabs():
         with gr.Tab("Paste a chain"):
             chain_box = gr.Textbox(value=EXAMPLE_CHAIN, lines=8, elem_id="chain-box",
@@ -224,7 +240,7 @@ with spaces.space(
             texts_box = gr.Textbox(value=EXAMPLE_TEXTS, lines=4,
                                    label=f"Texts to edit, one per line (at most {MAX_EDITOR_TEXTS})")
             steps_slider = spaces.slider(1, MAX_STEPS, value=3, step=1, label="Feedback steps", name="steps", integer=True)
-            editor_radio = gr.Radio(list(EDITOR_NAMES), value="substitution", elem_id="editor-radio",
+            editor_radio = gr.Radio(list(EDITOR_NAMES), value=inc.EditorOptions().editor, elem_id="editor-radio",
                                     label="Editor: word substitution (swaps a word back: consistent) or word "
                                           "deletion (cannot restore a deleted word: watch inc)")
             editor_button = gr.Button("Run the editor", variant="primary", elem_id="editor-button")

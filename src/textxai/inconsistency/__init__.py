@@ -14,6 +14,11 @@ the editor's counterfactual of that, and so on. With ``d`` the word-level Levens
 A trailing ``None`` or empty string ends a chain (the editor failed); every ``@n`` reports how many chains
 contributed.
 
+Modules: ``checks`` (inputs), ``metrics`` (distances, inc, minimality, flip rate), ``scoring`` (the staged
+:func:`compute`), ``feedback`` (the editor loop), ``compare`` (two editors), ``plots`` (Fig. 3), ``options``
+(the option groups), ``analysis`` (:func:`analyse`, what every surface shows), ``reporting`` (its text),
+``demo`` (the ``textxai demo`` section) and ``runner`` (``textxai run inconsistency``).
+
 >>> chain = ["the film was good", "the film was bad", "a film that was good and fun"]
 >>> step_distances(chain).tolist()
 [1, 5]
@@ -25,13 +30,17 @@ contributed.
 """
 from __future__ import annotations
 
+from textxai.inconsistency.analysis import analyse
 from textxai.inconsistency.checks import (DEFAULT_N, POOLINGS, SELECTIONS, check_chain, check_chains, check_n,
-                                          unchanged)
+                                          read_chains, unchanged)
 from textxai.inconsistency.compare import compare_editors
 from textxai.inconsistency.feedback import FeedbackChains, feedback_chains
 from textxai.inconsistency.metrics import (chain_inc_at, flip_rate_at, inc_at, minimality_at, step_distances,
                                            step_inconsistency)
+from textxai.inconsistency.options import EditorOptions, Presentation, RunOptions, ScoreOptions, editor_options
 from textxai.inconsistency.plots import plot_steps
+from textxai.inconsistency.reporting import (chains_to_show, comparison_lines, editors_table, explain_step, llm_edits,
+                                             most_inconsistent, report)
 from textxai.inconsistency.scoring import compute, inconsistency
 
 __all__ = [
@@ -54,4 +63,18 @@ __all__ = [
     "feedback_chains",
     "compare_editors",
     "plot_steps",
+    "analyse",
+    "ScoreOptions",
+    "EditorOptions",
+    "RunOptions",
+    "Presentation",
+    "editor_options",
+    "read_chains",
+    "most_inconsistent",
+    "explain_step",
+    "chains_to_show",
+    "report",
+    "editors_table",
+    "llm_edits",
+    "comparison_lines",
 ]

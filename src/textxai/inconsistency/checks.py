@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -135,3 +136,25 @@ def _check_flag(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name}={short_repr(value)}: expected True or False")
     return bool(value)
+
+
+def read_chains(path: str) -> tuple[list[list], list[list] | None]:
+    """Chains (and labels when every line has them) from a .jsonl / .json file (``textxai run inconsistency --chains``):
+    one ``{"edits": [...], "labels": [...]}`` object (or one list of texts) per line."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"--chains={path!r}: no such file; expected a .jsonl file with an 'edits' list per line")
+    from textxai.tables import read_json_rows
+
+    rows = read_json_rows(p, lines=p.suffix.lower() != ".json", name="--chains", objects=False)
+    if not isinstance(rows, list) or not rows:
+        raise ValueError(f"--chains={path!r}: expected at least one chain")
+    chains, labels = [], []
+    for i, row in enumerate(rows):
+        if isinstance(row, list):
+            row = {"edits": row}
+        if not isinstance(row, dict) or "edits" not in row:
+            raise ValueError(f"--chains={path!r}: line {i + 1} has no 'edits' list")
+        chains.append(row["edits"])
+        labels.append(row.get("labels"))
+    return chains, (labels if all(lab is not None for lab in labels) else None)

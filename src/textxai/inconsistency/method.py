@@ -2,6 +2,8 @@
 import numpy as np
 
 from textxai import stats
+from textxai.inconsistency.analysis import analyse
+from textxai.inconsistency.options import EditorOptions, ScoreOptions, editor_options
 from textxai.registry import Method, register
 
 
@@ -61,19 +63,14 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 
     if options.get("chains"):
         return len(words)
-    editor, max_words = options["editor"], options["max_words"]
-    if editor == "llm":
-        settings = {}
-    elif editor == "deletion":  # the deletion baseline has only --max-words (--n-words when it is not given)
-        settings = {"max_words": max_words if max_words is not None else options["n_words"]}
-    else:
-        settings = {key: options[key] for key in ("n_words", "n_neighbours", "n_substitutes", "max_words")}
-    return feedback_evaluations(words, options["steps"], editor=editor, **settings)
+    settings = {k: v for k, v in editor_options(options).items() if k != "lm"}  # the LLM editor's model: no count
+    return feedback_evaluations(words, options["steps"], editor=options["editor"], **settings)
 
 
 METHOD = register(Method(
     name="inconsistency", kind="metric", order=10,
     help="inc@n of a counterfactual editor: feed it its own edits and count how much larger they get",
     inputs={"edits": "edits"}, required=("edits",), unit="chain", estimands=estimands, estimate=estimate,
-    runner="textxai.runners.inconsistency", data_parallel=True,
+    option_groups={"scoring": ScoreOptions, "editing": EditorOptions},
+    runner="textxai.inconsistency.runner", data_parallel=True, analyse=analyse,
 ))
