@@ -25,7 +25,7 @@ NORMALIZATIONS = ("auto", "exact", "beam", "beam-paper", "none")
 EXACT_WORDS_BY_DEVICE = {"cpu": 12, "cuda": 16}
 
 
-@dataclass
+@dataclass(frozen=True)
 class NAOPCOptions:
     """Options of :func:`compute_naopc` / :func:`compare_attributions` (each also accepted as a keyword).
 
