@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "former name)")
     parser.add_argument("--steps", type=positive_int_arg, default=edit.steps,
                         help=f"feedback steps (default {edit.steps}, as the paper)")
-    parser.add_argument("--n", type=positive_int_arg, nargs="+", default=list(score.n), help="report inc@n etc. for these n")
+    parser.add_argument("--n", type=positive_int_arg, nargs="+", default=score.n, help="report inc@n etc. for these n")
     parser.add_argument("--pooling", default=score.pooling, choices=POOLINGS)
     parser.add_argument("--word-tokenizer", default=score.word_tokenizer, choices=("spacy", "whitespace"))
     parser.add_argument("--selection", default=edit.selection, choices=SELECTIONS,
