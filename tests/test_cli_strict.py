@@ -179,7 +179,8 @@ def test_the_runners_read_no_csv_of_their_own():
     import inspect
 
     from textxai.inconsistency import runner as inconsistency
-    from textxai.runners import ceval, fim_difficulty, naopc, toki_trust
+    from textxai.naopc import runner as naopc
+    from textxai.runners import ceval, fim_difficulty, toki_trust
 
     for module in (ceval, fim_difficulty, inconsistency, naopc, toki_trust):
         source = inspect.getsource(module)

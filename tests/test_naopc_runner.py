@@ -28,7 +28,8 @@ def test_cli_run(model_folder, tmp_path, capsys):
     # "auto" says which limits it chose and why (4-word texts: exact, within the CPU budget of 2^12 inputs)
     choice = "limits: exact for 2 texts (N <= 12: 2^N <= 4,096 model inputs per text, the 'auto' budget on cpu)"
     assert written["limits_choice"] == choice
-    assert f"textxai run naopc: {choice}" in capsys.readouterr().err
+    assert written["warnings"] == ["L" + choice[1:] + "."]  # the analysis's warnings, printed on stderr
+    assert f"textxai run naopc: L{choice[1:]}." in capsys.readouterr().err
     clf = TextClassifier(str(model_folder), device="cpu")
     direct = N.compute_naopc([r["text"] for r in rows], [r["scores"] for r in rows], clf)
     for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
@@ -42,7 +43,7 @@ def test_demo_section(model_folder, monkeypatch):
     """The `textxai demo` section on a stand-in classifier (the demo model is built elsewhere)."""
     import textxai.classifier
     from textxai.classifier import TextClassifier
-    from textxai.runners import naopc as runner
+    from textxai.naopc import runner
 
     clf = TextClassifier(str(model_folder), device="cpu")
     monkeypatch.setattr(textxai.classifier, "as_classifier", lambda *a, **k: clf)
@@ -63,20 +64,20 @@ def test_demo_section(model_folder, monkeypatch):
 
 
 def test_report_warns_about_texts_with_nearly_coinciding_limits():
-    from textxai.runners import naopc as runner
+    from textxai.naopc import analysis
 
     results = dict(n_texts=2, mean_words=4.0, normalization_used=["exact"], model_evaluations=32, mean_lower=0.1,
                    mean_upper=0.3, methods={"omission": dict(comprehensiveness=0.1, sufficiency=0.0,
                                                              naopc_comprehensiveness=0.5, naopc_sufficiency=0.0)},
                    narrow_limit_texts=[1])
-    assert "Warning: text(s) 2 have limits closer than 0.001" in runner.report(results)
+    assert "Warning: text(s) 2 have limits closer than 0.001" in analysis.report(results)
     results["narrow_limit_texts"] = []
-    assert "Warning" not in runner.report(results)
+    assert "Warning" not in analysis.report(results)
 
 
 def test_report_names_a_ranking_flip_after_normalization():
     """A hand-made result: AOPC ranks b ahead on comprehensiveness, NAOPC ranks a ahead; sufficiency agrees."""
-    from textxai.runners.naopc import ranking_flips
+    from textxai.naopc.analysis import ranking_flips
 
     methods = {"a": {"comprehensiveness": 0.20, "naopc_comprehensiveness": 0.80, "sufficiency": 0.1, "naopc_sufficiency": 0.2},
                "b": {"comprehensiveness": 0.25, "naopc_comprehensiveness": 0.60, "sufficiency": 0.3, "naopc_sufficiency": 0.5}}

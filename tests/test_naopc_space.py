@@ -32,17 +32,18 @@ def _shown(html: str, elem_id: str) -> float:
 
 
 def test_handler_matches_module(app, sharp_folder, expected):
-    html, words, fig = app.evaluate_texts(sharp_folder, TEXTS, "omission", "auto", 5)
+    html, words, fig, scores = app.evaluate_texts(sharp_folder, TEXTS, "omission", "auto", 5)
     for elem, key in (("naopc-comp", "comprehensiveness"), ("naopc-suff", "sufficiency"),
                       ("naopc-ncomp", "naopc_comprehensiveness"), ("naopc-nsuff", "naopc_sufficiency")):
         assert _shown(html, elem) == pytest.approx(expected[key], abs=2e-6)
     clf = TextClassifier(sharp_folder)
     assert words.count("textxai-word") == sum(len(clf.words(t)) for t in TEXTS.splitlines())
     assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 5  # comp, suff, upper, lower, zero line
+    assert len(scores.axes) == 2  # AOPC and NAOPC bars
 
 
 def test_escaping_and_errors(app, sharp_folder):
-    html, words, _ = app.evaluate_texts(sharp_folder, "<script>alert(1)</script> good", "omission", "none", 5)
+    html, words, _, _ = app.evaluate_texts(sharp_folder, "<script>alert(1)</script> good", "omission", "none", 5)
     assert "<script>" not in words and "&lt;" in words and "<script>" not in html
     with pytest.raises(ValueError, match="no text given"):
         app.evaluate_texts(sharp_folder, "  \n ", "omission")
@@ -73,15 +74,20 @@ def test_browser_numbers_equal_module(app, sharp_folder, expected, gradio_url, p
 def test_texts_with_nearly_coinciding_limits_are_flagged():
     from helpers import load_space_app
 
+    from textxai.naopc.analysis import warnings
+    from textxai.registry import Analysis
+
     app = load_space_app("naopc")
     row = dict(n_words=4, normalization="exact", comprehensiveness=0.1, sufficiency=0.0, naopc_comprehensiveness=0.5,
                naopc_sufficiency=0.0, n_evaluations=16)
-    res = dict(comprehensiveness=0.1, sufficiency=0.0, naopc_comprehensiveness=0.5, naopc_sufficiency=0.0,
-               per_example=[dict(row, lower=0.0, upper=0.4), dict(row, lower=0.2, upper=0.2005)])
-    html = app.summary_html(res, "omission")
-    assert html.count('class="naopc-narrow"') == 1 and "text(s) 2: upper and lower limits closer than 0.001" in html
-    res["per_example"][1]["upper"] = 0.202  # 2e-3 apart: meaningful
-    assert "naopc-narrow" not in app.summary_html(res, "omission")
+    means = dict(comprehensiveness=0.1, sufficiency=0.0, naopc_comprehensiveness=0.5, naopc_sufficiency=0.0)
+    results = dict(methods={"omission": means}, narrow_limit_texts=[1],
+                   per_example={"omission": [dict(row, lower=0.0, upper=0.4), dict(row, lower=0.2, upper=0.2005)]})
+    html = app.summary_html(Analysis("naopc", results, warnings=warnings(results)), "omission")
+    assert html.count('class="naopc-narrow"') == 1
+    assert "⚠ text(s) 2 have limits closer than 0.001 (upper - lower)" in html
+    results["narrow_limit_texts"] = []
+    assert "naopc-narrow" not in app.summary_html(Analysis("naopc", results, warnings=warnings(results)), "omission")
 
 
 def test_prefilled_example_flips_the_ranking_under_normalisation(app):
@@ -89,7 +95,7 @@ def test_prefilled_example_flips_the_ranking_under_normalisation(app):
     ranks omission above gradient -- the first text's limits are 0.019 apart, the second's 0.5 (measured)."""
     out = {}
     for method in ("omission", "gradient"):
-        summary, _, _ = app.evaluate_texts("textxai/demo-sentiment", app.EXAMPLE, method)
+        summary, _, _, _ = app.evaluate_texts("textxai/demo-sentiment", app.EXAMPLE, method)
         out[method] = {key: float(summary.split(f'id="naopc-{key}">')[1].split("<")[0])
                        for key in ("comp", "suff", "ncomp", "nsuff")}
     om, gr = out["omission"], out["gradient"]

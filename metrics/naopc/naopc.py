@@ -110,10 +110,10 @@ class Naopc(TextxaiMetric):
     def _compute(self, texts, attributions=None, text_pairs=None, model=None, tokenizer=None, device=None,
                  target="predicted", attribution_method=None, return_per_example=False,
                  options: naopc.NAOPCOptions = None, **keywords):
-        res = naopc.compute(texts, attributions, as_classifier(model, tokenizer=tokenizer, device=device),
-                            text_pairs=text_pairs, target=target, attribution_method=attribution_method,
-                            options=options, **keywords)
-        out = {k: res[k] for k in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")}
+        analysis = naopc.analyse(texts, as_classifier(model, tokenizer=tokenizer, device=device), attributions,
+                                 text_pairs, target, attribution_method, options, intervals=None, figures=False,
+                                 **keywords)
+        out = dict(analysis.summary)
         if return_per_example:
-            out["per_example"] = res["per_example"]
+            out["per_example"] = next(iter(analysis.results["per_example"].values()))
         return out

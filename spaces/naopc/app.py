@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gradio as gr
-import numpy as np
 
 from textxai import naopc, spaces, stats
 from textxai.attribution import METHODS
@@ -13,6 +12,8 @@ MAX_TEXTS = 5
 MAX_CHARS = 400
 MAX_EXACT_WORDS = 12  # 4096 model calls per text at most on a CPU Space; longer texts get beam limits
 MAX_BEAM = 20
+DEFAULTS = naopc.NAOPCOptions()
+BEAM_SIZE = 5  # the Space's beam width (the library's "beam" default is 1): steadier limits for long texts
 DEFAULT_METHOD = "integrated_gradients"
 EXAMPLE = ("The big twist undermines everything that came before it.\n"
            "The resort staff remembered our names and made our anniversary feel special.")
@@ -34,7 +35,10 @@ def _fmt(value) -> str:
     return "–" if value is None else f"{value:.6f}"
 
 
-def summary_html(res: dict, method: str) -> str:
+def summary_html(analysis, method: str) -> str:
+    """The means, the analysis's warnings (limits used, nearly coinciding limits) and the per-text table."""
+    res = analysis.results["methods"][method]
+    rows_data = analysis.results["per_example"][method]
     cells = [("Comprehensiveness ↑", "naopc-comp", res["comprehensiveness"]),
              ("Sufficiency ↓", "naopc-suff", res["sufficiency"]),
              ("NAOPC comprehensiveness ↑", "naopc-ncomp", res["naopc_comprehensiveness"]),
@@ -42,8 +46,8 @@ def summary_html(res: dict, method: str) -> str:
     head = "".join(f"<th>{spaces.escape(name)}</th>" for name, _, _ in cells)
     body = "".join(f'<td><b id="{elem}">{_fmt(v)}</b></td>' for _, elem, v in cells)
     rows = []
-    narrow = set(naopc.narrow_limit_texts(res["per_example"]))
-    for i, r in enumerate(res["per_example"]):
+    narrow = set(analysis.results["narrow_limit_texts"])
+    for i, r in enumerate(rows_data):
         flag = ' class="naopc-narrow" title="limits nearly coincide: NAOPC is meaningless here"' if i in narrow else ""
         rows.append(
             f"<tr{flag}><td>{i + 1}{' ⚠' if i in narrow else ''}</td><td>{r['n_words']}</td><td>{spaces.escape(r['normalization'])}</td>"
@@ -57,48 +61,23 @@ def summary_html(res: dict, method: str) -> str:
         "<th>comp.</th><th>suff.</th><th>NAOPC comp.</th><th>NAOPC suff.</th><th>model calls</th></tr>"
         + "".join(rows) + "</table>"
     )
-    note = (f"<div class='naopc-narrow-note'>⚠ text(s) {', '.join(str(i + 1) for i in sorted(narrow))}: upper and "
-            f"lower limits closer than {naopc.NARROW_LIMITS:g}, the model barely reacts to removing words, so NAOPC "
-            "rescales noise there.</div>") if narrow else ""
-    return (f'<div class="naopc-result">{note}<div>Attribution method: <b>{spaces.escape(method)}</b> — means over '
-            f"{len(res['per_example'])} text(s)</div><table><tr>{head}</tr><tr>{body}</tr></table>"
+    notes = "".join(f"<div class='naopc-warning'>⚠ {spaces.escape(w)}</div>"
+                    for w in analysis.warnings)
+    return (f'<div class="naopc-result">{notes}<div>Attribution method: <b>{spaces.escape(method)}</b> — means over '
+            f"{len(rows_data)} text(s)</div><table><tr>{head}</tr><tr>{body}</tr></table>"
             f"<div style='margin-top: 0.8em'>{per_text}</div></div>")
 
 
-def words_html(res: dict, labels: dict) -> str:
+def words_html(rows: list, labels: dict) -> str:
     parts = []
-    for i, r in enumerate(res["per_example"]):
+    for i, r in enumerate(rows):
         label = f"Text {i + 1}: attribution per word (red = supports {labels.get(r['target'], r['target'])}, blue = against)"
         parts.append(spaces.highlight_words(r["words"], r["attributions"], label=label))
     return "".join(parts)
 
 
-def curves_figure(res: dict):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = res["per_example"]
-    fig, axes = plt.subplots(len(rows), 1, figsize=(7, 2.8 * len(rows)), squeeze=False)
-    for i, (ax, r) in enumerate(zip(axes[:, 0], rows)):
-        k = np.arange(1, r["n_words"] + 1)
-        ax.plot(k, r["comprehensiveness_curve"], "o-", color="#4f46e5", label=f"comprehensiveness {r['comprehensiveness']:.3f}")
-        ax.plot(k, r["sufficiency_curve"], "o-", color="#f59e0b", label=f"sufficiency {r['sufficiency']:.3f}")
-        if r["upper_curve"] is not None:
-            ax.plot(k, r["upper_curve"], "--", color="#059669", label=f"upper limit {r['upper']:.3f} ({r['normalization']})")
-            ax.plot(k, r["lower_curve"], "--", color="#dc2626", label=f"lower limit {r['lower']:.3f}")
-        ax.axhline(0, color="black", lw=0.6)
-        ax.set_title(f"text {i + 1}", fontsize=9)
-        ax.set_ylabel("p(x) − p(x without k words)", fontsize=8)
-        ax.legend(fontsize=7)
-    axes[-1, 0].set_xlabel("words removed (k)")
-    fig.tight_layout()
-    return fig
-
-
-def evaluate_texts(model_choice: str, text: str, method: str, normalization: str = "auto", beam_size=5):
-    """The module's numbers for the texts, the highlighted words and the perturbation curves with limits."""
+def analyse_texts(model_choice: str, text: str, method: str, normalization: str = DEFAULTS.normalization, beam_size=BEAM_SIZE):
+    """Widgets -> checked inputs -> :func:`textxai.naopc.analyse` (every text's curves); returns (analysis, classifier)."""
     texts = _texts(text)
     if method not in METHODS:
         raise spaces.SpaceError(f"method={method!r}: expected one of {list(METHODS)}")
@@ -109,15 +88,24 @@ def evaluate_texts(model_choice: str, text: str, method: str, normalization: str
                                                  MAX_EXACT_WORDS, method),
                         "texts", "use fewer or shorter texts, a smaller beam size or limits 'none'")
     clf = spaces.resolve_model(model_choice)
-    res = naopc.compute_naopc(texts, None, clf, attribution_method=method, normalization=normalization,
-                              beam_size=beam_size, max_exact_words=MAX_EXACT_WORDS)
+    analysis = naopc.analyse(texts, clf, attribution_method=method, normalization=normalization, beam_size=beam_size,
+                             max_exact_words=MAX_EXACT_WORDS, figures=len(texts))
+    return analysis, clf
+
+
+def evaluate_texts(model_choice: str, text: str, method: str, normalization: str = DEFAULTS.normalization, beam_size=BEAM_SIZE):
+    """The analysis rendered: numbers and warnings, the highlighted words, the curves with limits, the score bars."""
     import matplotlib.pyplot as plt
 
-    fig = curves_figure(res)
-    plt.close(fig)
-    intervals = stats.space_intervals_html("naopc", res, keys=["naopc_comprehensiveness", "naopc_sufficiency",
+    analysis, clf = analyse_texts(model_choice, text, method, normalization, beam_size)
+    for fig in analysis.figures.values():
+        plt.close(fig)
+    rows = analysis.results["per_example"][method]
+    one = {**analysis.results["methods"][method], "per_example": rows}
+    intervals = stats.space_intervals_html("naopc", one, keys=["naopc_comprehensiveness", "naopc_sufficiency",
                                                                "comprehensiveness", "sufficiency"])  # over the texts
-    return summary_html(res, method) + intervals, words_html(res, clf.labels), fig
+    curves = analysis.figures.get("curves") or analysis.figures["curves_first_text"]
+    return summary_html(analysis, method) + intervals, words_html(rows, clf.labels), curves, analysis.figures["scores"]
 
 
 def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
@@ -128,16 +116,18 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
             method = gr.Dropdown(list(METHODS), value=DEFAULT_METHOD, label="Attribution method", elem_id="naopc-method")
         text = gr.Textbox(label=f"Texts, one per line (at most {MAX_TEXTS})", value=EXAMPLE, lines=4, elem_id="naopc-text")
         with gr.Row():
-            normalization = gr.Radio(["auto", "beam", "none"], value="auto", label="Limits",
+            normalization = gr.Radio(["auto", "beam", "none"], value=DEFAULTS.normalization, label="Limits",
                                      info=f"auto = exact up to {MAX_EXACT_WORDS} words, beam search beyond",
                                      elem_id="naopc-normalization")
-            beam = spaces.slider(1, MAX_BEAM, value=5, step=1, label="Beam size", elem_id="naopc-beam", name="beam_size",
+            beam = spaces.slider(1, MAX_BEAM, value=BEAM_SIZE, step=1, label="Beam size", elem_id="naopc-beam", name="beam_size",
                                  integer=True)
         run = gr.Button("Evaluate", variant="primary", elem_id="naopc-run")
         result = gr.HTML(elem_id="naopc-result")
         words = gr.HTML(elem_id="naopc-words")
         plot = gr.Plot(label="Perturbation curves with the AOPC limit curves", elem_id="naopc-plot")
-        run.click(spaces.user_errors(evaluate_texts), [model, text, method, normalization, beam], [result, words, plot])
+        scores = gr.Plot(label="Mean scores (error bars: intervals over the texts)", elem_id="naopc-scores")
+        run.click(spaces.user_errors(evaluate_texts), [model, text, method, normalization, beam],
+                  [result, words, plot, scores])
     return demo
 
 

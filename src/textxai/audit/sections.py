@@ -143,7 +143,7 @@ def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, bat
                  progress: bool = False) -> dict:
     """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
     and its significance, where normalisation changes the ranking, heat-mapped example explanations."""
-    from textxai.runners.naopc import ranking_flips
+    from textxai.naopc.analysis import ranking_flips
 
     sub = list(texts[: options.max_texts])
     methods = list(options.methods)

@@ -31,7 +31,8 @@ The model-agnostic core works on a ``score_fn`` mapping a boolean batch of remov
 - :func:`rank_agreement`: Kendall tau between two rankings (the paper's Table 4).
 
 :func:`compute_naopc` applies all of this to texts, word attributions and a
-:class:`~textxai.classifier.TextClassifier`.
+:class:`~textxai.classifier.TextClassifier`; :func:`analyse` (``textxai.naopc.analysis``) is the one analysis
+every surface shows (module, ``textxai run naopc``, the demo, the Space): numbers, warnings, figures, report.
 
 The paper's Table 1 model f1(x) = 0.2 x1 + 0.3 x2 + 0.1 x3 + 0.4 x4 at x = (1, 1, 1, 1):
 
@@ -52,13 +53,16 @@ from textxai.naopc.core import (NARROW_LIMITS, AOPCLimits, aopc, aopc_curve, com
                                 normalize, rank_agreement, sufficiency_order)
 from textxai.naopc.limits import DEFAULT_MAX_EXACT_WORDS, LIMIT_METHODS, aopc_limits, aopc_limits_many
 from textxai.naopc.texts import (EXACT_WORDS_BY_DEVICE, NORMALIZATIONS, PERTURBATIONS, NAOPCOptions,
-                                 compare_attributions, compute_naopc, default_max_exact_words, explain_choice,
-                                 limit_method)
+                                 attribution_sets, compare_attributions, compute_naopc, default_max_exact_words,
+                                 explain_choice, limit_method)
+from textxai.naopc.analysis import analyse
 
 compute = compute_naopc  # the entry point the naopc module calls (textxai.<paper>.compute); old name kept
 
 __all__ = [
     "compute",
+    "analyse",
+    "attribution_sets",
     "AOPCLimits",
     "aopc",
     "aopc_curve",

@@ -1,5 +1,6 @@
 """The naopc method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
 from textxai import stats
+from textxai.naopc.analysis import analyse
 from textxai.naopc.texts import NAOPCOptions
 from textxai.registry import Method, register
 
@@ -30,5 +31,5 @@ METHOD = register(Method(
     help="faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC",
     inputs={"texts": "texts", "text_pairs": "text_pairs"}, required=("texts",),
     option_groups={"options": NAOPCOptions}, unit="example", estimands=estimands, estimate=estimate,
-    runner="textxai.runners.naopc", data_parallel=True,
+    runner="textxai.naopc.runner", data_parallel=True, analyse=analyse,
 ))

@@ -59,8 +59,9 @@ class NAOPCOptions:
         return self
 
 
-def _options(options: NAOPCOptions | None, kwargs: dict) -> NAOPCOptions:
-    return apply_keywords("naopc.compute", kwargs, options=(NAOPCOptions, options))["options"].checked()
+def options_from(options: NAOPCOptions | None, keywords: dict, where: str = "naopc.compute") -> NAOPCOptions:
+    """``options`` (or the defaults) with the keywords naming its fields, checked (``where`` names the caller)."""
+    return apply_keywords(where, keywords, options=(NAOPCOptions, options))["options"].checked()
 
 
 def default_max_exact_words(device) -> int:
@@ -392,21 +393,32 @@ def compute_naopc(texts, attributions, classifier, text_pairs=None, target="pred
     curves), the comprehensiveness / sufficiency curves, the method used and n_evaluations (distinct
     perturbed inputs the model saw for that text).
     """
+    out = compare_attributions(texts, classifier, attribution_sets(attributions, attribution_method),
+                               text_pairs=text_pairs, target=target, options=options, **kwargs)
+    return next(iter(out.values()))
+
+
+def attribution_sets(attributions, attribution_method: str | None = None) -> dict:
+    """``{name: scores or None}`` for :func:`compare_attributions`: a dict as given, one score list per text as
+    the set ``"attributions"``, or ``None`` with ``attribution_method`` (computed by that method).
+
+    >>> attribution_sets([[0.1, 0.2]]), attribution_sets(None, "omission")
+    ({'attributions': [[0.1, 0.2]]}, {'omission': None})
+    """
+    if isinstance(attributions, dict) and attribution_method is None:
+        return attributions
     if attributions is None:
         if attribution_method is None:
             raise ValueError(
                 "attributions=None: expected one score per word per text, or attribution_method= one of "
                 "textxai.attribution.available_methods() to compute them"
             )
-        sets = {attribution_method: None}
-    elif attribution_method is not None:
+        return {attribution_method: None}
+    if attribution_method is not None:
         raise ValueError(
             f"attribution_method={attribution_method!r} with attributions given: expected one of the two"
         )
-    else:
-        sets = {"attributions": attributions}
-    out = compare_attributions(texts, classifier, sets, text_pairs=text_pairs, target=target, options=options, **kwargs)
-    return next(iter(out.values()))
+    return {"attributions": attributions}
 
 
 def compare_attributions(texts, classifier, attributions: dict, text_pairs=None, target="predicted",
@@ -418,7 +430,7 @@ def compare_attributions(texts, classifier, attributions: dict, text_pairs=None,
     :func:`compute_naopc`. Every argument is checked before the first model call. Returns name -> the
     :func:`compute_naopc` result for that set.
     """
-    job = _validate(texts, classifier, attributions, text_pairs, target, _options(options, kwargs))
+    job = _validate(texts, classifier, attributions, text_pairs, target, options_from(options, kwargs))
     targets, memos, orders, score_many = _model_outputs(job)
     methods, limits = _limits_per_text(job, memos, score_many)
     return _reduce(job, targets, memos, orders, methods, limits)
