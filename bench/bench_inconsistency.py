@@ -70,16 +70,16 @@ def report_row(n_chains: int = 2000, baseline_chains: int = 10):
     from textxai import inconsistency as inc
 
     chains = synthetic_chains(n_chains)
-    inc.inconsistency([["warm up", "spaCy import", "x"]], n=[1])
+    inc.compute([["warm up", "spaCy import", "x"]], n=[1])
     baseline_inc([["warm up", "spaCy import", "x"]], [1])
     t0 = time.perf_counter()
-    inc.inconsistency(chains, n=[1, 2, 3, 5, 9])
+    inc.compute(chains, n=[1, 2, 3, 5, 9])
     per_fast = (time.perf_counter() - t0) / len(chains)
     sub = chains[:baseline_chains]
     t0 = time.perf_counter()
     _, slow_d = baseline_inc(sub, [1, 2, 3, 5, 9])
     per_slow = (time.perf_counter() - t0) / len(sub)
-    assert inc.inconsistency(sub, n=[1], return_per_example=True)["per_example"]["minimality"] == slow_d
+    assert inc.compute(sub, n=[1], return_per_example=True)["per_example"]["minimality"] == slow_d
     return Row(f"inconsistency inc@n, {n_chains:,} chains x 10 steps of ~200 words (baseline on {len(sub)})",
                "nltk DP on spaCy tokens, authors' style (ms/chain)", f"{per_slow * 1e3:.0f}",
                f"{per_fast * 1e3:.2f} (identical distances)", f"{per_slow / per_fast:,.0f}x faster")
@@ -98,10 +98,10 @@ def main():
     n_words = np.mean([len(t.split()) for t in chains[0]])
     print(f"{len(chains)} chains x {len(chains[0]) - 1} steps, ~{n_words:.0f} words per text")
 
-    inc.inconsistency([["warm up", "spaCy import", "x"]], n=[1])  # imports and tokenizer construction are not timed
+    inc.compute([["warm up", "spaCy import", "x"]], n=[1])  # imports and tokenizer construction are not timed
     baseline_inc([["warm up", "spaCy import", "x"]], [1])
     t0 = time.perf_counter()
-    fast = inc.inconsistency(chains, n=n_values)
+    fast = inc.compute(chains, n=n_values)
     t_fast = time.perf_counter() - t0
 
     sub = chains[: args.baseline_chains]
@@ -109,7 +109,7 @@ def main():
     slow, slow_d = baseline_inc(sub, n_values)
     t_slow = time.perf_counter() - t0
 
-    check = inc.inconsistency(sub, n=n_values, return_per_example=True)
+    check = inc.compute(sub, n=n_values, return_per_example=True)
     assert check["per_example"]["minimality"] == slow_d, "distances differ from the baseline"
     assert all(abs(check[f"inc@{n}"] - slow[n]) < 1e-12 for n in n_values)
 

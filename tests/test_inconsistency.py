@@ -79,27 +79,27 @@ def test_hand_worked_minimality_and_flip_rate():
 
 
 def test_inconsistency_flat_dict_matches_parts():
-    r = inc.inconsistency(CHAINS, n=[1, 2, 3], labels=LABELS, return_per_example=True)
+    r = inc.compute(CHAINS, n=[1, 2, 3], labels=LABELS, return_per_example=True)
     assert r["inc@2"] == pytest.approx(5 / 9) and r["inc@2_chains"] == 5 and r["inc@2_steps"] == 9
     assert r["minimality@3"] == pytest.approx(7 / 4) and r["minimality@3_chains"] == 4
     assert r["flip_rate@3"] == pytest.approx(0.8) and r["flip_rate@3_chains"] == 5
     assert r["per_example"]["minimality"] == [[1, 1, 1], [1, 2, 3], [3, 2, 1], [1, 3], [1, 2, 2, 5]]
     assert r["per_example"]["inc"] == [[0, 0], [1, 1], [0, 0], [2], [1, 0, 3]]
     assert r["per_example"]["inc@2"][:3] == [0.0, 1.0, 0.0] and math.isnan(r["per_example"]["inc@2"][3])
-    pc = inc.inconsistency(CHAINS, n=[2], pooling="per_chain")
+    pc = inc.compute(CHAINS, n=[2], pooling="per_chain")
     assert pc["inc@2"] == pytest.approx(0.375) and pc["inc@2_chains"] == 4
 
 
 def test_labels_without_trailing_none_and_empty_string_failure():
     labels = [lab if lab[-1] is not None else lab[:-1] for lab in LABELS]
     chains = [c if c[-1] is not None else c[:3] + [""] for c in CHAINS]
-    a = inc.inconsistency(chains, n=[1, 2, 3], labels=labels)
-    b = inc.inconsistency(CHAINS, n=[1, 2, 3], labels=LABELS)
+    a = inc.compute(chains, n=[1, 2, 3], labels=labels)
+    b = inc.compute(CHAINS, n=[1, 2, 3], labels=LABELS)
     assert a == b
 
 
 def test_failed_first_step_contributes_only_to_flip_rate():
-    r = inc.inconsistency([["a b", None], ["a b", "a c", "a"]], n=[1], labels=[[0, None], [0, 1, 0]])
+    r = inc.compute([["a b", None], ["a b", "a c", "a"]], n=[1], labels=[[0, None], [0, 1, 0]])
     assert r["inc@1"] == 0.0 and r["inc@1_chains"] == 1
     assert r["minimality@1_chains"] == 1
     assert r["flip_rate@1"] == 0.5 and r["flip_rate@1_chains"] == 2
@@ -257,30 +257,30 @@ def test_plot_steps_boxes():
 )
 def test_bad_chains(chains, exc, match):
     with pytest.raises(exc, match=match):
-        inc.inconsistency(chains)
+        inc.compute(chains)
 
 
 def test_bad_options():
     with pytest.raises(ValueError, match=r"labels\[0\] has 2 labels but chain 0 has 3 items"):
-        inc.inconsistency([["a", "b", "c"]], labels=[[0, 1]])
+        inc.compute([["a", "b", "c"]], labels=[[0, 1]])
     with pytest.raises(ValueError, match="labels has 2 lists"):
-        inc.inconsistency([["a", "b", "c"]], labels=[[0, 1, 0], [1]])
+        inc.compute([["a", "b", "c"]], labels=[[0, 1, 0], [1]])
     with pytest.raises(ValueError, match=r"n=\[0, 1\]: 0 is not a positive integer"):
-        inc.inconsistency([["a", "b"]], n=[0, 1])
+        inc.compute([["a", "b"]], n=[0, 1])
     with pytest.raises(ValueError, match="word_tokenizer='nltk'"):
-        inc.inconsistency([["a", "b"]], word_tokenizer="nltk")
+        inc.compute([["a", "b"]], word_tokenizer="nltk")
     with pytest.raises(ValueError, match="pooling='mean'"):
-        inc.inconsistency([["a", "b"]], pooling="mean")
+        inc.compute([["a", "b"]], pooling="mean")
 
 
 def test_n_beyond_every_chain_is_nan_with_warning():
     with pytest.warns(UserWarning, match="no chain contributes"):
-        r = inc.inconsistency([["a", "b", "c d"]], n=[1, 50])
+        r = inc.compute([["a", "b", "c d"]], n=[1, 50])
     assert math.isnan(r["inc@50"]) is False  # pooled: step 1 is available for @50
     assert r["inc@50_chains"] == 1
     assert math.isnan(r["minimality@50"]) and r["minimality@50_chains"] == 0
     with pytest.warns(UserWarning, match="no chain contributes"):
-        r = inc.inconsistency([["a", "b"]], n=[3])
+        r = inc.compute([["a", "b"]], n=[3])
     assert math.isnan(r["inc@3"]) and r["inc@3_chains"] == 0
 
 
@@ -361,9 +361,10 @@ def test_compute_rejects_bad_input_before_any_model_call(bad, error):
     assert spy.calls == 1
 
 
-def test_compute_is_inconsistency():
+def test_compute_and_its_deprecated_former_name():
     chains = [["a b", "a c", "d e f"], ["x", "x y", "z"]]
-    assert inc.inconsistency is inc.compute
+    with pytest.warns(DeprecationWarning, match=r"inconsistency.inconsistency is deprecated: call textxai.inconsistency.compute"):
+        assert inc.inconsistency(chains, n=[1, 2]) == inc.compute(chains, n=[1, 2])
     # word distances: chain 0 steps 1, 3 (inc 2); chain 1 steps 1, 2 (inc 1)
     assert inc.compute(chains, n=[1, 2], labels=[[0, 1, 0], [1, 1, 0]]) == {
         "inc@1": 1.5, "inc@1_chains": 2, "inc@1_steps": 2, "inc@2": 1.5, "inc@2_chains": 2, "inc@2_steps": 2,

@@ -27,7 +27,7 @@ def module():
 
 def test_compute_matches_library_and_hand_values(module):
     out = module.compute(edits=CHAINS, labels=LABELS, n=[1, 2, 3])
-    assert out == inc.inconsistency(CHAINS, n=[1, 2, 3], labels=LABELS)
+    assert out == inc.compute(CHAINS, n=[1, 2, 3], labels=LABELS)
     assert out["inc@2"] == pytest.approx(5 / 9) and out["flip_rate@3"] == pytest.approx(0.8)
     pc = module.compute(edits=CHAINS, n=[2], pooling="per_chain", word_tokenizer="whitespace")
     assert pc["inc@2"] == pytest.approx(0.375) and pc["inc@2_chains"] == 4 and "flip_rate@2" not in pc
@@ -39,7 +39,7 @@ def test_add_batch_equals_compute(module):
     assert module.compute(n=[1, 2, 3]) == module.compute(edits=CHAINS, labels=LABELS, n=[1, 2, 3])
     for chain in CHAINS:
         module.add(edits=chain)
-    assert module.compute(n=[1, 2]) == inc.inconsistency(CHAINS, n=[1, 2])
+    assert module.compute(n=[1, 2]) == inc.compute(CHAINS, n=[1, 2])
     module.add_batch(edits=CHAINS[:1])
     with pytest.raises(ValueError, match="labels=given but the earlier add / add_batch calls since the last compute did not give it"):
         module.add_batch(edits=CHAINS[1:2], labels=LABELS[1:2])

@@ -28,7 +28,7 @@ def test_cli_runs_the_editor_and_scores_its_chains(tiny_folder, tmp_path, capsys
     assert (out / "inconsistency_steps.png").is_file()
     chains, labels = results["chains"], results["labels"]
     assert [c[0] for c in chains] == TEXTS
-    ref = inc.inconsistency(chains, n=[1, 2], labels=labels)
+    ref = inc.compute(chains, n=[1, 2], labels=labels)
     for key in ("inc@1", "inc@2", "minimality@1", "flip_rate@1", "inc@1_chains"):
         assert results[key] == (None if ref[key] != ref[key] else pytest.approx(ref[key]))
     printed = capsys.readouterr().out
@@ -96,7 +96,7 @@ def test_demo_section():
         e = res["intervals"]["inc@1"]  # intervals over the chains that reach step 2, shown in the report
         assert e["n"] == res["inc@1_chains"] and e["unit"] == "chain" and e["ci_low"] <= res["inc@1"] <= e["ci_high"]
         assert stats.format_interval(e) in report
-        ref = inc.inconsistency(res["chains"], n=[1, 2], labels=res["labels"])
+        ref = inc.compute(res["chains"], n=[1, 2], labels=res["labels"])
         assert res["inc@1"] == ref["inc@1"] and res["flip_rate@1"] == ref["flip_rate@1"]
     # measured: substitution inc@1 0.000 (5 chains reach step 2), deletion 0.625 (8); flip rate@1 0.50 vs 1.00
     assert sub["inc@1"] < dele["inc@1"] and sub["flip_rate@1"] > 0

@@ -23,7 +23,7 @@ def tiny_folder(tiny_bert_folder):
 
 def test_score_chains_matches_library(app):
     summary, chains, fig = app.score_chains("\n".join(CHAIN), "1, 2", "spacy", "pooled")
-    ref = inc.inconsistency([CHAIN], n=[1, 2])
+    ref = inc.compute([CHAIN], n=[1, 2])
     assert ref["inc@1"] == 2.0 and ref["inc@2"] == 1.5  # d = [1, 3, 4]; inc = [2, 1]
     assert 'id="inc-at-1">2.000<' in summary and 'id="inc-at-2">1.500<' in summary
     assert chains.count("<tr><td>x") == 4 and "<ins" in chains and "<del" in chains
@@ -37,7 +37,7 @@ def test_score_chains_matches_library(app):
 def test_two_chains_and_per_chain_pooling(app):
     text = "\n".join(CHAIN) + "\n\n" + "a b\na c\nd e f\n"
     summary, _, _ = app.score_chains(text, "1", "whitespace", "per_chain")
-    ref = inc.inconsistency([CHAIN, ["a b", "a c", "d e f"]], n=[1], pooling="per_chain", word_tokenizer="whitespace")
+    ref = inc.compute([CHAIN, ["a b", "a c", "d e f"]], n=[1], pooling="per_chain", word_tokenizer="whitespace")
     assert f'id="inc-at-1">{ref["inc@1"]:.3f}<' in summary and ref["inc@1"] == 2.0
 
 

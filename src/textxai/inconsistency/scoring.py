@@ -204,7 +204,7 @@ def compute(
     ``return_per_example=True`` adds ``per_example``: per chain the step minimalities, step inconsistencies,
     the per-chain inc@n (NaN where the chain is too short), labels and perplexities.
 
-    Every argument is checked before any model runs. ``inconsistency(...)`` is the former name (an alias).
+    Every argument is checked before any model runs. ``inconsistency(...)`` is its deprecated former name.
 
     >>> r = compute([["a b", "a c", "d e f"]], n=[1, 2], labels=[[0, 1, 0]])
     >>> r["inc@1"], r["inc@2"], r["inc@2_chains"], r["flip_rate@2"]
@@ -224,5 +224,8 @@ def compute(
     return _reduce(request, outputs, metrics)
 
 
-#: The former name of :func:`compute` (kept for one release).
-inconsistency = compute
+def inconsistency(*args, **kwargs) -> dict:
+    """Deprecated: the former name of :func:`compute` (it warns; it goes in the next release)."""
+    warnings.warn("textxai.inconsistency.inconsistency is deprecated: call textxai.inconsistency.compute (the same "
+                  "function)", DeprecationWarning, stacklevel=2)
+    return compute(*args, **kwargs)
