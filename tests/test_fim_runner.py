@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from textxai import fim
-from textxai.runners import fim_difficulty as runner
+from textxai.fim import runner
+from textxai.fim.analysis import report
 
 TEXTS = ["the movie was wonderful", "a terrible boring film , i hated it !", "good", "it was not good",
          "the food was not good but the service was lovely ."]
@@ -41,7 +42,7 @@ def test_run_matches_library_and_orders(bert_clf, tmp_path):
                             "intervals"}
     assert results["intervals"]["summary.mean"]["score"] == pytest.approx(float(np.mean(d)))
     assert 0 <= results["accuracy"]["all"] <= 1
-    text = runner.report(results)
+    text = report(results)
     assert "Hardest" in text and "Difficulty shift" in text
 
 
@@ -49,7 +50,9 @@ def test_shift_file_errors(bert_clf, tmp_path):
     bad = tmp_path / "x.tsv"
     bad.write_text("Sentiment\tText\nPositive\tgood\n")
     with pytest.raises(ValueError, match="--shift-against has 1 texts but --data has 5"):
-        runner.run(_args(shift_against=str(bad)), TEXTS, None, None, bert_clf)
+        runner.run(_args(shift_against=str(bad), text_column="Text"), TEXTS, None, None, bert_clf)
+    with pytest.raises(ValueError, match=r"--shift-against --text-column 'text': no such column .*x.tsv.*did you mean 'Text'"):
+        runner.run(_args(shift_against=str(bad)), TEXTS, None, None, bert_clf)  # one table reader: the column as named
     with pytest.raises(ValueError, match="no such file"):
         runner.run(_args(shift_against=str(tmp_path / "missing.jsonl")), TEXTS, None, None, bert_clf)
 

@@ -10,6 +10,7 @@ from torch import nn
 
 import tiny_models
 from textxai import fim
+from textxai.fim.perturb import _substitute
 from textxai.classifier import TextClassifier
 
 TEXTS = ["the movie was wonderful", "a terrible boring film , i hated it !", "good",
@@ -199,7 +200,7 @@ def test_substitute_rebuilds_text():
 
     text = "The film, sadly, was dull."
     spans = word_spans(text)
-    assert fim._substitute(text, spans, [1, 6], ["movie", "bright"]) == "The movie, sadly, was bright."
+    assert _substitute(text, spans, [1, 6], ["movie", "bright"]) == "The movie, sadly, was bright."
 
 
 def test_difficulty_shift_and_correlation(bert_clf):

@@ -41,12 +41,18 @@ Args:
         L2 norm of the unit top eigenvector v of G over the tokens of each word.
     return_all_eigenvalues (`bool`, default False): also return the C nonzero-spectrum eigenvalues
         (descending; G has L*d - C more zeros and rank <= C - 1).
+    options (`textxai.fim.FIMOptions`, optional): every option above and the paper's experiments as one group
+        (each field is also accepted as a keyword): `min_flip` (with `max_strength` 6, `tol` 1e-3) adds
+        `min_flip_strength`, `min_flip_correlation`, `flipped_within_max_strength`; `random_flips` (with
+        `fraction` 0.1, `trials` 20, `seed` 0, `vocabulary`) adds `random_flip_rate`, `random_flip_correlation`.
 Returns:
     difficulty (`list` of `float`): lambda_max per text, >= 0; higher = closer to the decision boundary.
     predictions (`list` of `int`): the predicted class per text.
     summary (`dict`): n, mean, std, median, min, max, q10, q25, q75, q90 of the difficulties.
     words, word_sensitivity (`list` of `list`): with `return_eigenvector`.
     all_eigenvalues (`list` of `list` of `float`): with `return_all_eigenvalues`.
+    warnings (`list` of `str`): only when there are any (texts that never flip within `max_strength`, a
+        correlation that cannot be computed); the same sentences `textxai run` and the Space show.
 Examples:
     >>> fim_difficulty = evaluate.load("textxai/fim_difficulty")  # doctest: +SKIP
     >>> import textxai
@@ -79,19 +85,7 @@ class FimDifficulty(TextxaiMeasurement):
             reference_urls=["https://arxiv.org/abs/2010.07212"],
         )
 
-    def _compute(self, texts, text_pairs=None, model=None, tokenizer=None, batch_size=16, device=None,
-                 return_eigenvector=False, return_all_eigenvalues=False, progress=False):
-        res = fim.compute(texts, model, text_pairs, tokenizer=tokenizer, device=device, batch_size=batch_size,
-                          return_eigenvector=return_eigenvector, return_all_eigenvalues=return_all_eigenvalues,
-                          progress=progress)
-        out = {
-            "difficulty": [float(x) for x in res["difficulty"]],
-            "predictions": [int(x) for x in res["predictions"]],
-            "summary": res["summary"],
-        }
-        if return_eigenvector:
-            out["words"] = res["words"]
-            out["word_sensitivity"] = [[float(x) for x in s] for s in res["word_sensitivity"]]
-        if return_all_eigenvalues:
-            out["all_eigenvalues"] = [[float(x) for x in row] for row in res["all_eigenvalues"]]
-        return out
+    def _compute(self, texts, text_pairs=None, model=None, tokenizer=None, device=None,
+                 options: fim.FIMOptions = None, **keywords):
+        return fim.analyse(texts, model, text_pairs, tokenizer=tokenizer, device=device, options=options,
+                           intervals=None, figures=False, **keywords).summary

@@ -15,6 +15,7 @@ PAPER_URL = "https://arxiv.org/abs/2010.07212"
 PAPER_TITLE = "Geometry Matters: Exploring Language Examples at the Decision Boundary"
 MAX_CHARS = 1500
 MAX_STRENGTH = 100.0  # the slider reaches 3 x the flip strength, at most 60
+MAX_FLIP = 20.0  # the min-flip search reaches further than the paper's 6: it sets the slider's range
 EXAMPLE = "The acting was fine and the music lovely, but the plot dragged and I nearly fell asleep."
 DESCRIPTION = (
     "Difficulty = the largest eigenvalue λ_max of the Fisher information metric of the input embeddings: how "
@@ -56,32 +57,50 @@ def _probs_dict(clf, probs) -> dict:
     return {clf.labels[i]: float(p) for i, p in enumerate(probs)}
 
 
-def score(model_choice: str, text: str):
-    """Difficulty HTML, colored words, probabilities and the slider reset (its range set by the flip strength)."""
+def options() -> fim.FIMOptions:
+    """The Space's analysis: the eigenvector (words colored) and the min-flip search up to ``MAX_FLIP``."""
+    return fim.FIMOptions(return_eigenvector=True, min_flip=True, max_strength=MAX_FLIP)
+
+
+def analyse(model_choice: str, text: str):
+    """The text's :func:`textxai.fim.analyse` (what ``textxai run fim_difficulty --min-flip --max-strength 20`` gives
+    on it), within the Space's work budget."""
     text = _text(text)
     clf = spaces.resolve_model(model_choice)  # loaded, not called: its classes set the work
+    opts = options()
     reference = 0 if str(model_choice).strip() in _CORPUS else len(corpus_texts())
-    spaces.check_budget(spaces.fim_evaluations(1 + reference, clf.num_labels, min_flip=True, max_strength=20.0, tol=1e-3),
-                        "model", "choose a model with fewer classes")
-    res = fim.difficulty([text], clf, return_eigenvector=True)
-    lam = float(res["difficulty"][0])
+    spaces.check_budget(spaces.fim_evaluations(1 + reference, clf.num_labels, min_flip=True, max_strength=opts.max_strength,
+                                               tol=opts.tol), "model", "choose a model with fewer classes")
+    return clf, fim.analyse([text], clf, options=opts, top=1, intervals=None, figures=False)
+
+
+def _warnings_html(warnings) -> str:
+    items = "".join(f"<li>{spaces.escape(w)}</li>" for w in warnings)
+    return f'<ul id="fim-warnings" class="fim-warnings">{items}</ul>' if warnings else ""
+
+
+def score(model_choice: str, text: str):
+    """Difficulty HTML, colored words, probabilities and the slider reset (its range set by the flip strength)."""
+    clf, analysis = analyse(model_choice, text)
+    results = analysis.results
+    lam = results["difficulty"][0]
     ref = corpus_difficulty(model_choice, clf)
     pct = percentile(lam, ref)
-    flip = float(fim.min_flip_strength([text], clf, max_strength=20.0, tol=1e-3)[0])
-    probs = res["probs"][0]
-    label = clf.labels[int(probs.argmax())]
-    flip_text = f"{flip:.3g}" if math.isfinite(flip) else "> 20"
+    flip = results["min_flip_strength"][0]
+    probs = np.asarray(results["probs"][0])
+    label = clf.labels[results["predictions"][0]]
+    flip_text = f"{flip:.3g}" if math.isfinite(flip) else f"> {MAX_FLIP:g}"
     html = (
         f'<div class="fim-result"><div style="font-size: 1.4em">λ<sub>max</sub> = '
         f'<b id="fim-score">{lam:.6g}</b></div>'
         f'<div>Percentile among {len(ref)} demo texts: <b id="fim-percentile">{pct:.0f}</b> '
         f"(100 = hardest). Prediction: <b>{spaces.escape(label)}</b> ({probs.max():.2f}).</div>"
         f'<div>Smallest push along the eigenvector that flips the prediction: <b id="fim-flip">{flip_text}</b> '
-        f"(L2 norm in embedding space).</div></div>"
+        f"(L2 norm in embedding space).</div>{_warnings_html(analysis.warnings)}</div>"
     )
-    words = spaces.highlight_words(res["words"][0], res["word_sensitivity"][0], label="Sensitivity per word "
-                                   "(share of the top eigenvector on the word's tokens)")
-    top = 3.0 * flip if math.isfinite(flip) else 20.0
+    words = spaces.highlight_words(analysis.summary["words"][0], analysis.summary["word_sensitivity"][0],
+                                   label="Sensitivity per word (share of the top eigenvector on the word's tokens)")
+    top = 3.0 * flip if math.isfinite(flip) else MAX_FLIP
     slider = gr.Slider(minimum=0.0, maximum=round(max(top, 0.05), 3), value=0.0, step=round(max(top, 0.05) / 100, 5))
     return html, words, _probs_dict(clf, probs), slider
 

@@ -1,6 +1,6 @@
 """The fim_difficulty method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
 from textxai import stats
-from textxai.fim import FIMOptions
+from textxai.fim import FIMOptions, analyse
 from textxai.registry import Method, register
 
 
@@ -32,5 +32,5 @@ METHOD = register(Method(
     help="example difficulty: largest eigenvalue of the Fisher information metric of the input embeddings",
     inputs={"texts": "texts", "text_pairs": "text_pairs"}, required=("texts",),
     option_groups={"options": FIMOptions}, unit="example", estimands=estimands, estimate=estimate,
-    runner="textxai.runners.fim_difficulty", data_parallel=True,
+    runner="textxai.fim.runner", data_parallel=True, analyse=analyse,
 ))
