@@ -178,9 +178,10 @@ def test_the_runners_read_no_csv_of_their_own():
     """One table reader: no runner parses csv or json files itself (textxai.tables does)."""
     import inspect
 
+    from textxai.fim import runner as fim_difficulty
     from textxai.inconsistency import runner as inconsistency
     from textxai.naopc import runner as naopc
-    from textxai.runners import ceval, fim_difficulty, toki_trust
+    from textxai.runners import ceval, toki_trust
 
     for module in (ceval, fim_difficulty, inconsistency, naopc, toki_trust):
         source = inspect.getsource(module)
