@@ -87,3 +87,13 @@ def test_card_specifics():
     assert "steps 1 to 8" in card  # the authors' inc@9 covers steps 1-8
 
 
+
+
+def test_scoring_group_and_flat_keywords_agree(module):
+    """The module's options are ScoreOptions fields: the group, the flat keywords, and a keyword overriding a
+    field of the group give the same numbers (0.375 per chain at n=2, whitespace words: hand value above)."""
+    group = inc.ScoreOptions(n=(2,), pooling="per_chain", word_tokenizer="whitespace")
+    flat = module.compute(edits=CHAINS, n=[2], pooling="per_chain", word_tokenizer="whitespace")
+    assert module.compute(edits=CHAINS, scoring=group) == flat and flat["inc@2"] == pytest.approx(0.375)
+    assert module.compute(edits=CHAINS, scoring=group, pooling="pooled") == module.compute(
+        edits=CHAINS, n=[2], word_tokenizer="whitespace")

@@ -45,6 +45,9 @@ Args:
     return_per_example (`bool`, default False): also return per-chain step values.
     batch_size (`int`, default 32): batch size for `model` and `lm` (results do not depend on it).
     device (`str`, optional): device for `model`.
+    progress (`bool`, default False): progress bars.
+    scoring (`textxai.inconsistency.ScoreOptions`, optional): n, word_tokenizer, pooling and
+        return_per_example as one group (the keywords above override its fields).
 Returns:
     inc@n (`float`): >= 0, lower is better; 0 = the editor never answered its own edit with a larger edit.
     minimality@n (`float`): mean d(x_{n-1}, x_n) over chains that have x_n, in words.
