@@ -69,6 +69,9 @@ def _score(chains, labels, classifier, lm, scoring: ScoreOptions, run: RunOption
     return results, summary
 
 
+_PASSED_ON: dict = {}  # a library's warning passed on is shown once, as it would have been
+
+
 def _sentences(caught) -> list[str]:
     """The user warnings raised inside an analysis, each once, in order (the other warnings are passed on)."""
     out = []
@@ -76,7 +79,7 @@ def _sentences(caught) -> list[str]:
         if issubclass(w.category, UserWarning) and str(w.message) not in out:
             out.append(str(w.message))
         if not issubclass(w.category, UserWarning):
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, registry=_PASSED_ON)
     return out
 
 
