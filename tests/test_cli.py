@@ -17,7 +17,9 @@ def test_list_shows_every_module(capsys):
 def test_to_jsonable_handles_numpy_and_nan():
     import numpy as np
 
-    assert cli.to_jsonable({"a": np.float32(1.5), "b": np.array([1, 2]), "c": float("nan"), 3: (np.int64(2),)}) == \
+    from textxai.outputs import to_jsonable
+
+    assert to_jsonable({"a": np.float32(1.5), "b": np.array([1, 2]), "c": float("nan"), 3: (np.int64(2),)}) == \
         {"a": 1.5, "b": [1, 2], "c": None, "3": [2]}
 
 

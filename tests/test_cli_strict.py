@@ -264,7 +264,7 @@ def test_concurrent_runs_into_one_folder_leave_one_complete_set(tmp_path):
 
 def test_compare_outputs_are_replaced_together(tmp_path, monkeypatch):
     """textxai compare writes through the same stage: a failing picture leaves the previous comparison."""
-    from textxai import stats
+    from textxai import cli_intervals
 
     run = {"methods": {m: {"comprehensiveness": 0.5, "sufficiency": 0.1} for m in ("ig", "omission")},
            "per_example": {m: [{"comprehensiveness": v, "sufficiency": 0.1, "naopc_comprehensiveness": v,
@@ -275,8 +275,8 @@ def test_compare_outputs_are_replaced_together(tmp_path, monkeypatch):
     assert cli.main(argv) == 0
     before = _snapshot(tmp_path / "out")
     assert sorted(before) == ["compare_naopc.json", "compare_naopc_intervals.png"]
-    real = stats.compare_files
-    monkeypatch.setattr(stats, "compare_files", lambda *a, **k: (lambda text, out: (text, {**out, "changed": True}))(
+    real = cli_intervals.compare_files
+    monkeypatch.setattr(cli_intervals, "compare_files", lambda *a, **k: (lambda text, out: (text, {**out, "changed": True}))(
         *real(*a, **k)))  # a different result, whose picture then fails
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda self, *a, **k: (_ for _ in ()).throw(KeyboardInterrupt()))
     assert cli.main(argv) == 130  # interrupted while drawing the new picture

@@ -10,7 +10,7 @@ from helpers import load_space_app
 import textxai
 from textxai import cli, fim
 from textxai.classifier import TextClassifier
-from textxai.stats import to_jsonable
+from textxai.outputs import to_jsonable
 
 TEXT = "the movie was wonderful but the food was bad ."
 TEXTS = [TEXT, "a terrible boring film , i hated it !", "good", "it was not good"]

@@ -36,7 +36,7 @@ def test_bad_input_is_one_clear_error_naming_the_argument(ctx, case_id, surface,
 
 
 def test_ceval_without_classifier_outputs_is_a_documented_null(ctx):
-    """No classifier outputs: flip rate is undefined, a JSON null (modules' results go through stats.to_jsonable)."""
+    """No classifier outputs: flip rate is undefined, a JSON null (modules' results go through outputs.to_jsonable)."""
     with pytest.warns(RuntimeWarning, match="flip_rate .*no classifier outputs"):
         result = ctx.module("ceval").compute(predictions=["a bad film"], references=["a good film"])
     assert result["flip_rate"] is None and result["num_flipped"] is None and result["token_distance"] == 1.0

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from textxai import inconsistency as inc
-from textxai import stats
+from textxai import render
 from textxai.cli import main
 
 TEXTS = ["the movie was wonderful and the acting was great .", "a terrible boring film , i hated it !",
@@ -95,7 +95,7 @@ def test_demo_section():
     for res in (sub, dele):
         e = res["intervals"]["inc@1"]  # intervals over the chains that reach step 2, shown in the report
         assert e["n"] == res["inc@1_chains"] and e["unit"] == "chain" and e["ci_low"] <= res["inc@1"] <= e["ci_high"]
-        assert stats.format_interval(e) in report
+        assert render.format_interval(e) in report
         ref = inc.compute(res["chains"], n=[1, 2], labels=res["labels"])
         assert res["inc@1"] == ref["inc@1"] and res["flip_rate@1"] == ref["flip_rate@1"]
     # measured: substitution inc@1 0.000 (5 chains reach step 2), deletion 0.625 (8); flip rate@1 0.50 vs 1.00

@@ -11,7 +11,7 @@ from helpers import load_space_app
 import textxai
 from textxai import inconsistency as inc
 from textxai.cli import main
-from textxai.stats import to_jsonable
+from textxai.outputs import to_jsonable
 
 TEXTS = ["the movie was wonderful and the acting was great .", "a terrible boring film , i hated it !"]
 N = [1, 2, 5]  # the editor runs 2 steps: nothing reaches x5, so minimality@5 and flip_rate@5 are undefined (warned)

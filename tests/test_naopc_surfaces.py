@@ -9,7 +9,7 @@ import pytest
 from helpers import load_space_app
 
 import textxai
-from textxai.stats import to_jsonable
+from textxai.outputs import to_jsonable
 
 TEXTS = ["the movie was wonderful", "i hated it , not good"]
 SCORES = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")

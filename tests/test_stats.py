@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from textxai import stats
+from textxai import cli_intervals, render, stats
 
 
 # ------------------------------------------------------------------------------------------ synthetic results
@@ -289,8 +289,8 @@ def test_sample_size_sweep_width_shrinks_like_one_over_sqrt_n():
 
 
 def test_format_interval_keeps_the_width_visible():
-    assert stats.format_interval({"score": 0.70045, "ci_low": 0.70041, "ci_high": 0.70049, "n": 9}) == "0.700 [0.7004, 0.7005]"
-    fig = stats.plot_intervals({"flip_rate": {"score": 0.7, "ci_low": 0.5, "ci_high": 0.9, "n": 9}})
+    assert render.format_interval({"score": 0.70045, "ci_low": 0.70041, "ci_high": 0.70049, "n": 9}) == "0.700 [0.7004, 0.7005]"
+    fig = render.plot_intervals({"flip_rate": {"score": 0.7, "ci_low": 0.5, "ci_high": 0.9, "n": 9}})
     (line,) = [c for c in fig.axes[0].containers]
     assert fig.axes[0].get_title() == "flip_rate" and line is not None
 
@@ -301,7 +301,8 @@ def test_format_interval_keeps_the_width_visible():
 def test_cli_compare_of_saved_results(tmp_path, capsys):
     import json
 
-    from textxai.cli import main, to_jsonable
+    from textxai.cli import main
+    from textxai.outputs import to_jsonable
 
     rng = np.random.default_rng(8)
     base = rng.uniform(size=12)
@@ -316,7 +317,7 @@ def test_cli_compare_of_saved_results(tmp_path, capsys):
     saved = json.loads((tmp_path / "out" / "compare_naopc.json").read_text())
     c = saved["comparisons"]["ig vs omission"]["comprehensiveness"]
     assert c["difference"] == pytest.approx(0.3) and c["ci_low"] == c["ci_high"] == pytest.approx(0.3)
-    assert "ig - omission" in text and stats.format_interval(saved["intervals"]["ig"]["comprehensiveness"]) in text
+    assert "ig - omission" in text and render.format_interval(saved["intervals"]["ig"]["comprehensiveness"]) in text
     # two files of one editor each; a file with other examples is refused by name
     for name, incs in (("mice", [[2.0, 1.0]] * 6), ("poly", [[0.0, 1.0]] * 5 + [[1.0, 1.0]])):
         (tmp_path / f"{name}.json").write_text(json.dumps(to_jsonable(_inconsistency_result(incs, ks=(2,)))))
@@ -340,8 +341,8 @@ def test_space_shows_intervals_from_five_chains():
     text = "\n\n".join("\n".join(c) for c in chains)
     summary, _, _ = app.score_chains(text, "1", "whitespace", "pooled")
     res = stats.add_intervals("inconsistency", inconsistency(chains, n=[1], word_tokenizer="whitespace",
-                                                             return_per_example=True), n_resamples=2000)
-    assert stats.format_interval(res["intervals"]["inc@1"]) in summary and "textxai-intervals" in summary
+                                                             return_per_example=True))  # the one default
+    assert render.format_interval(res["intervals"]["inc@1"]) in summary and "textxai-intervals" in summary
     few, _, _ = app.score_chains("\n\n".join("\n".join(c) for c in chains[:3]), "1", "whitespace", "pooled")
     assert "shown from 5 chains on (here 3)" in few
 
@@ -350,19 +351,19 @@ def test_runner_helper_sweep_and_error_bars_against_n():
     incs = [list(np.random.default_rng(c).integers(0, 3, size=3).astype(float)) for c in range(12)]
     res = _inconsistency_result(incs, ks=(1, 2, 3))
     figures = {}
-    ivs = stats.runner_intervals("inconsistency", res, {**stats.DEMO_OPTIONS, "sample_size_sweep": True,
-                                                        "sweep_sizes": [5, 12, 48]}, figures)
+    ivs = cli_intervals.runner_intervals("inconsistency", res, {**cli_intervals.DEMO_OPTIONS, "sample_size_sweep": True,
+                                                                "sweep_sizes": [5, 12, 48]}, figures)
     assert set(figures) == {"intervals", "sample_size_sweep"} and set(ivs) == {"inc@1", "inc@2", "inc@3"}
     assert [r["n"] for r in res["sample_size_sweep"]["inc@1"]] == [5, 12, 48]
     (ax,) = figures["intervals"].axes  # one panel: inc@n against n, one error bar per n
     assert ax.get_title() == "inc@n" and len(ax.containers[0].lines[2][0].get_segments()) == 3
-    assert stats.runner_intervals("inconsistency", dict(res), {"confidence_level": None}) == {}
+    assert cli_intervals.runner_intervals("inconsistency", dict(res), {"confidence_level": None}) == {}
 
 
 def test_toki_run_files_compare_over_texts_both_models_get_right():
     ex = lambda labels: [{"label": x, "naive": None if x is None else True, "no_ki": x} for x in labels]  # noqa: E731
-    a = stats._expand("toki_trust", {"trustworthy_rate": 4 / 6, "examples": ex([True, True, False, True, None, True, False])}, "a")["a"]
-    b = stats._expand("toki_trust", {"trustworthy_rate": 1 / 6, "examples": ex([False, False, False, True, False, None, False])}, "b")["b"]
+    a = cli_intervals._expand("toki_trust", {"trustworthy_rate": 4 / 6, "examples": ex([True, True, False, True, None, True, False])}, "a")["a"]
+    b = cli_intervals._expand("toki_trust", {"trustworthy_rate": 1 / 6, "examples": ex([False, False, False, True, False, None, False])}, "b")["b"]
     c = stats.compare("toki_trust", a, b, n_resamples=999)["trustworthy_rate"]
     assert c["n"] == 5 and c["a"] == pytest.approx(3 / 5) and c["b"] == pytest.approx(1 / 5)  # texts 4 and 5 dropped
 

@@ -7,7 +7,7 @@ import math
 import gradio as gr
 import Levenshtein
 
-from textxai import ceval, spaces, stats
+from textxai import ceval, spaces
 from textxai import lm as lm_module
 
 MAX_COUNTERFACTUALS = 6
@@ -154,7 +154,7 @@ def score_csv(model_choice: str, path, lm_choice: str):
         fig = ceval.plot_probability_histogram({"original": per["original_contrast_prob"],
                                                 "counterfactual": per["counterfactual_contrast_prob"]}, bins=10)
     summary = summary_html(results, diversity) + f"<p id='rows-scored'>{len(originals)} rows scored.</p>"
-    summary += stats.space_intervals_html("ceval", results, keys=["flip_rate", "probability_change", "token_distance",
+    summary += spaces.space_intervals_html("ceval", results, keys=["flip_rate", "probability_change", "token_distance",
                                                                   "diversity", "perplexity"])  # over the originals
     return summary, path, fig
 

@@ -8,7 +8,7 @@ import gradio as gr
 import Levenshtein
 
 from textxai import inconsistency as inc
-from textxai import spaces, stats
+from textxai import spaces
 from textxai.editors import EDITOR_NAMES
 from textxai.words import WORD_TOKENIZERS, word_spans
 
@@ -159,7 +159,7 @@ def why_html(results: dict, label_names=None) -> str:
 def _intervals(results: dict, n: list[int]) -> str:
     """Bootstrap intervals over the chains (from 5 chains on), textxai.stats."""
     keys = [f"{m}@{k}" for k in n for m in ("inc", "flip_rate")]
-    return stats.space_intervals_html("inconsistency", results, keys=keys)
+    return spaces.space_intervals_html("inconsistency", results, keys=keys)
 
 
 def warnings_html(sentences) -> str:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from textxai import naopc, spaces, stats
+from textxai import naopc, spaces
 from textxai.attribution import METHODS
 
 PAPER_URL = "https://arxiv.org/abs/2408.08137"
@@ -102,7 +102,7 @@ def evaluate_texts(model_choice: str, text: str, method: str, normalization: str
         plt.close(fig)
     rows = analysis.results["per_example"][method]
     one = {**analysis.results["methods"][method], "per_example": rows}
-    intervals = stats.space_intervals_html("naopc", one, keys=["naopc_comprehensiveness", "naopc_sufficiency",
+    intervals = spaces.space_intervals_html("naopc", one, keys=["naopc_comprehensiveness", "naopc_sufficiency",
                                                                "comprehensiveness", "sufficiency"])  # over the texts
     curves = analysis.figures.get("curves") or analysis.figures["curves_first_text"]
     return summary_html(analysis, method) + intervals, words_html(rows, clf.labels), curves, analysis.figures["scores"]

@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from textxai.loading import first_line
-from textxai import registry, stats
-from textxai.stats import to_jsonable  # lives in stats (which writes results files too): no cli <-> stats cycle
+from textxai import cli_intervals, registry
+from textxai.outputs import to_jsonable
 from textxai.modules import list_modules
 from textxai.tables import load_table  # the data reader (textxai.tables; cli.load_table kept for callers)
 from textxai.validation import one_line, positive_int_arg
@@ -152,7 +152,7 @@ def cmd_run(args) -> int:
     if method.data_parallel:
         parallel.wait_for_everyone()
     scalars = {k: v for k, v in to_jsonable(results).items() if isinstance(v, (int, float)) or v is None}
-    from textxai.stats import format_value
+    from textxai.render import format_value
 
     for key, value in scalars.items():  # with its bootstrap interval (textxai.stats) when the runner made one
         interval = (results.get("intervals") or {}).get(key)
@@ -224,10 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "one that makes more (default: no limit)")
         sub.add_argument("--output", default="textxai-output")
         glue.add_arguments(sub)
-        stats.add_cli_arguments(sub)  # --confidence-level, --n-resamples, --sample-size-sweep
+        cli_intervals.add_cli_arguments(sub)  # --confidence-level, --n-resamples, --sample-size-sweep
         sub.set_defaults(func=cmd_run)
 
-    stats.add_compare_parser(commands)  # textxai compare A.json B.json --module NAME
+    cli_intervals.add_compare_parser(commands)  # textxai compare A.json B.json --module NAME
 
     from textxai.audit.cli import add_arguments as audit_arguments
     audit = commands.add_parser("audit", help="one report: is my classifier right for the right reasons? (all methods)")

@@ -33,10 +33,11 @@ The base reads everything else from the declared features and the signature of `
   ``compute`` is one of the module's (a misspelt one is named, with the closest valid name), and an option
   whose default is ``True``/``False`` gets a bool.
 - **Usable after a failure**: ``compute`` always ends with an empty instance, also when it raises.
-- **Intervals**: ``compute(..., confidence_level=0.95, n_resamples=1000, seed=0)`` hands the result to
-  ``textxai.stats.add_intervals`` (one place, :meth:`TextxaiModule._with_intervals`).
+- **Intervals**: ``compute(..., confidence_level=0.95, n_resamples=9999, seed=0)`` hands the result to
+  ``textxai.stats.add_intervals`` (one place, :meth:`TextxaiModule._with_intervals`; the defaults are
+  ``textxai.stats.IntervalOptions``'s, as on every surface).
 - **JSON-valid results**: NaN and infinities become ``None`` (``null``), numpy values plain Python ones
-  (``textxai.stats.to_jsonable``), so ``evaluate.save(folder, **result)`` writes valid JSON.
+  (``textxai.outputs.to_jsonable``), so ``evaluate.save(folder, **result)`` writes valid JSON.
 - **evaluate.combine**: evaluate's ``CombinedEvaluations`` hands every keyword to every module (``add`` /
   ``add_batch`` even fail on a column one module lacks). When a textxai module is among the combined ones,
   each module gets the columns it declares and the options it takes (:func:`accepted_arguments`); a keyword
@@ -62,9 +63,11 @@ import evaluate
 import numpy as np
 
 from textxai.options import did_you_mean, group_fields
+from textxai.stats import IntervalOptions
 from textxai.validation import check_positive_int, check_unicode, short_repr
 
-INTERVAL_OPTIONS = {"confidence_level": None, "n_resamples": 1000}
+#: ``compute``'s interval keywords: none unless ``confidence_level`` is given; the rest from ``IntervalOptions``
+INTERVAL_OPTIONS = {"confidence_level": None, "n_resamples": IntervalOptions.n_resamples}
 
 
 def storage_features(features) -> tuple[datasets.Features, set[str]]:
@@ -194,7 +197,8 @@ class TextxaiModule(abc.ABC):
         columns = {k: given.pop(k) for k in list(given) if k in self._module_info.features}
         given = {k: v for k, v in given.items() if not (k in ("predictions", "references") and v is None)}
         intervals = {k: given.pop(k, default) for k, default in INTERVAL_OPTIONS.items()}
-        intervals["seed"] = given.get("seed", 0) if "seed" in self._options else given.pop("seed", 0)
+        intervals["seed"] = given.get("seed", IntervalOptions.seed) if "seed" in self._options \
+            else given.pop("seed", IntervalOptions.seed)
         try:
             options = self._check_options(given)
             strip = self._interval_options(options, **intervals)
@@ -212,7 +216,7 @@ class TextxaiModule(abc.ABC):
         result = self._with_intervals(result, **intervals)
         if strip and result is not None:
             result.pop("per_example", None)
-        from textxai.stats import to_jsonable  # lazy, as add_intervals
+        from textxai.outputs import to_jsonable
 
         return None if result is None else to_jsonable(result)
 
@@ -303,7 +307,8 @@ class TextxaiModule(abc.ABC):
 
     # ------------------------------------------------------------------ intervals (issue 14)
 
-    def _interval_options(self, options: dict, confidence_level=None, n_resamples=1000, seed=0) -> bool:
+    def _interval_options(self, options: dict, confidence_level=None, n_resamples=IntervalOptions.n_resamples,
+                          seed=IntervalOptions.seed) -> bool:
         """Check the interval options before any work; ask for the per-example values the intervals need.
         True when ``per_example`` is there only for the intervals (then left out of the result)."""
         if confidence_level is None:
@@ -318,7 +323,8 @@ class TextxaiModule(abc.ABC):
         options["return_per_example"] = True
         return True
 
-    def _with_intervals(self, result, confidence_level=None, n_resamples=1000, seed=0):
+    def _with_intervals(self, result, confidence_level=None, n_resamples=IntervalOptions.n_resamples,
+                        seed=IntervalOptions.seed):
         """``result`` with confidence intervals from ``textxai.stats`` when ``confidence_level`` is given."""
         if confidence_level is None or result is None:
             return result

@@ -24,6 +24,8 @@ import threading
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
+
 _move = os.replace  # one rename; tests inject failures here
 
 
@@ -50,7 +52,7 @@ class Stage:
         self.names.append(name)
 
     def write(self, stem: str, results: dict, figures: dict | None = None) -> list[Path]:
-        """``<stem>.json`` of ``results`` (JSON-ready: ``textxai.stats.to_jsonable``) and one PNG per figure (closed
+        """``<stem>.json`` of ``results`` (JSON-ready: :func:`to_jsonable`) and one PNG per figure (closed
         once written); the paths they will have."""
         if stem not in self.stems:
             raise ValueError(f"stem={stem!r}: not one of the stems staged ({self.stems})")
@@ -151,3 +153,24 @@ def _sigint_held():
         signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)
     if received:
         raise KeyboardInterrupt
+
+
+def to_jsonable(value):
+    """Plain JSON values (for results files) from numpy scalars/arrays, tuples and nested containers (NaN -> None).
+
+    >>> to_jsonable({"a": np.float32(0.5), "b": (1, float("nan")), 3: np.arange(2)})
+    {'a': 0.5, 'b': [1, None], '3': [0, 1]}
+    """
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return to_jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

@@ -33,6 +33,7 @@ Rules enforced here (issue 2, item 10):
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import os
@@ -47,7 +48,10 @@ from textxai.extras import require
 
 gr = require("gradio", "spaces", "textxai's Gradio Spaces")
 
+from textxai import stats
 from textxai.loading import folder_fingerprint, hub_timeout
+from textxai.render import format_interval
+from textxai.stats import IntervalOptions
 from textxai.classifier import _NAMED as _NAMED_CLASSIFIERS
 from textxai.classifier import DEMO_MODELS, TextClassifier
 
@@ -657,3 +661,40 @@ def _cap_uploads(demo: gr.Blocks) -> None:
         return launch(*args, **kwargs)
 
     demo.launch = capped
+
+
+# ---------------------------------------------------------------------------------------------- intervals
+
+SPACE_MIN_UNITS = 5
+
+
+def space_intervals_html(module_name: str, result: dict, keys: Sequence[str] | None = None,
+                         min_units: int = SPACE_MIN_UNITS, options: IntervalOptions | None = None) -> str:
+    """An HTML table of the intervals of ``result`` for a Space (the result needs its per-example values), or a
+    one-line note when fewer than ``min_units`` units were given (an interval from 3 examples says little).
+    ``options``: :class:`textxai.stats.IntervalOptions` (default: its defaults, as every surface).
+
+    >>> html = space_intervals_html("toki_trust", {"trust_labels": [True, False, True, True, True, False],
+    ...                                            "trustworthy_rate": 4 / 6})
+    >>> "0.667 [" in html and "n = 6 correct predictions" in html
+    True
+    >>> space_intervals_html("toki_trust", {"trust_labels": [True, None], "trustworthy_rate": 1.0})[:40]
+    '<p class="textxai-intervals-note">Confid'
+    """
+    options = options or stats.IntervalOptions()
+    ests = stats.estimands(module_name, result)
+    wanted = [k for k in (keys or ests) if k in ests]
+    most = max((int(ests[k].counted.sum()) for k in wanted), default=0)
+    unit = stats.resampling_unit(module_name)
+    if most < min_units:
+        return (f'<p class="textxai-intervals-note">Confidence intervals are shown from {min_units} {unit}s on '
+                f"(here {most}).</p>")
+    stats.add_intervals(module_name, result, **dataclasses.asdict(options))
+    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(format_interval(result['intervals'][k]))}</td>"
+                   f"<td>{result['intervals'][k]['n']}</td><td>{escape(result['intervals'][k]['method'])}</td></tr>"
+                   for k in wanted)
+    return (f'<table class="textxai-intervals"><thead><tr><th>summary</th><th>value [{options.confidence_level:.0%} CI]</th>'
+            f"<th>n</th><th>method</th></tr></thead><tbody>{rows}</tbody></table>"
+            f'<p class="textxai-intervals-note">Bootstrap intervals over the {escape(unit)}s '
+            f"(n = {most} {escape(unit)}s): a wide interval means the number could change a lot with other "
+            "examples.</p>")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textxai import stats
+from textxai import render, stats
 
 #: An interval wider than this (on a [0, 1] scale) is "too wide to conclude": the reading says so.
 WIDE = 0.35
@@ -51,8 +51,8 @@ def too_wide(entry: dict, scale: float = 1.0) -> bool:
 
 
 def shown(entry: dict) -> str:
-    """``0.750 [0.38, 1.00]`` (``textxai.stats.format_interval``)."""
-    return stats.format_interval(entry)
+    """``0.750 [0.38, 1.00]`` (``textxai.render.format_interval``)."""
+    return render.format_interval(entry)
 
 
 def mean_estimate(values, iv: Intervals, what: str, scale: float = 1.0, meaning: str = "") -> dict:

@@ -90,7 +90,7 @@ class StageCache:
     def save(self, tag: str, stage: str, key: str, data: dict, seconds: float, evaluations: int) -> None:
         if self.folder is None:
             return
-        from textxai.stats import to_jsonable
+        from textxai.outputs import to_jsonable
 
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self.folder / f"{tag}-{stage}.json"

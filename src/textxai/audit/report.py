@@ -32,7 +32,7 @@ def esc(value) -> str:
 
 
 def num(entry) -> str:
-    from textxai.stats import format_interval
+    from textxai.render import format_interval
 
     return f'<span class="num">{esc(format_interval(entry))}</span>' if entry else "-"
 

@@ -29,7 +29,7 @@ class AuditResult:
 
     def to_json(self, path=None) -> str:
         """The whole audit as JSON (NaN -> null); written to ``path`` when given."""
-        from textxai.stats import to_jsonable
+        from textxai.outputs import to_jsonable
 
         text = json.dumps(to_jsonable(self.data), indent=1)
         if path is not None:
@@ -100,7 +100,7 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     """
     from textxai import parallel
     from textxai.batching import work_budget
-    from textxai.stats import to_jsonable
+    from textxai.outputs import to_jsonable
 
     done, work = {}, {}
     for name in stages_of(options):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textxai import stats
+from textxai import cli_intervals, render
 from textxai.fim.plots import figures as _figures
 from textxai.fim.staged import FIMOptions, compute
 from textxai.fim.text import top_words
@@ -27,7 +27,7 @@ from textxai.registry import Analysis
 from textxai.validation import one_line
 
 #: the intervals of the CLI and the demo (``intervals=None``: none, the cheap path of the evaluate module)
-INTERVALS = stats.DEMO_OPTIONS
+INTERVALS = cli_intervals.DEMO_OPTIONS
 #: the summaries that get an interval (and the flat scalars the command line prints with theirs)
 INTERVAL_KEYS = ("summary.mean", "summary.median", "summary.q10", "summary.q90")
 _ALIASES = (("mean_difficulty", "summary.mean"), ("median_difficulty", "summary.median"))
@@ -132,7 +132,7 @@ def undetermined_correlations(results: dict) -> list[str]:
 def _intervals(results: dict, figures: dict | None, intervals) -> None:
     if intervals is None:
         return
-    ivs = stats.runner_intervals("fim_difficulty", results, intervals, figures, keys=list(INTERVAL_KEYS))
+    ivs = cli_intervals.runner_intervals("fim_difficulty", results, intervals, figures, keys=list(INTERVAL_KEYS))
     for alias, key in _ALIASES:
         if key in ivs:  # the flat scalars the command line prints
             ivs[alias] = ivs[key]
@@ -142,11 +142,11 @@ def report(results: dict, title: str = "FIM difficulty") -> str:
     """The plain-text report of an analysis' ``results`` (what ``textxai run`` / ``textxai demo`` print)."""
     s = results["summary"]
     lines = [f"## {title}", "",
-             f"{s['n']} texts: median lambda_max {stats.fmt(results, 'summary.median', 4)}, mean "
-             f"{stats.fmt(results, 'summary.mean', 4)} (q10 {s['q10']:.4g}, q90 {s['q90']:.4g}, max {s['max']:.4g}). "
+             f"{s['n']} texts: median lambda_max {render.fmt(results, 'summary.median', 4)}, mean "
+             f"{render.fmt(results, 'summary.mean', 4)} (q10 {s['q10']:.4g}, q90 {s['q90']:.4g}, max {s['max']:.4g}). "
              "Higher = closer to the decision boundary."]
     if results.get("intervals"):
-        lines.append(stats.interval_note({k: v for k, v in results["intervals"].items() if k.startswith("summary.")}))
+        lines.append(render.interval_note({k: v for k, v in results["intervals"].items() if k.startswith("summary.")}))
     lines.append("")
     for key, head in (("hardest", "Hardest"), ("easiest", "Easiest")):
         lines.append(f"{head}:")

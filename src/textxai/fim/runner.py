@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from textxai import parallel, stats
+from textxai import cli_intervals, parallel
 from textxai.fim.analysis import ShowOptions, analyse
 from textxai.fim.staged import FIMOptions
 from textxai.validation import nonnegative_int_arg, number_in, positive_int_arg
@@ -70,7 +70,7 @@ def run(args, texts, text_pairs, labels, classifier):
     perturbed = perturbed_texts(args.shift_against, getattr(args, "text_column", "text") or "text",
                                 getattr(args, "limit", None), len(texts))
     analysis = analyse(texts, classifier, text_pairs, labels=labels, perturbed=perturbed, options=options(args),
-                       top=args.top, intervals=stats.cli_options(args))
+                       top=args.top, intervals=cli_intervals.cli_options(args))
     return analysis.results, analysis.figures
 
 

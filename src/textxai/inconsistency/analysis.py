@@ -17,7 +17,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 
-from textxai import parallel, stats
+from textxai import cli_intervals, parallel
 from textxai.editors import get_editor
 from textxai.inconsistency.checks import check_n
 from textxai.inconsistency.feedback import FeedbackChains, feedback_chains
@@ -83,7 +83,7 @@ def _sentences(caught) -> list[str]:
     return out
 
 
-def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, intervals=stats.DEMO_OPTIONS,
+def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, intervals=cli_intervals.DEMO_OPTIONS,
             scoring: ScoreOptions = None, editing: EditorOptions = None, run: RunOptions = None,
             presentation: Presentation = None, **keywords) -> Analysis:
     """The inconsistency of given ``chains`` (with their ``labels``, else ``classifier``'s), or of the editor of
@@ -93,7 +93,7 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     Options: :class:`ScoreOptions` (``n``, ``pooling``, ``word_tokenizer``, ``return_per_example``),
     :class:`EditorOptions` (``editor``, ``steps``, ...), :class:`RunOptions` (``batch_size``, ``progress``),
     :class:`Presentation` (``figures``, ``title``, ``max_chains``), each field also as a keyword. ``lm``: a
-    causal LM for perplexity@n. ``intervals``: :func:`textxai.stats.runner_intervals` options (None: none).
+    causal LM for perplexity@n. ``intervals``: :func:`textxai.cli_intervals.runner_intervals` options (None: none).
     ``warnings``: every user warning raised on the way (raised again) and the editor's failed generations.
     """
     groups = apply_keywords("analyse", keywords, scoring=(ScoreOptions, scoring), editing=(EditorOptions, editing),
@@ -113,7 +113,7 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
         results, summary = _score(chains, labels, classifier, lm, scoring, run)
         figures = {"steps": plot_steps(chains, word_tokenizer=scoring.word_tokenizer)} if shown.figures else {}
         if intervals is not None:  # bootstrap over the chains
-            stats.runner_intervals("inconsistency", results, intervals, figures if shown.figures else None)
+            cli_intervals.runner_intervals("inconsistency", results, intervals, figures if shown.figures else None)
     sentences = _sentences(caught)
     for sentence in sentences + notes:
         warnings.warn(sentence, UserWarning, stacklevel=2)

@@ -8,7 +8,7 @@ the most inconsistent step explained in words, editors side by side, the LLM edi
 """
 from __future__ import annotations
 
-from textxai import stats
+from textxai import render
 from textxai.validation import one_line
 
 
@@ -48,12 +48,12 @@ def report(results: dict, n, title: str = "Inconsistency", classifier=None, max_
              "its own edit with a larger one).", "",
              f"{'n':>3}  {'inc@n':<19}  {'(chains, steps)':<16}  {'minimality@n':<19}  {'flip_rate@n (chains)':<20}"]
     for k in n:
-        flip = f"{stats.fmt(results, f'flip_rate@{k}')} ({results[f'flip_rate@{k}_chains']})" if f"flip_rate@{k}" in results else "-"
+        flip = f"{render.fmt(results, f'flip_rate@{k}')} ({results[f'flip_rate@{k}_chains']})" if f"flip_rate@{k}" in results else "-"
         counts = f"({results[f'inc@{k}_chains']}, {results[f'inc@{k}_steps']})"
-        lines.append(f"{k:>3}  {stats.fmt(results, f'inc@{k}'):<19}  {counts:<16}  "
-                     f"{stats.fmt(results, f'minimality@{k}'):<19}  {flip:<20}")
+        lines.append(f"{k:>3}  {render.fmt(results, f'inc@{k}'):<19}  {counts:<16}  "
+                     f"{render.fmt(results, f'minimality@{k}'):<19}  {flip:<20}")
     if results.get("intervals"):
-        lines += ["", stats.interval_note(results["intervals"])]
+        lines += ["", render.interval_note(results["intervals"])]
     lines.append("")
     worst = most_inconsistent(results)
     shown = chains_to_show(results, max_chains)
@@ -104,7 +104,7 @@ def editors_table(runs: dict, n) -> str:
     lines = ["Editors on the same texts (inc@n lower is better; [95% bootstrap interval over the chains]):",
              f"{'editor':<13}" + "".join(f"{k:<24}" for k in keys)]
     for name, r in runs.items():
-        lines.append(f"{name:<13}" + "".join(f"{stats.fmt(r, k) if k in r else '-':<24}" for k in keys))
+        lines.append(f"{name:<13}" + "".join(f"{render.fmt(r, k) if k in r else '-':<24}" for k in keys))
     start = next((r["perplexity_start_token"] for r in runs.values() if "perplexity_start_token" in r), None)
     if start:
         lines.append(f"perplexity: the LM's start token {start} prepended to each text (CEval's rule)")

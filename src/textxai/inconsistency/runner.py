@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from textxai import parallel, stats
+from textxai import cli_intervals, parallel
 from textxai.editors import EDITORS
 from textxai.inconsistency.analysis import analyse
 from textxai.inconsistency.checks import POOLINGS, SELECTIONS, read_chains
@@ -81,7 +81,7 @@ def run(args, texts, text_pairs, labels, classifier):
         if text_pairs is not None:
             raise ValueError("--pair-column: the built-in editor edits single texts; sentence pairs are not supported")
         inputs = {"texts": texts}
-    analysis = analyse(**inputs, classifier=classifier, lm=perplexity_lm(args), intervals=stats.cli_options(args),
+    analysis = analyse(**inputs, classifier=classifier, lm=perplexity_lm(args), intervals=cli_intervals.cli_options(args),
                        batch_size=args.batch_size, progress=progress, **options(args))
     parallel.note(f"inconsistency work of this process: {parallel.work_note()}")
     print(analysis.report)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from textxai import parallel, stats
+from textxai import cli_intervals, parallel, render, stats
 from textxai.naopc.core import NARROW_LIMITS, narrow_limit_texts, rank_agreement
 from textxai.naopc.texts import (NAOPCOptions, attribution_sets, compare_attributions, default_max_exact_words,
                                  explain_choice, mean_scores, options_from)
@@ -28,7 +28,7 @@ SCORES = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_
 
 
 def analyse(texts, classifier, attributions=None, text_pairs=None, target="predicted", attribution_method=None,
-            options: NAOPCOptions | None = None, intervals=stats.DEMO_OPTIONS, figures=True, title: str = "NAOPC",
+            options: NAOPCOptions | None = None, intervals=cli_intervals.DEMO_OPTIONS, figures=True, title: str = "NAOPC",
             **keywords) -> Analysis:
     """NAOPC of one or several attribution sets on ``texts``, every surface's numbers, warnings and figures.
 
@@ -101,14 +101,14 @@ def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
     for name, r in res.items():
         one = {k: r[k] for k in SCORES if r.get(k) is not None}
         one["per_example"] = r["per_example"]
-        per_method[name] = stats.runner_intervals("naopc", one, {**(options or {}), "sample_size_sweep": False})
+        per_method[name] = cli_intervals.runner_intervals("naopc", one, {**(options or {}), "sample_size_sweep": False})
         if "intervals" in one:
             results["methods"][name]["intervals"] = one["intervals"]
             results.setdefault("intervals", {}).update({f"{name}/{k}": e for k, e in one["intervals"].items()})
     if not results.get("intervals"):
         return {}
     names = list(res)
-    opts = {**stats.DEMO_OPTIONS, **options}
+    opts = {**cli_intervals.DEMO_OPTIONS, **options}
     results["comparisons"] = {
         f"{a} vs {b}": stats.compare("naopc", {**res[a]}, {**res[b]}, opts["confidence_level"], opts["n_resamples"],
                                      opts["seed"], keys=[k for k in SCORES if res[a].get(k) is not None])
@@ -119,7 +119,7 @@ def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
                                         sizes=opts["sweep_sizes"], confidence_level=opts["confidence_level"],
                                         n_resamples=min(opts["n_resamples"], 999), seed=opts["seed"])
         results["sample_size_sweep"] = {names[0]: sweep}
-        figs["sample_size_sweep"] = stats.plot_sample_size_sweep(sweep, f"Interval width against n ({names[0]})")
+        figs["sample_size_sweep"] = render.plot_sample_size_sweep(sweep, f"Interval width against n ({names[0]})")
     return per_method
 
 
@@ -230,13 +230,13 @@ def report(results: dict, title: str = "NAOPC") -> str:
     w = 20 if results.get("intervals") else 13
     lines += ["", f"{'method':<22} {'comp ↑':<{w}} {'suff ↓':<{w}} {'NAOPC comp ↑':<{w}} {'NAOPC suff ↓':<{w}}"]
     for name, m in results["methods"].items():
-        cells = [stats.fmt(m, k) for k in SCORES]
+        cells = [render.fmt(m, k) for k in SCORES]
         lines.append(f"{name:<22} " + " ".join(f"{c:<{w}}" for c in cells).rstrip())
     if results.get("intervals"):
-        lines += ["", stats.interval_note(results["intervals"])]
+        lines += ["", render.interval_note(results["intervals"])]
     for pair, comparison in results.get("comparisons", {}).items():
         a, b = pair.split(" vs ")
-        lines += ["", f"Paired comparison on the same texts ({pair}):", stats.compare_table(comparison, a, b)]
+        lines += ["", f"Paired comparison on the same texts ({pair}):", render.compare_table(comparison, a, b)]
     for metric in ("comprehensiveness", "sufficiency"):
         key = f"rank_agreement_{metric}"
         if key in results:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from textxai import parallel, stats
+from textxai import cli_intervals, parallel
 from textxai.attribution import available_methods
 from textxai.naopc.analysis import analyse, report
 from textxai.naopc.texts import NORMALIZATIONS, PERTURBATIONS, NAOPCOptions
@@ -90,7 +90,7 @@ def run(args, texts, text_pairs, labels, classifier):
     else:
         attributions = {m: None for m in args.attribution_methods}
     analysis = analyse(texts, classifier, attributions, text_pairs, _target(args.target), options=options(args),
-                       intervals=stats.cli_options(args), figures=getattr(args, "curve_texts", 1))
+                       intervals=cli_intervals.cli_options(args), figures=getattr(args, "curve_texts", 1))
     if parallel.is_main_process():  # which limits "auto" chose, and the warnings (the summary prints numbers only)
         for warning in analysis.warnings:
             print(f"textxai run naopc: {warning}", file=sys.stderr, flush=True)

@@ -19,7 +19,7 @@ from textxai.validation import one_line, positive_int_arg
 from textxai.demo import demo_texts
 from textxai import ceval
 from textxai import parallel
-from textxai import stats
+from textxai import cli_intervals, render, stats
 
 NAME = "ceval"
 HELP = "CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality"
@@ -72,7 +72,7 @@ def generate(texts, classifier, editor: str = "substitution", k: int = 2, batch_
 
 
 def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfactual_pairs=None,
-            intervals=stats.DEMO_OPTIONS, **options):
+            intervals=cli_intervals.DEMO_OPTIONS, **options):
     """Metrics (with per-example values and intervals over the originals) and the figures for one generator.
 
     ``options``: those of :func:`textxai.ceval.compute` (targets, contrast, quality, run or their fields)."""
@@ -94,7 +94,7 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
             by_method[f"counterfactual {j + 1}"] = [c[j] if j < len(c) else "-1" for c in results["counterfactuals"]]
         if len(by_method) >= 2:
             figures["method_distances"] = ceval.plot_method_distances(by_method)
-    stats.runner_intervals("ceval", results, intervals, figures, keys=[k for k, _, _ in METRIC_LINES])
+    cli_intervals.runner_intervals("ceval", results, intervals, figures, keys=[k for k, _, _ in METRIC_LINES])
     return results, figures
 
 
@@ -112,10 +112,10 @@ def report(results: dict, title: str = "CEval", max_examples: int = 3) -> str:
     for key, label, fmt in METRIC_LINES:
         value = results.get(key)
         if value is not None and not (isinstance(value, float) and np.isnan(value)):
-            shown = stats.fmt(results, key) if key in results.get("intervals", {}) else fmt.format(value)
+            shown = render.fmt(results, key) if key in results.get("intervals", {}) else fmt.format(value)
             lines.append(f"  {label:<22} {shown}")
     if results.get("intervals"):
-        lines.append(stats.interval_note(results["intervals"]))
+        lines.append(render.interval_note(results["intervals"]))
     lines += judge_lines(results)
     lines.append("")
     per = results["per_example"]
@@ -180,7 +180,7 @@ def run(args, texts, text_pairs, labels, classifier):
         results, figures = analyse(texts, counterfactuals, classifier, text_pairs, counterfactual_pairs, targets=targets,
                                    contrast=args.contrast, quality=quality,
                                    run=ceval.RunOptions(batch_size=args.batch_size, progress=progress),
-                                   intervals=stats.cli_options(args))
+                                   intervals=cli_intervals.cli_options(args))
     parallel.note(f"ceval work of this process: {parallel.work_note()}")
     print(report(results, f"CEval on {Path(args.data).name}"))
     return results, figures
@@ -211,14 +211,14 @@ def demo(progress: bool = True):
     by_method = {"original": texts}
     by_method.update({name: [c[0] for c in cfs] for name, cfs in generated.items()})
     figures["method_distances"] = ceval.plot_method_distances(by_method)
-    figures["intervals"] = stats.plot_intervals({name: results[name]["intervals"] for name in results},
+    figures["intervals"] = render.plot_intervals({name: results[name]["intervals"] for name in results},
                                                 keys=["flip_rate", "probability_change", "token_distance", "diversity"],
                                                 title="CEval per generator, intervals over the originals")
     pairs = [GENERATORS] + ([("llm", GENERATORS[0])] if "llm" in results else [])
     for a, b in pairs:
-        comparison = stats.compare("ceval", results[a], results[b], n_resamples=stats.DEMO_OPTIONS["n_resamples"],
+        comparison = stats.compare("ceval", results[a], results[b], n_resamples=cli_intervals.DEMO_OPTIONS["n_resamples"],
                                    keys=[k for k in ("flip_rate", "probability_change", "token_distance", "diversity",
                                                      "perplexity")
                                          if k in results[a]["intervals"] and k in results[b]["intervals"]])
-        sections.append(f"Paired comparison on the same originals:\n{stats.compare_table(comparison, a, b)}\n")
+        sections.append(f"Paired comparison on the same originals:\n{render.compare_table(comparison, a, b)}\n")
     return "\n".join(sections), results, figures

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from textxai.validation import nonnegative_int_arg, number_in, positive_int_arg, unit_interval_arg
-from textxai import parallel, stats, toki
+from textxai import cli_intervals, parallel, render, toki
 from textxai.embeddings import EMBEDDER_NAMES
 
 NAME = "toki_trust"
@@ -105,13 +105,13 @@ def rate_figure(results: dict, class_names: dict[int, str], labels) -> object:
     return fig
 
 
-def with_intervals(results: dict, options=stats.DEMO_OPTIONS, figures: dict | None = None) -> dict:
+def with_intervals(results: dict, options=cli_intervals.DEMO_OPTIONS, figures: dict | None = None) -> dict:
     """``results["intervals"]`` of :func:`toki.assess`'s rates, resampling the correct predictions."""
     ex = results["examples"]
     shaped = {"trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
               "no_ki_labels": [e["no_ki"] for e in ex], "trustworthy_rate": results["trustworthy_rate"],
               **results["baselines"]}
-    ivs = stats.runner_intervals("toki_trust", shaped, options, figures)
+    ivs = cli_intervals.runner_intervals("toki_trust", shaped, options, figures)
     if ivs:
         results["intervals"] = ivs
     if "sample_size_sweep" in shaped:
@@ -130,14 +130,14 @@ def report(index: toki.KeywordIndex, results: dict, texts, title: str, max_examp
     lines.append("")
     undetermined = results.get("n_undetermined", 0)
     ivs = results.get("intervals") or {}
-    rate = lambda key, value: stats.format_value(value, ivs.get(key))  # noqa: E731
+    rate = lambda key, value: render.format_value(value, ivs.get(key))  # noqa: E731
     lines.append(f"{results['n_correct']} correct predictions"
                  + (f", {undetermined} undetermined (attributions below the resolution: no verdict)" if undetermined else "")
                  + f". Trustworthy: TOKI {rate('trustworthy_rate', results['trustworthy_rate'])}, Naive "
                  f"{rate('naive_trustworthy_rate', results['baselines']['naive_trustworthy_rate'])}, TOKI(-K.I) "
                  f"{rate('no_ki_trustworthy_rate', results['baselines']['no_ki_trustworthy_rate'])}")
     if ivs:
-        lines.append(stats.interval_note(ivs))
+        lines.append(render.interval_note(ivs))
     for name, m in results.get("evaluation", {}).items():
         lines.append(f"  vs human labels, {name:>10}: " + "  ".join(f"{k} {v:.3f}" for k, v in m.items() if k != "n")
                      + f"  (n={m['n']})")
@@ -204,7 +204,7 @@ def _run(args, texts, text_pairs, labels, classifier):
                           embedders=args.embedders, explain=_explain(args, progress),
                           options=toki.AssessOptions(theta_conf=args.theta_conf))
     figures = {"trust_rates": rate_figure(results, index.class_names, labels)}
-    with_intervals(results, stats.cli_options(args), figures)
+    with_intervals(results, cli_intervals.cli_options(args), figures)
     attack = None
     if args.attack > 0 and text_pairs is None:
         parallel.note("the TOKI attack is not split: every process runs it on all chosen texts")

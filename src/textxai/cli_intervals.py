@@ -1,0 +1,189 @@
+"""The intervals of the ``textxai`` command: the options of ``textxai run`` and the ``textxai compare`` command.
+
+The numbers come from :mod:`textxai.stats` (with the defaults of :class:`textxai.stats.IntervalOptions`),
+their text and figures from :mod:`textxai.render`.
+
+>>> DEMO_OPTIONS["n_resamples"], DEMO_OPTIONS["confidence_level"]
+(2000, 0.95)
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from textxai import stats
+from textxai.render import compare_table, intervals_table, plot_intervals, plot_sample_size_sweep
+from textxai.stats import SWEEP_SIZES, IntervalOptions
+from textxai.validation import check_positive_int
+
+__all__ = ["DEMO_OPTIONS", "add_cli_arguments", "cli_options", "runner_intervals", "compare_files",
+           "add_compare_parser"]
+
+# ---------------------------------------------------------------------------------------------- textxai run, demo
+
+#: intervals in ``textxai demo`` (on by default there and in ``textxai run``; off by default in ``compute``)
+DEMO_OPTIONS = {**dataclasses.asdict(IntervalOptions(n_resamples=2000)), "sample_size_sweep": False,
+                "sweep_sizes": SWEEP_SIZES}
+
+
+def add_cli_arguments(parser) -> None:
+    """``--confidence-level``, ``--n-resamples``, ``--sample-size-sweep``, ``--sweep-sizes`` of ``textxai run``."""
+    default = IntervalOptions()
+    group = parser.add_argument_group("confidence intervals (textxai.stats)")
+    group.add_argument("--confidence-level", type=float, default=default.confidence_level,
+                       help=f"level of the bootstrap intervals printed with every number (default "
+                            f"{default.confidence_level}; 0 = none)")
+    group.add_argument("--n-resamples", type=int, default=default.n_resamples,
+                       help=f"bootstrap resamples (default {default.n_resamples})")
+    group.add_argument("--sample-size-sweep", action="store_true",
+                       help="also plot the interval width against the number of examples (--sweep-sizes)")
+    group.add_argument("--sweep-sizes", type=int, nargs="+", default=list(SWEEP_SIZES),
+                       help="sample sizes of the sweep (default 10 50 100 200, as the inconsistency paper)")
+
+
+def cli_options(args) -> dict:
+    """The interval options of parsed ``textxai run`` arguments (defaults when the CLI did not add them)."""
+    default = IntervalOptions()
+    level = getattr(args, "confidence_level", default.confidence_level)
+    n_resamples = check_positive_int(getattr(args, "n_resamples", default.n_resamples), "--n-resamples")
+    seed = getattr(args, "seed", default.seed)
+    seed = seed if isinstance(seed, int) and seed >= 0 else default.seed
+    if level not in (None, 0):
+        IntervalOptions(level, n_resamples, seed)  # the checks of every surface
+    return {"confidence_level": None if level in (None, 0) else float(level), "n_resamples": n_resamples, "seed": seed,
+            "sample_size_sweep": bool(getattr(args, "sample_size_sweep", False)),
+            "sweep_sizes": list(getattr(args, "sweep_sizes", SWEEP_SIZES))}
+
+
+def runner_intervals(module_name: str, result: dict, options: Mapping | None, figures: dict | None = None,
+                     keys: Sequence[str] | None = None, title: str | None = None) -> dict:
+    """What a runner does with intervals, in one call: ``result["intervals"]`` (``options["confidence_level"]``
+    None = nothing), their error bars as ``figures["intervals"]`` (the summaries ``keys``, default all), and with
+    ``options["sample_size_sweep"]`` the sweep as ``result["sample_size_sweep"]`` / ``figures["sample_size_sweep"]``.
+    Returns ``result["intervals"]`` (``{}`` when off).
+
+    >>> r = {"trust_labels": [True, False, True, True, None, True], "trustworthy_rate": 0.8}
+    >>> runner_intervals("toki_trust", r, DEMO_OPTIONS)["trustworthy_rate"]["n"]
+    5
+    """
+    options = {**DEMO_OPTIONS, **(options or {})}
+    if options.get("confidence_level") is None:
+        return {}
+    stats.add_intervals(module_name, result, options["confidence_level"], options["n_resamples"], options["seed"])
+    shown = [k for k in (keys or result["intervals"]) if k in result["intervals"]]
+    if figures is not None and shown:
+        figures["intervals"] = plot_intervals(result["intervals"], shown, title=title)
+    if options.get("sample_size_sweep") and shown:
+        sweep = stats.sample_size_sweep(module_name, result, keys=shown, sizes=options["sweep_sizes"],
+                                  confidence_level=options["confidence_level"],
+                                  n_resamples=min(options["n_resamples"], 999), seed=options["seed"])
+        result["sample_size_sweep"] = sweep
+        if figures is not None:
+            figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)
+    return result["intervals"]
+
+
+# ---------------------------------------------------------------------------------------------- textxai compare
+
+
+def _expand(module_name: str, result: Mapping, label: str) -> dict:
+    """The results held by one saved JSON file: a naopc run file holds one result per attribution method."""
+    if module_name == "naopc" and isinstance(result.get("methods"), Mapping) and isinstance(result.get("per_example"), Mapping):
+        return {(name if label == "" else f"{label}:{name}"): {**summary, "per_example": result["per_example"][name]}
+                for name, summary in result["methods"].items() if name in result["per_example"]}
+    if module_name == "toki_trust" and "trust_labels" not in result and isinstance(result.get("examples"), list):
+        ex = result["examples"]  # a `textxai run toki_trust` file: the per-text verdicts of toki.assess
+        return {label: {**result, "trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
+                        "no_ki_labels": [e["no_ki"] for e in ex]}}
+    return {label: result}
+
+
+def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] | None = None,
+                  confidence_level: float = IntervalOptions.confidence_level, n_resamples: int = IntervalOptions.n_resamples,
+                  seed: int | None = IntervalOptions.seed,
+                  sweep_sizes: Sequence[int] | None = None):
+    """Intervals of every result in the JSON files ``paths`` (``textxai run`` outputs, or a module's result with
+    its per-example values) and the paired comparison of every pair (with ``sweep_sizes``: also
+    :func:`compare_sample_size_sweep` of every summary). Returns ``(text report, dict)``."""
+    import json
+    from pathlib import Path
+
+    stats.resampling_unit(module_name)  # a known method (a ValueError naming them otherwise)
+    if names is not None and len(names) != len(paths):
+        raise ValueError(f"names has {len(names)} items but {len(paths)} files were given: expected one name per file")
+    results = {}
+    for i, path in enumerate(paths):
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"results file {str(path)!r}: no such file; expected the .json a `textxai run "
+                             f"{module_name}` wrote (or a result saved with its per-example values)")
+        data = json.loads(p.read_text(encoding="utf-8"))
+        label = names[i] if names else ("" if len(paths) == 1 else p.stem)
+        results.update(_expand(module_name, data, label))
+    if len(results) < 2:
+        raise ValueError(f"files={list(paths)} hold {len(results)} result: expected at least two to compare "
+                         f"(several files, or one naopc file with several attribution methods)")
+    lines, out = [], {"intervals": {}, "comparisons": {}}
+    for name, res in results.items():
+        stats.add_intervals(module_name, res, confidence_level, n_resamples, seed)
+        out["intervals"][name] = res["intervals"]
+        lines += [intervals_table(res["intervals"], f"== {name}"), ""]
+    names_ = list(results)
+    for i, a in enumerate(names_):
+        for b in names_[i + 1:]:
+            c = stats.compare(module_name, results[a], results[b], confidence_level, n_resamples, seed)
+            out["comparisons"][f"{a} vs {b}"] = c
+            lines += [f"== paired comparison, {a} vs {b} (same {stats.resampling_unit(module_name)}s, in the same order)",
+                      compare_table(c, a, b), ""]
+            if sweep_sizes:
+                sweeps = {key: stats.compare_sample_size_sweep(module_name, results[a], results[b], key, sweep_sizes,
+                                                         confidence_level=confidence_level, seed=seed) for key in c}
+                out.setdefault("sample_size_sweep", {})[f"{a} vs {b}"] = sweeps
+                lines.append(f"   median Wilcoxon p (share of draws whose CI of a - b excludes 0) at n = "
+                             f"{', '.join(map(str, sweep_sizes))} (* = more units than given: projected)")
+                for key, rows in sweeps.items():
+                    cells = [f"{r['p_value']:.3g} ({r['share_significant']:.0%}){'*' if r['projected'] else ''}"
+                             for r in rows]
+                    lines.append(f"   {key:<24} " + "  ".join(cells))
+                lines.append("")
+    lines.append("Difference: bootstrap interval of a - b, units resampled jointly; p: Wilcoxon signed-rank test of "
+                 "the per-unit differences (textxai.stats.compare).")
+    return "\n".join(lines), out
+
+
+def add_compare_parser(commands) -> None:
+    """``textxai compare A.json B.json ... --module NAME`` (a sub-command of the ``textxai`` CLI)."""
+    from textxai import registry
+
+    parser = commands.add_parser("compare", help="confidence intervals and paired comparisons of saved results "
+                                                 "(several methods / editors / models on the same examples)")
+    parser.add_argument("files", nargs="+", help="result .json files of `textxai run MODULE` (same examples, same order)")
+    parser.add_argument("--module", required=True, choices=registry.names())
+    parser.add_argument("--names", nargs="+", default=None, help="a name per file (default: the file names)")
+    default = IntervalOptions()
+    parser.add_argument("--confidence-level", type=float, default=default.confidence_level)
+    parser.add_argument("--n-resamples", type=int, default=default.n_resamples)
+    parser.add_argument("--seed", type=int, default=default.seed)
+    parser.add_argument("--output", default=None, help="also write the comparison as .json and its error bars as .png")
+    parser.add_argument("--sample-size-sweep", type=int, nargs="*", default=None, metavar="N",
+                        help="also: p-value against the number of examples (default sizes 10 50 100 200, as the "
+                             "inconsistency paper's Tables 4-5)")
+    parser.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args) -> int:
+    try:
+        sizes = None if args.sample_size_sweep is None else (args.sample_size_sweep or list(SWEEP_SIZES))
+        text, out = compare_files(args.module, args.files, args.names, args.confidence_level, args.n_resamples, args.seed,
+                                  sweep_sizes=sizes)
+    except (ValueError, TypeError) as error:
+        raise SystemExit(f"textxai compare: {error}") from error
+    print(text)
+    if args.output:  # replaced together, as textxai run writes (textxai.outputs)
+        from textxai.outputs import staged, to_jsonable
+
+        stem = f"compare_{args.module}"
+        with staged(args.output, [stem]) as stage:
+            written = stage.write(stem, to_jsonable(out), {"intervals": plot_intervals(out["intervals"])})
+        print(f"Wrote {' and '.join(str(p) for p in written)}")
+    return 0

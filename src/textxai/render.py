@@ -1,0 +1,256 @@
+"""How results are shown: intervals as text (``0.880 [0.71, 0.97]``), text tables and matplotlib figures.
+
+One presentation layer for every surface (CLI reports, the demo, the Spaces, the audit report); the numbers
+themselves come from :mod:`textxai.stats`.
+
+>>> format_interval({"score": 0.392, "ci_low": 0.2604, "ci_high": 0.5649, "n": 6})
+'0.392 [0.26, 0.56]'
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from textxai.stats import value_at
+from textxai.validation import short_repr
+
+__all__ = ["format_interval", "format_value", "fmt", "interval_note", "intervals_table", "compare_table",
+           "plot_intervals", "plot_sample_size_sweep"]
+
+
+def _fmt(x: float, decimals: int) -> str:
+    return "nan" if x is None or not math.isfinite(x) else f"{x:.{decimals}f}"
+
+
+def format_interval(entry: Mapping, digits: int = 3) -> str:
+    """``"0.880 [0.71, 0.97]"``: the score with ``digits`` decimals, the bounds with one fewer (more when
+    that would hide the width); ``digits + 1`` significant digits for scores outside [0.01, 100).
+
+    >>> format_interval({"score": 0.88, "ci_low": 0.712, "ci_high": 0.968, "n": 6})
+    '0.880 [0.71, 0.97]'
+    >>> format_interval({"score": 0.5, "ci_low": float("nan"), "ci_high": float("nan"), "n": 1})
+    '0.500 [no interval: n=1]'
+    >>> format_interval({"score": 144.09, "ci_low": 78.7, "ci_high": 258.48, "n": 90})
+    '144.1 [78.7, 258.5]'
+    """
+    score, low, high = entry.get("score"), entry.get("ci_low"), entry.get("ci_high")
+    text = _fmt(score, digits)
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return f"{text} [no interval: n={entry.get('n', 0)}]"
+    if score is not None and math.isfinite(score) and score != 0 and not 0.01 <= abs(score) < 100:
+        g = lambda x: f"{x:.{digits + 1}g}"  # noqa: E731 - very large / small values: significant digits
+        return f"{g(score)} [{g(low)}, {g(high)}]"
+    decimals = max(digits - 1, 0)
+    while decimals < digits + 3 and high > low and _fmt(low, decimals) == _fmt(high, decimals):
+        decimals += 1
+    return f"{text} [{_fmt(low, decimals)}, {_fmt(high, decimals)}]"
+
+
+def format_value(value, interval: Mapping | None = None, digits: int = 3) -> str:
+    """``value`` with its interval when there is one (``format_interval``), else the plain number.
+
+    >>> format_value(0.25), format_value(None)
+    ('0.250', '-')
+    """
+    if interval is not None:
+        return format_interval(interval, digits)
+    if value is None:
+        return "-"
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (int, np.integer)):
+        return str(value)
+    return _fmt(float(value), digits)
+
+
+def intervals_table(intervals: Mapping, title: str | None = None) -> str:
+    """A text table of ``result["intervals"]``: key, score [low, high], n units, method.
+
+    >>> print(intervals_table({"flip_rate": {"score": 0.75, "ci_low": 0.5, "ci_high": 1.0, "n": 8,
+    ...     "unit": "original", "method": "BCa", "confidence_level": 0.95}}))
+    flip_rate     0.750 [0.50, 1.00]   n=8 originals  95% BCa
+    """
+    if not intervals:
+        return ""
+    width = max(len(k) for k in intervals) + 4
+    lines = [title] if title else []
+    for key, e in intervals.items():
+        unit = e.get("unit", "unit")
+        plural = unit if e.get("n") == 1 else unit + "s"
+        lines.append(f"{key:<{width}} {format_interval(e):<20} n={e.get('n')} {plural}  "
+                     f"{e.get('confidence_level', 0.95) * 100:.0f}% {e.get('method', '')}".rstrip())
+    return "\n".join(lines)
+
+
+def compare_table(comparison: Mapping, name_a: str = "A", name_b: str = "B") -> str:
+    """A text table of :func:`compare`: a, b, a - b [CI], n, Wilcoxon p.
+
+    >>> print(compare_table({"inc@1": {"a": 1.2, "b": 0.4, "difference": 0.8, "ci_low": 0.3, "ci_high": 1.3,
+    ...     "n": 20, "unit": "chain", "p_value": 0.004, "method": "BCa", "confidence_level": 0.95}}, "mice", "poly"))
+    summary   mice     poly     mice - poly [95% CI]  n   Wilcoxon p
+    inc@1     1.200    0.400    0.800 [0.30, 1.30]    20  0.004
+    """
+    if not comparison:
+        return ""
+    kw = max(len("summary"), *(len(k) for k in comparison)) + 2
+    aw, bw = max(8, len(name_a) + 1), max(8, len(name_b) + 1)
+    level = next(iter(comparison.values())).get("confidence_level", 0.95)
+    head = f"{name_a} - {name_b} [{level * 100:.0f}% CI]"
+    dw = max(21, len(head) + 1)
+    lines = [f"{'summary':<{kw}} {name_a:<{aw}} {name_b:<{bw}} {head:<{dw}} {'n':<3} Wilcoxon p"]
+    for key, c in comparison.items():
+        diff = format_interval({"score": c["difference"], "ci_low": c["ci_low"], "ci_high": c["ci_high"], "n": c["n"]})
+        p = c.get("p_value")
+        lines.append(f"{key:<{kw}} {_fmt(c['a'], 3):<{aw}} {_fmt(c['b'], 3):<{bw}} {diff:<{dw}} {c['n']:<3} "
+                     f"{'nan' if p is None or not math.isfinite(p) else f'{p:.3g}'}")
+    return "\n".join(lines)
+
+
+def plot_intervals(intervals: Mapping, keys: Sequence[str] | None = None, title: str | None = None, cols: int = 4):
+    """Error bars of intervals: ``result["intervals"]``, or ``{group name: intervals}`` to set groups (methods,
+    editors, models) side by side. One panel per summary (their scales differ). A matplotlib Figure.
+
+    >>> iv = {"flip_rate": {"score": 0.7, "ci_low": 0.5, "ci_high": 0.9, "n": 9}}
+    >>> fig = plot_intervals({"mice": iv, "polyjuice": iv})
+    >>> [ax.get_title() for ax in fig.axes]
+    ['flip_rate']
+    """
+    from matplotlib.figure import Figure
+
+    groups = intervals if intervals and all(isinstance(v, Mapping) and "score" not in v and
+                                            all(isinstance(x, Mapping) for x in v.values())
+                                            for v in intervals.values()) else {"": intervals}
+    names = list(groups)
+    all_keys = list(dict.fromkeys(k for g in groups.values() for k in g))
+    keys = all_keys if keys is None else [k for k in keys if k in all_keys]
+    if not keys:
+        raise ValueError(f"intervals={short_repr(intervals)}: expected at least one interval to draw")
+    if all(_at_n(k) for k in keys) and len(keys) > 1:
+        return _plot_at_n(groups, keys, title)
+    cols = min(cols, len(keys))
+    rows = math.ceil(len(keys) / cols)
+    fig = Figure(figsize=(3.2 * cols, 0.5 + (0.35 * len(names) + 1.1) * rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, cols, squeeze=False)).ravel()
+    for ax, key in zip(axes, keys):
+        for i, name in enumerate(names):
+            e = groups[name].get(key)
+            if e is None:
+                continue
+            y = len(names) - 1 - i
+            low, high = e.get("ci_low"), e.get("ci_high")
+            has = low is not None and high is not None and math.isfinite(low) and math.isfinite(high)
+            err = [[e["score"] - low], [high - e["score"]]] if has else None
+            ax.errorbar([e["score"]], [y], xerr=err, fmt="o", color=f"C{i}", capsize=4,
+                        label=f"{name} (n={e.get('n')})" if name else f"n={e.get('n')}")
+        ax.set_yticks(range(len(names)), [n or "" for n in reversed(names)])
+        ax.set_ylim(-0.7, len(names) - 0.3)
+        ax.set_title(key)
+        ax.grid(axis="x", alpha=0.3)
+        if not any(names):
+            ax.set_yticks([])
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    level = next((e.get("confidence_level") for g in groups.values() for e in g.values()), 0.95) or 0.95
+    fig.suptitle(title or f"{level * 100:.0f}% bootstrap confidence intervals")
+    return fig
+
+
+def _at_n(key: str):
+    """("inc", 3) for "inc@3", else None."""
+    name, _, k = key.rpartition("@")
+    return (name, int(k)) if name and k.isdigit() else None
+
+
+def _plot_at_n(groups: Mapping, keys: Sequence[str], title: str | None):
+    """Summaries reported at several n (inconsistency's inc@n, ...): one panel per summary, error bars against n."""
+    from matplotlib.figure import Figure
+
+    metrics = list(dict.fromkeys(_at_n(k)[0] for k in keys))
+    fig = Figure(figsize=(3.6 * len(metrics), 3.4), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(metrics), squeeze=False)).ravel()
+    width = 0.25 / max(len(groups), 1)
+    for ax, metric in zip(axes, metrics):
+        for i, (name, ivs) in enumerate(groups.items()):
+            pts = sorted((_at_n(k)[1], e) for k, e in ivs.items() if k in keys and _at_n(k)[0] == metric)
+            if not pts:
+                continue
+            x = np.array([p[0] for p in pts], dtype=float) + (i - (len(groups) - 1) / 2) * width
+            y = np.array([p[1]["score"] for p in pts], dtype=float)
+            low = np.array([p[1]["ci_low"] for p in pts], dtype=float)
+            high = np.array([p[1]["ci_high"] for p in pts], dtype=float)
+            err = np.nan_to_num(np.vstack([y - low, high - y]), nan=0.0)
+            ax.errorbar(x, y, yerr=np.maximum(err, 0), fmt="o-", color=f"C{i}", capsize=4, label=name or None)
+        ax.set_xlabel("n (feedback step)")
+        ax.set_title(f"{metric}@n")
+        ax.grid(alpha=0.3)
+        if any(groups):
+            ax.legend(fontsize=8)
+    level = next((e.get("confidence_level") for g in groups.values() for e in g.values()), 0.95) or 0.95
+    fig.suptitle(title or f"{level * 100:.0f}% bootstrap confidence intervals")
+    return fig
+
+
+def plot_sample_size_sweep(sweep: Mapping, title: str | None = None):
+    """Interval width against n (log-log) for each summary of :func:`sample_size_sweep`, with the 1/sqrt(n)
+    line through the first point; hollow markers are projected sizes (more units than the result has).
+
+    >>> fig = plot_sample_size_sweep({"inc@1": [{"n": 10, "width": 1.0, "width_low": 0.8, "width_high": 1.2,
+    ...     "projected": False}, {"n": 40, "width": 0.5, "width_low": 0.45, "width_high": 0.55, "projected": True}]})
+    >>> fig.axes[0].get_xlabel()
+    'number of units (n)'
+    """
+    from matplotlib.figure import Figure
+
+    if not sweep:
+        raise ValueError("sweep={}: expected the output of sample_size_sweep")
+    fig = Figure(figsize=(6.5, 4.2), layout="constrained")
+    ax = fig.subplots()
+    for i, (key, rows) in enumerate(sweep.items()):
+        rows = [r for r in rows if math.isfinite(r["width"]) and r["width"] > 0]
+        if not rows:
+            continue
+        n = np.array([r["n"] for r in rows], dtype=float)
+        w = np.array([r["width"] for r in rows])
+        err = [w - np.array([r["width_low"] for r in rows]), np.array([r["width_high"] for r in rows]) - w]
+        ax.errorbar(n, w, yerr=np.maximum(err, 0), color=f"C{i}", capsize=3, lw=1, label=key)
+        for r in rows:
+            ax.plot(r["n"], r["width"], "o", color=f"C{i}", markerfacecolor="white" if r["projected"] else f"C{i}")
+        ax.plot(n, w[0] * np.sqrt(n[0] / n), ":", color=f"C{i}", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("number of units (n)")
+    ax.set_ylabel("width of the confidence interval")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, title="dotted: 1/sqrt(n); hollow: projected", title_fontsize=7)
+    ax.set_title(title or "How many examples? Interval width against sample size")
+    return fig
+
+
+def fmt(result: Mapping, key: str, digits: int = 3, value=None) -> str:
+    """``result[key]`` (or ``value``) for a report: with its interval from ``result["intervals"]`` when there is one.
+
+    >>> fmt({"flip_rate": 0.5, "intervals": {"flip_rate": {"score": 0.5, "ci_low": 0.2, "ci_high": 0.8, "n": 9}}},
+    ...     "flip_rate")
+    '0.500 [0.20, 0.80]'
+    >>> fmt({"flip_rate": 0.5}, "flip_rate")
+    '0.500'
+    """
+    entry = (result.get("intervals") or {}).get(key)
+    return format_value(value_at(result, key) if value is None else value, entry, digits)
+
+
+def interval_note(intervals: Mapping) -> str:
+    """One line under a report: what the brackets are.
+
+    >>> interval_note({"inc@1": {"score": 1, "ci_low": 0, "ci_high": 2, "n": 8, "unit": "chain", "method": "BCa",
+    ...                          "confidence_level": 0.95}})
+    '[brackets]: 95% bootstrap confidence intervals, chains resampled (BCa; scipy.stats.bootstrap, textxai.stats).'
+    """
+    entries = list(intervals.values())
+    if not entries:
+        return ""
+    level = entries[0].get("confidence_level", 0.95)
+    units = sorted({e.get("unit", "example") for e in entries})
+    methods = sorted({e.get("method", "") for e in entries if e.get("method")}, key=lambda m: (m != "BCa", m))
+    return (f"[brackets]: {level * 100:.0f}% bootstrap confidence intervals, {' / '.join(u + 's' for u in units)} "
+            f"resampled ({', '.join(methods)}; scipy.stats.bootstrap, textxai.stats).")
