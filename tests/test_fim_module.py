@@ -51,5 +51,22 @@ def test_module_errors(module, bert_clf):
         module.compute(texts=TEXTS, model=bert_clf, return_eigenvector="yes")
 
 
-
-
+def test_options_group_flat_keywords_and_override_agree(module, bert_clf):
+    """One option style: FIMOptions, its fields as keywords, and a keyword overriding the group give one answer:
+    the min-flip experiment of textxai.fim on the same texts (inf -> None in the module's JSON-able output)."""
+    group = module.compute(texts=TEXTS, model=bert_clf, options=fim.FIMOptions(min_flip=True, max_strength=0.02, tol=1e-2))
+    flat = module.compute(texts=TEXTS, model=bert_clf, min_flip=True, max_strength=0.02, tol=1e-2)
+    override = module.compute(texts=TEXTS, model=bert_clf, options=fim.FIMOptions(min_flip=True, max_strength=9.0, tol=1e-2),
+                              max_strength=0.02)
+    assert group == flat == override
+    ref = fim.min_flip_strength(TEXTS, bert_clf, max_strength=0.02, tol=1e-2)
+    assert not np.isfinite(ref).any()  # this tiny model flips from 0.03 on: nothing flips within 0.02
+    assert group["min_flip_strength"] == [None] * 4 and group["flipped_within_max_strength"] == 0.0
+    assert group["warnings"] == [
+        "4 of 4 texts do not flip within max_strength=0.02: their min_flip_strength is inf, and the correlation "
+        "leaves them out.",
+        "The correlation of log lambda_max with the min flip strength is undetermined (nan): 0 usable texts, or one "
+        "of the two is the same for all of them."]
+    assert "warnings" not in module.compute(texts=TEXTS, model=bert_clf)
+    with pytest.raises(TypeError, match=r"max_strenght=1.0: not an option of fim_difficulty \(did you mean 'max_strength'"):
+        module.compute(texts=TEXTS, model=bert_clf, max_strenght=1.0)

@@ -6,23 +6,11 @@ For an input ``x`` (flattened to ``D`` numbers) and class probabilities ``p = so
 difficulty of the example is ``lambda_max(G)``: how much the predicted distribution can change (in KL,
 to second order) under a small move of the input. High values lie near the decision boundary.
 
-``G`` is never formed. Its nonzero eigenvalues are those of the ``C x C`` matrix
-``M = diag(sqrt p) J J^T diag(sqrt p)`` and its top eigenvector is ``v = J^T diag(sqrt p) u / sqrt(lambda)``
-(``u`` the top eigenvector of ``M``). Because ``log p`` is invariant to adding a constant to every logit,
-``J = (I - 1 p^T) J_z`` with ``J_z`` the Jacobian of the logits, and only the ``C - 1`` logit differences
-``z_c - z_C`` need a backward pass: the cost is one forward and ``C - 1`` backward passes, batched.
+``G`` is never formed (:mod:`~textxai.fim.eigen` says how): one forward and ``C - 1`` backward passes per batch.
+In the text functions ``x`` is the output of the model's input-embedding layer at every non-padding position.
 
-The core (:func:`fisher_eigen`, :func:`tensor_difficulty`) works on any differentiable function of a plain
-tensor; the text functions go through :class:`textxai.classifier.TextClassifier`, where ``x`` is the output
-of the model's input-embedding layer at every non-padding position, special tokens ([CLS], [SEP], <s>...)
-included.
-
->>> import torch
->>> W = torch.tensor([[1.0, 0.0], [0.0, 1.0]], dtype=torch.float64)
->>> x = torch.zeros(1, 2, dtype=torch.float64)
->>> res = fisher_eigen(lambda x: x @ W.T, x)
->>> round(float(res.eigenvalues[0]), 6)   # p = (1/2, 1/2): p1 p2 ||w1 - w2||^2 = 0.25 * 2
-0.5
+>>> summarize([0.5, 2.0, 8.0])["median"]
+2.0
 
 The package, split at its seams: :mod:`~textxai.fim.eigen` (:func:`fisher_eigen`, :func:`tensor_difficulty`),
 :mod:`~textxai.fim.text` (:func:`difficulty` of texts, word sensitivity, :func:`summarize`),

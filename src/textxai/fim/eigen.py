@@ -1,10 +1,7 @@
 """The eigen core of the FIM difficulty: the top of the Fisher information spectrum of any differentiable function.
 
-Paper: "Geometry matters: exploring language examples at the decision boundary" (Datta et al.).
-For an input ``x`` (flattened to ``D`` numbers) and class probabilities ``p = softmax(f(x))``, let
-``J = d log p / d x`` (``[C, D]``). The FIM is ``G = J^T diag(p) J`` (``[D, D]``, Algorithm 1) and the
-difficulty of the example is ``lambda_max(G)``: how much the predicted distribution can change (in KL,
-to second order) under a small move of the input. High values lie near the decision boundary.
+With ``p = softmax(f(x))`` and ``J = d log p / d x`` (``[C, D]``), the FIM is ``G = J^T diag(p) J`` (``[D, D]``,
+Algorithm 1 of Datta et al.) and the difficulty is ``lambda_max(G)``.
 
 ``G`` is never formed. Its nonzero eigenvalues are those of the ``C x C`` matrix
 ``M = diag(sqrt p) J J^T diag(sqrt p)`` and its top eigenvector is ``v = J^T diag(sqrt p) u / sqrt(lambda)``
@@ -24,7 +21,6 @@ included.
 >>> round(float(res.eigenvalues[0]), 6)   # p = (1/2, 1/2): p1 p2 ||w1 - w2||^2 = 0.25 * 2
 0.5
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
