@@ -97,25 +97,24 @@ def check_output_folder(output: str) -> Path:
     return path
 
 
-#: the library's names of what the columns of --data become (a message about ``targets[3]`` names --target-column)
-LIBRARY_FLAGS = {"texts": "--text-column", "text_pairs": "--pair-column", "labels": "--label-column",
-                 "targets": "--target-column", "counterfactuals": "--counterfactual-column",
-                 "counterfactual_pairs": "--counterfactual-pair-column", "attributions": "--attributions-column",
-                 "human_trust": "--human-trust-column", "train_labels": "--train-data --label-column",
-                 "train_texts": "--train-data --text-column", "references": "--label-column", "chains": "--chains"}
+#: the library's names of what the common columns of --data become (a message about ``texts[3]`` names
+#: --text-column); a method's own arguments are in its descriptor's ``flags``
+COLUMN_FLAGS = {"texts": "--text-column", "text_pairs": "--pair-column", "labels": "--label-column"}
 
 
 @contextmanager
-def flags_named(args):
+def flags_named(args, method=None):
     """A library message about one of the run's options (``class_names=None: ...``) names its flag first
-    (``--class-names: class_names=None: ...``): the user passed the flag, not the keyword."""
+    (``--class-names: class_names=None: ...``): the user passed the flag, not the keyword. ``method``: its
+    descriptor, whose ``flags`` name the flags of its own library arguments."""
     try:
         yield
     except (ValueError, TypeError) as error:
         message = str(error)
         name = re.match(r"[A-Za-z_]\w*", message)
         word = name.group(0) if name else ""
-        flag = LIBRARY_FLAGS.get(word) or ("--" + word.replace("_", "-") if word in vars(args) else None)
+        flags = {**COLUMN_FLAGS, **(method.flags if method is not None else {})}
+        flag = flags.get(word) or ("--" + word.replace("_", "-") if word in vars(args) else None)
         if type(error) in (ValueError, TypeError) and flag and message[name.end():name.end() + 1] in ("=", "[", ":", " "):
             raise type(error)(f"{flag}: {message}") from error
         raise
@@ -143,7 +142,7 @@ def cmd_run(args) -> int:
     if args.max_evaluations is not None:  # refused before any model call; the counting budget stays the backstop
         check_evaluations(for_run(args.module, args, texts, pairs, classifier), args.max_evaluations, what,
                           "use fewer or shorter texts (--limit) or lighter options")
-    with work_budget(max_evaluations=args.max_evaluations, what=what), flags_named(args):
+    with work_budget(max_evaluations=args.max_evaluations, what=what), flags_named(args, method):
         results, figures = glue.run(args, texts, pairs, labels, classifier)
     if not parallel.is_main_process():  # every process holds the gathered results; the main process writes
         parallel.wait_for_everyone()

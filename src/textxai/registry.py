@@ -71,6 +71,10 @@ class Method:
     ``estimate(words, options, num_labels=2, device="cpu") -> int``: model evaluations of a run before any
     model call; ``words``: words per text (pairs summed); ``options``: ``{name: value}``, the option groups'
     defaults overlaid with the run's settings (:meth:`run_options`).
+    ``flags``: ``{library argument: the textxai run flag that sets it}`` where the two names differ
+    (``{"attributions": "--attributions-column"}``): a library message about the argument names the flag.
+    ``run_results(results, label) -> {label: result}``: the results one saved ``textxai run`` file holds, each
+    one its ``estimands`` read (naopc: one per attribution method); ``None``: the file is one result.
     ``runner``: its CLI glue (``add_arguments(parser)``, ``run(args, texts, text_pairs, labels, classifier)
     -> (results, figures)``, optionally ``demo(progress) -> (report, results, figures)``), as an import path
     (``"textxai.naopc.runner"``) or a module object; ``data_parallel``: its run splits the texts across
@@ -89,6 +93,8 @@ class Method:
     unit: str = "example"
     estimands: Callable | None = None
     estimate: Callable | None = None
+    flags: Mapping = field(default_factory=dict)
+    run_results: Callable | None = None
     runner: str | ModuleType | None = None
     data_parallel: bool = False
     folder: Path | None = None

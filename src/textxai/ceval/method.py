@@ -54,6 +54,8 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 METHOD = register(Method(
     name="ceval", kind="metric", order=50,
     help="CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality",
+    flags={"targets": "--target-column", "counterfactuals": "--counterfactual-column",
+           "counterfactual_pairs": "--counterfactual-pair-column"},
     inputs={"references": "texts", "reference_pairs": "text_pairs", "predictions": "counterfactuals",
             "prediction_pairs": "counterfactual_pairs"}, required=("texts", "counterfactuals"),
     option_groups={"quality": QualityOptions, "run": RunOptions}, unit="original", estimands=estimands,

@@ -70,6 +70,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 METHOD = register(Method(
     name="inconsistency", kind="metric", order=10,
     help="inc@n of a counterfactual editor: feed it its own edits and count how much larger they get",
+    flags={"chains": "--chains"},
     inputs={"edits": "edits"}, required=("edits",), unit="chain", estimands=estimands, estimate=estimate,
     option_groups={"scoring": ScoreOptions, "editing": EditorOptions},
     runner="textxai.inconsistency.runner", data_parallel=True, analyse=analyse,

@@ -1,4 +1,6 @@
 """The naopc method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
+from collections.abc import Mapping
+
 from textxai import stats
 from textxai.naopc.analysis import analyse
 from textxai.naopc.texts import NAOPCOptions
@@ -15,6 +17,15 @@ def estimands(result):
     return out
 
 
+def run_results(results, label: str) -> dict:
+    """A ``textxai run naopc`` file holds one result per attribution method: ``{"<label>:<method>": its summaries
+    and per-example rows}`` (``"<method>"`` for an empty label)."""
+    if not (isinstance(results.get("methods"), Mapping) and isinstance(results.get("per_example"), Mapping)):
+        return {label: results}
+    return {(name if label == "" else f"{label}:{name}"): {**summary, "per_example": results["per_example"][name]}
+            for name, summary in results["methods"].items() if name in results["per_example"]}
+
+
 def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
     """Model evaluations of a run (:func:`textxai.estimates.naopc_evaluations`): per attribution method its
     explanation and both curves, per text its limits (none when the attributions are given as a column)."""
@@ -29,7 +40,9 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 METHOD = register(Method(
     name="naopc", kind="metric", order=40,
     help="faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC",
+    flags={"attributions": "--attributions-column"},
     inputs={"texts": "texts", "text_pairs": "text_pairs"}, required=("texts",),
     option_groups={"options": NAOPCOptions}, unit="example", estimands=estimands, estimate=estimate,
+    run_results=run_results,
     runner="textxai.naopc.runner", data_parallel=True, analyse=analyse,
 ))

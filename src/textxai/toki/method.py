@@ -45,6 +45,8 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 METHOD = register(Method(
     name="toki_trust", kind="metric", order=30,
     help="TOKI: is each correct prediction made for the right reasons (words related to its class)?",
+    flags={"references": "--label-column", "human_trust": "--human-trust-column",
+           "train_labels": "--train-data --label-column", "train_texts": "--train-data --text-column"},
     inputs={"texts": "texts", "text_pairs": "text_pairs", "references": "labels"}, required=("texts", "labels"),
     unit="correct prediction", estimands=estimands, estimate=estimate,
     runner="textxai.runners.toki_trust", data_parallel=True,
