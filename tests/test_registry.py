@@ -41,6 +41,9 @@ def test_built_in_descriptor_is_consistent(name):
     for group in method.option_groups.values():  # frozen dataclasses
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(group(), dataclasses.fields(group)[0].name, None)
+    for flag in {flag for flags in method.flags.values() for flag in flags.split()}:  # flags it really has
+        args = cli.build_parser().parse_args(["run", name, "--model", "m", "--data", "d", flag, "x"])
+        assert getattr(args, flag[2:].replace("-", "_")) in ("x", ["x"])
     # one source of defaults: a runner argument named like a group field defaults to the field's default
     shared = method.option_defaults().keys() & method.argument_defaults().keys()
     as_list = lambda v: list(v) if isinstance(v, tuple) else v  # noqa: E731 - argparse takes nargs defaults as lists
