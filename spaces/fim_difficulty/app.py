@@ -75,8 +75,9 @@ def analyse(model_choice: str, text: str):
 
 
 def _warnings_html(warnings) -> str:
-    items = "".join(f"<li>{spaces.escape(w)}</li>" for w in warnings)
-    return f'<ul id="fim-warnings" class="fim-warnings">{items}</ul>' if warnings else ""
+    """The analysis' warnings, one line each (the sentences ``textxai run`` writes and the module returns)."""
+    lines = "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>" for w in warnings)
+    return f'<div id="fim-warnings">{lines}</div>' if warnings else ""
 
 
 def score(model_choice: str, text: str):
