@@ -87,15 +87,12 @@ def runner_intervals(module_name: str, result: dict, options: Mapping | None, fi
 
 
 def _expand(module_name: str, result: Mapping, label: str) -> dict:
-    """The results held by one saved JSON file: a naopc run file holds one result per attribution method."""
-    if module_name == "naopc" and isinstance(result.get("methods"), Mapping) and isinstance(result.get("per_example"), Mapping):
-        return {(name if label == "" else f"{label}:{name}"): {**summary, "per_example": result["per_example"][name]}
-                for name, summary in result["methods"].items() if name in result["per_example"]}
-    if module_name == "toki_trust" and "trust_labels" not in result and isinstance(result.get("examples"), list):
-        ex = result["examples"]  # a `textxai run toki_trust` file: the per-text verdicts of toki.assess
-        return {label: {**result, "trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
-                        "no_ki_labels": [e["no_ki"] for e in ex]}}
-    return {label: result}
+    """The results held by one saved JSON file, ``{label: result}`` (its descriptor's ``run_results``: a naopc run
+    file holds one result per attribution method; a toki_trust one its verdicts as trust_labels)."""
+    from textxai import registry
+
+    split = registry.get(module_name).run_results
+    return {label: result} if split is None else split(result, label)
 
 
 def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] | None = None,

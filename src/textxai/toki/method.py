@@ -17,6 +17,16 @@ def estimands(result):
     return out
 
 
+def run_results(results, label: str) -> dict:
+    """A ``textxai run toki_trust`` file keeps the per-text verdicts of :func:`textxai.toki.assess` as
+    ``examples``; as a result the estimands read: ``{label: results + trust_labels, naive_labels, no_ki_labels}``."""
+    if "trust_labels" in results or not isinstance(results.get("examples"), list):
+        return {label: results}
+    ex = results["examples"]
+    return {label: {**results, "trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
+                    "no_ki_labels": [e["no_ki"] for e in ex]}}
+
+
 def _train_words(options) -> list:
     """Words per training text of the keyword index still to build (none with a saved index)."""
     from textxai.estimates import approx_words
@@ -49,5 +59,6 @@ METHOD = register(Method(
            "train_labels": "--train-data --label-column", "train_texts": "--train-data --text-column"},
     inputs={"texts": "texts", "text_pairs": "text_pairs", "references": "labels"}, required=("texts", "labels"),
     unit="correct prediction", estimands=estimands, estimate=estimate,
+    run_results=run_results,
     runner="textxai.runners.toki_trust", data_parallel=True,
 ))
