@@ -1,7 +1,7 @@
 """TOKI on the shipped demo models: trust labels on clear texts, and the TOKI-guided attack against random
 substitution at the same budget (fixed texts, fixed seeds).
 
-The keyword indexes are the runner's (``textxai.runners.toki_trust.demo_index``: omission explanations of
+The keyword indexes are the runner's (``textxai.toki.demo_index``: omission explanations of
 the first 60 training texts, the default embedders), cached in-process and shared with the Space tests.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from textxai import toki
-from textxai.runners.toki_trust import demo_index
+from textxai.toki import demo_index
 
 # Clear texts: obvious sentiment words / obvious topic words, nothing else to lean on.
 CLEAR = {

@@ -89,7 +89,7 @@ def heldout_positive():
 
 
 def test_shortcut_model_is_untrustworthy_on_texts_with_the_word(heldout_positive):
-    from textxai.runners.toki_trust import demo_index
+    from textxai.toki import demo_index
 
     clf = shortcut_model()
     (train_texts, train_labels), _ = shortcut_corpus()

@@ -44,18 +44,19 @@ def _module_verdict(folder, text, train_text):
 def test_assess_matches_module(app, folder, train_text):
     texts, _ = make_data(3, seed=9)
     for text in texts:
-        html, keywords = app.assess_text(folder, text, "", train_text, "omission", ["minilm"])
+        html, keywords, figure = app.assess_text(folder, text, "", train_text, "omission", ["minilm"])
         out = _module_verdict(folder, text, train_text)
         expected = "trustworthy" if out["trust_labels"][0] else "untrustworthy"
         assert f"id='toki-verdict'>{expected}<" in html
         assert html.count("toki-related") == len(out["related_words"][0])
         assert html.count("toki-unrelated") == len(out["unrelated_words"][0])
         assert "id='toki-keywords'" in keywords
+        assert figure is not None and figure.axes[0].get_ylabel() == "trustworthy share of correct predictions"
 
 
 def test_wrong_label_escaping_and_errors(app, folder, train_text):
     text = "<script>alert(1)</script> zxq the night"
-    html, _ = app.assess_text(folder, text, "food", train_text, "omission", ["minilm"])
+    html, _, _ = app.assess_text(folder, text, "food", train_text, "omission", ["minilm"])
     assert "not assessed (wrong prediction)" in html or "id='toki-verdict'" in html
     assert "<script>" not in html
     with pytest.raises(ValueError, match="expected 'label<TAB>text'"):

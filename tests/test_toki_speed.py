@@ -107,7 +107,7 @@ def test_attack_results_unchanged_on_demo_texts(monkeypatch):
     """The attack with the chunked similarity check = with every candidate's similarity computed at once."""
     from textxai import toki
     from textxai.demo import load_corpus
-    from textxai.runners.toki_trust import demo_index
+    from textxai.toki import demo_index
     from textxai.toki import attack
 
     clf, index = demo_index("sentiment")
@@ -127,7 +127,7 @@ def test_attack_reuses_the_assessments_omission_explanations(monkeypatch):
     word ranking is the remembered explanation (no omission pass), and its results are those of a fresh run."""
     from textxai import toki
     from textxai.demo import load_corpus
-    from textxai.runners.toki_trust import demo_index
+    from textxai.toki import demo_index
 
     clf, index = demo_index("sentiment")
     corpus = load_corpus("sentiment")
@@ -151,7 +151,7 @@ def test_candidate_pools_are_shared_by_later_attacks_on_the_same_index(monkeypat
     and gets the results of a first attack."""
     from textxai import toki
     from textxai.demo import load_corpus
-    from textxai.runners.toki_trust import demo_index
+    from textxai.toki import demo_index
     from textxai.toki import attack
 
     clf, index = demo_index("sentiment")

@@ -95,13 +95,9 @@ class TokiTrust(TextxaiMetric):
             reference_urls=["https://doi.org/10.5281/zenodo.13751580"],
         )
 
-    def _compute(self, texts, references, text_pairs=None, model=None, tokenizer=None, keyword_index=None,
-                 train_texts=None, train_labels=None, train_text_pairs=None, save_index=None, explainer="lime",
-                 explainer_options=None, top_k=10, theta_dist=0.3, theta_relate=None, theta_conf=0.9, embedders=None,
-                 class_names=None, human_trust=None, batch_size=32, seed=0, device=None, progress=False):
-        return toki.compute(
-            texts, references, text_pairs=text_pairs, model=model, keyword_index=keyword_index, human_trust=human_trust,
-            train=toki.TrainingData(train_texts, train_labels, train_text_pairs, save_index),
-            explain=toki.ExplainOptions(explainer, explainer_options, top_k, batch_size, seed, progress),
-            index=toki.IndexOptions(theta_dist, theta_relate, embedders, class_names),
-            assess=toki.AssessOptions(theta_conf), tokenizer=tokenizer, device=device)
+    def _compute(self, texts, references, text_pairs=None, model=None, tokenizer=None, device=None, keyword_index=None,
+                 human_trust=None, train: toki.TrainingData = None, explain: toki.ExplainOptions = None,
+                 index: toki.IndexOptions = None, assess: toki.AssessOptions = None, **options):
+        return toki.analyse(texts, references, text_pairs, model, keyword_index, human_trust, tokenizer=tokenizer,
+                            device=device, train=train, explain=explain, index=index, assess=assess, figures=False,
+                            **options).summary

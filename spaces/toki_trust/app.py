@@ -29,6 +29,7 @@ def explainer_choices() -> dict[str, dict]:
 
 
 EXPLAINERS = explainer_choices()
+ATTACK = toki.demo_attack_options()  # the attack tab's preset: the demo's settings
 RELATED, UNRELATED = "#16a34a", "#dc2626"
 _LOCK = threading.Lock()
 _INDEXES: dict = {}
@@ -109,34 +110,45 @@ def words_html(top_words) -> str:
     return " ".join(spans) or "<i>no word contributes positively</i>"
 
 
-def assess_text(model_choice: str, text: str, true_label: str, train_text: str, explainer: str, embedders):
-    """Prediction, explanation with related / unrelated words, the verdict; plus the class keywords."""
+def assess_analysis(model_choice: str, text: str, true_label: str, train_text: str, explainer: str, embedders):
+    """Widgets -> options -> :func:`textxai.toki.analyse` of one text: ``(analysis, classifier, keyword index,
+    true class)``."""
     text = spaces.check_inputs([text], max_texts=1)[0]
     classifier, index, _, method, options, embs = keyword_index(model_choice, train_text, explainer, embedders)
-    predicted = int(classifier.predict([text])[0])
-    y = _label_index(true_label, classifier, predicted)
-    out = toki.toki_trust([text], [y], model=classifier, keyword_index=index,
-                          explain=toki.ExplainOptions(method, options or None), index=toki.IndexOptions(embedders=embs))
-    name = classifier.labels[predicted]
-    conf = out["confidences"][0]
-    label = out["trust_labels"][0]
-    reason = out["reasons"][0]
+    y = _label_index(true_label, classifier, int(classifier.predict([text])[0]))
+    analysis = toki.analyse([text], [y], model=classifier, keyword_index=index,
+                            explain=toki.ExplainOptions(method, options or None), index=toki.IndexOptions(embedders=embs))
+    return analysis, classifier, index, y
+
+
+def warnings_html(warnings) -> str:
+    return "".join(f"<p class='toki-warning'>⚠ {spaces.escape(w)}</p>" for w in warnings)
+
+
+def assess_text(model_choice: str, text: str, true_label: str, train_text: str, explainer: str, embedders):
+    """Prediction, explanation with related / unrelated words, the verdict and the analysis's warnings; the class
+    keywords; the trust-rate figure (TOKI and both baselines)."""
+    analysis, classifier, index, y = assess_analysis(model_choice, text, true_label, train_text, explainer, embedders)
+    out = analysis.summary
+    label, reason = out["trust_labels"][0], out["reasons"][0]
     if label is None:
         verdict = "not assessed (wrong prediction)" if reason == "wrong prediction" else spaces.escape(reason)
     else:
         verdict = "trustworthy" if label else "untrustworthy"
-    head = (f"<p>Prediction: <b id='toki-prediction'>{spaces.escape(name)}</b> ({conf:.2f})</p>"
-            f"<p>Verdict: <b id='toki-verdict'>{verdict}</b>")
+    head = (f"<p>Prediction: <b id='toki-prediction'>{spaces.escape(classifier.labels[out['predictions'][0]])}</b> "
+            f"({out['confidences'][0]:.2f})</p><p>Verdict: <b id='toki-verdict'>{verdict}</b>")
     if out["is_rel"][0] is not None:
         head += f" — IS<sub>rel</sub> = {out['is_rel'][0]:.4f}, IS<sub>unr</sub> = {out['is_unr'][0]:.4f}"
     head += "</p>"
     body = (f"<p>Top words (<span style='color:{RELATED}'>related</span> / "
             f"<span style='color:{UNRELATED}'>unrelated</span> to '{spaces.escape(index.class_names[y])}'):</p>"
             f"<div id='toki-words'>{words_html(out['top_words'][0])}</div>") if out["is_rel"][0] is not None else ""
-    kws = "".join(f"<li><b>{spaces.escape(index.class_names[c])}</b>: {spaces.escape(', '.join(index.keyword_list(c)[:20]) or '—')}</li>"
-                  for c in sorted(index.class_names))
-    theta = ", ".join(f"{k} {v:.3f}" for k, v in index.theta_relate.items())
-    return head + body, f"<p>Keywords per class (θ_relate: {spaces.escape(theta)}):</p><ul id='toki-keywords'>{kws}</ul>"
+    kws = "".join(f"<li><b>{spaces.escape(name)}</b>: {spaces.escape(', '.join(words[:20]) or '—')}</li>"
+                  for name, words in out["keywords"].items())
+    theta = ", ".join(f"{k} {v:.3f}" for k, v in out["theta_relate"].items())
+    return (head + body + warnings_html(analysis.warnings),
+            f"<p>Keywords per class (θ_relate: {spaces.escape(theta)}):</p><ul id='toki-keywords'>{kws}</ul>",
+            analysis.figures.get("trust_rates"))
 
 
 def diff_html(before: str, after: str) -> str:
@@ -212,18 +224,19 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
                 assess_button = gr.Button("Assess", variant="primary", elem_id="assess-button")
                 verdict_html = gr.HTML(elem_id="verdict")
                 keywords_html = gr.HTML(elem_id="keywords")
+                rates_plot = gr.Plot(label="Trustworthy share: TOKI and the Naive / TOKI(-K.I) baselines", elem_id="toki-rates")
             with gr.Tab("TOKI-guided attack"):
                 attack_box = gr.Textbox(value=default_attack, lines=3, elem_id="attack-box", label="Text to attack")
                 with gr.Row():
-                    rate = spaces.slider(0.05, 0.5, value=0.2, step=0.05, label="Maximum share of words changed",
-                                         name="max_rate")
-                    sim = spaces.slider(0.0, 1.0, value=0.7, step=0.05, label="Minimum sentence similarity (MiniLM)",
-                                        name="min_similarity")
+                    rate = spaces.slider(0.05, 0.5, value=ATTACK.max_rate, step=0.05,
+                                         label="Maximum share of words changed", name="max_rate")
+                    sim = spaces.slider(0.0, 1.0, value=ATTACK.min_similarity, step=0.05,
+                                        label="Minimum sentence similarity (MiniLM)", name="min_similarity")
                 attack_button = gr.Button("Attack", variant="primary", elem_id="attack-button")
                 attack_html = gr.HTML(elem_id="attack")
         assess_button.click(spaces.user_errors(assess_text),
                             [model, text_box, label_box, train_box, explainer_radio, embedders_box],
-                            [verdict_html, keywords_html])
+                            [verdict_html, keywords_html, rates_plot])
         attack_button.click(spaces.user_errors(attack_text),
                             [model, attack_box, train_box, explainer_radio, embedders_box, rate, sim], [attack_html])
     return blocks

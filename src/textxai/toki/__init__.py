@@ -37,8 +37,10 @@ from __future__ import annotations
 #   theta  - θ_relate from synonym vs random pairs (§3.1)
 #   index  - pipeline 1: explanations, pools, keywords, the KeywordIndex
 #   assess - pipeline 2: relatedness, trust labels, baselines, evaluation
-#   trust  - the module's entry point toki_trust, in stages (validate first), with its option dataclasses
+#   trust  - the one analysis, analyse (every surface's entry point), in stages (validate first); toki_trust
+#   analysis - what an analysis shows: results, the module's summary, warnings, figures, report (written once)
 #   attack - the TOKI-guided attack (§4) and the attack as an editor
+#   demo   - the demo models' keyword indexes
 from textxai.toki.core import (LINKAGES, can_be_keyword, check_unit, cluster_words, cosine_matrix, importance_sums,
                                keyword_margins, normalize_rows, plurality, relatedness_margins, stop_words, vote,
                                with_keywords)
@@ -47,15 +49,27 @@ from textxai.toki.theta import (KNOWN_THETA, _clean_pairs, _pair_sims, _synonyms
 from textxai.toki.index import (EXPLAINERS, INDEX_FORMAT, ExplainOptions, IndexOptions, KeywordIndex, build_keyword_index,
                                 cached_keyword_index, check_index, explain, explain_texts, identify_keywords,
                                 model_fingerprint, resolve_class_names, top_words, word_pools)
-from textxai.toki.assess import (AssessOptions, assess, check_human_trust, evaluate_against_human, naive_labels,
+from textxai.toki.assess import (AssessOptions, assess, check_human_trust, human_trust_label, evaluate_against_human, naive_labels,
                                  relate_to_class_name, relate_words, trust_metrics, trust_of_explanation)
-from textxai.toki.trust import TrainingData, toki_trust
 from textxai.toki.attack import AttackOptions, AttackResult, substitution_candidates, toki_attack, toki_editor
+from textxai.toki.analysis import (OutputOptions, rate_figure, report, shape, summary_of, trust_columns, warnings_of,
+                                   with_intervals)
+from textxai.toki.trust import OPTION_GROUPS, TrainingData, analyse, label_ids, toki_trust
+from textxai.toki.demo import demo_attack_options, demo_index
 
-compute = toki_trust  # the entry point the toki_trust module calls (textxai.<paper>.compute); old name kept
+
+def compute(*args, **kwargs):
+    """Deprecated: :func:`toki_trust` (the module's output) or :func:`analyse` (everything); same arguments."""
+    import warnings
+
+    warnings.warn("textxai.toki.compute is deprecated: use textxai.toki.toki_trust (same arguments) or "
+                  "textxai.toki.analyse", DeprecationWarning, stacklevel=2)
+    return toki_trust(*args, **kwargs)
+
 
 __all__ = [
-    "compute",
+    "analyse", "OPTION_GROUPS", "OutputOptions", "rate_figure", "report", "shape", "summary_of", "trust_columns",
+    "warnings_of", "with_intervals", "demo_attack_options", "demo_index", "human_trust_label", "label_ids",
     "LINKAGES", "can_be_keyword", "stop_words", "with_keywords", "check_unit", "cluster_words", "cosine_matrix", "importance_sums", "keyword_margins", "normalize_rows",
     "plurality", "relatedness_margins", "vote",
     "KNOWN_THETA", "balance_threshold", "estimate_theta_relate", "load_synonym_pairs", "related_pair_scores",

@@ -186,6 +186,26 @@ def assess(classifier, texts, labels, keyword_index, human_trust=None, text_pair
     return out
 
 
+def human_trust_label(value, row: int, name: str = "human_trust"):
+    """One human trust label read from a table cell: 1 / 0 / true / false (any case), empty or None for none.
+
+    >>> [human_trust_label(v, 0) for v in ("1", " false ", "", None, 0)]
+    [True, False, None, None, False]
+    >>> human_trust_label("yes", 2, "--human-trust-column")
+    Traceback (most recent call last):
+    ...
+    ValueError: --human-trust-column: row 3 holds 'yes'; expected 1 (trustworthy), 0 or empty
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool) or value in (0, 1):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in ("1", "true", "0", "false"):
+        return text in ("1", "true")
+    raise ValueError(f"{name}: row {row + 1} holds {value!r}; expected 1 (trustworthy), 0 or empty")
+
+
 def check_human_trust(human_trust, n: int) -> list[bool | None] | None:
     """Human trust labels, one per text: True / False / 1 / 0, or None / NaN for "no label".
 

@@ -1,6 +1,8 @@
 """The toki_trust method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
 from textxai import stats
 from textxai.registry import Method, register
+from textxai.toki.analysis import trust_columns
+from textxai.toki.trust import OPTION_GROUPS, analyse
 
 
 def estimands(result):
@@ -22,9 +24,7 @@ def run_results(results, label: str) -> dict:
     ``examples``; as a result the estimands read: ``{label: results + trust_labels, naive_labels, no_ki_labels}``."""
     if "trust_labels" in results or not isinstance(results.get("examples"), list):
         return {label: results}
-    ex = results["examples"]
-    return {label: {**results, "trust_labels": [e["label"] for e in ex], "naive_labels": [e["naive"] for e in ex],
-                    "no_ki_labels": [e["no_ki"] for e in ex]}}
+    return {label: {**results, **trust_columns(results["examples"])}}
 
 
 def _train_words(options) -> list:
@@ -58,7 +58,6 @@ METHOD = register(Method(
     flags={"references": "--label-column", "human_trust": "--human-trust-column",
            "train_labels": "--train-data --label-column", "train_texts": "--train-data --text-column"},
     inputs={"texts": "texts", "text_pairs": "text_pairs", "references": "labels"}, required=("texts", "labels"),
-    unit="correct prediction", estimands=estimands, estimate=estimate,
-    run_results=run_results,
-    runner="textxai.runners.toki_trust", data_parallel=True,
+    unit="correct prediction", estimands=estimands, estimate=estimate, option_groups=OPTION_GROUPS,
+    run_results=run_results, runner="textxai.toki.runner", data_parallel=True, analyse=analyse,
 ))

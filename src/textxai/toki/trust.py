@@ -1,11 +1,15 @@
-"""The one-call entry point of the ``toki_trust`` module, in stages: validate everything -> keyword index ->
-assessment -> plain output.
+"""TOKI's one analysis, in stages: validate everything -> keyword index -> assessment -> what every surface shows.
+
+:func:`analyse` is the entry point of every surface (the evaluate module, ``textxai run toki_trust``, ``textxai
+demo``, the Space): it returns a :class:`textxai.registry.Analysis` (results, the module's summary, warnings,
+figures, report; :mod:`textxai.toki.analysis`). :func:`toki_trust` is its summary.
 
 Every argument a user passes is checked in :func:`validate` before any explanation or prediction is
-computed (a bad ``human_trust`` costs nothing). The options are grouped in small dataclasses,
-:class:`ExplainOptions` (how explanations are computed, shared by both pipelines) and :class:`IndexOptions`
-(how keywords are found), plus :class:`AssessOptions` (the Naive threshold, the resolution) and
-:class:`TrainingData`; :func:`toki_trust` still accepts them as flat keyword arguments.
+computed (a bad ``human_trust`` costs nothing). The options come in small frozen dataclasses (the one source of
+their defaults), each field also accepted as a flat keyword (:func:`textxai.options.apply_keywords`):
+:class:`TrainingData` (where the keyword index is built from), :class:`ExplainOptions` (how explanations are
+computed, shared by both pipelines), :class:`IndexOptions` (how keywords are found), :class:`AssessOptions`
+(the Naive threshold, the resolution) and :class:`OutputOptions` (intervals, figures, report, attack).
 
 >>> ExplainOptions(explainer="omission", top_k=5).checked().top_k
 5
@@ -13,14 +17,18 @@ computed (a bad ``human_trust`` costs nothing). The options are grouped in small
 Traceback (most recent call last):
 ...
 ValueError: theta_dist=2.5: expected a number in [0, 1]
+>>> groups = option_groups("f", {"top_k": 5, "train_texts": ["a film"]})
+>>> groups["explain"].top_k, groups["train"].train_texts, groups["output"].figures
+(5, ['a film'], True)
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
+from textxai.options import apply_keywords
+from textxai.registry import Analysis
+from textxai.toki.analysis import OutputOptions, rate_figure, report, shape, summary_of, warnings_of, with_intervals
 from textxai.toki.assess import AssessOptions, assess, check_human_trust
-from textxai.toki.core import with_keywords
 from textxai.toki.index import (ExplainOptions, IndexOptions, KeywordIndex, cached_keyword_index, check_index,
                                 resolve_class_anchors)
 from textxai.validation import check_labels, short_repr
@@ -28,23 +36,40 @@ from textxai.validation import check_labels, short_repr
 
 @dataclass(frozen=True)
 class TrainingData:
-    """The texts pipeline 1 explains to build the keyword index, and where to save the index built."""
+    """The texts pipeline 1 explains to build the keyword index (when none is given), and where to save it.
 
-    texts: object
-    labels: object
-    text_pairs: object = None
+    The fields carry their flat keyword names (``train_texts=...`` of the module and of :func:`analyse`)."""
+
+    train_texts: object = None
+    train_labels: object = None
+    train_text_pairs: object = None
     save_index: object = None
 
+    def checked(self) -> "TrainingData":
+        return self
 
-#: Flat keywords toki_trust still accepts (the loading options, and the pre-dataclass spelling of the options).
-_MODEL_KEYWORDS = {"tokenizer", "device"}
-_TRAIN_KEYWORDS = {"train_texts": "texts", "train_labels": "labels", "train_text_pairs": "text_pairs",
-                   "save_index": "save_index"}
+
+#: ``{parameter: option group}`` of :func:`analyse` / :func:`toki_trust` and the evaluate module (the one
+#: source of the defaults: argparse, the Space and the work estimate read them; the registry lists them)
+OPTION_GROUPS = {"train": TrainingData, "explain": ExplainOptions, "index": IndexOptions, "assess": AssessOptions}
+#: how the model is loaded when it is not loaded yet (``textxai.classifier.as_classifier``)
+_MODEL_KEYWORDS = ("tokenizer", "device")
+
+
+def option_groups(where: str, keywords: dict) -> dict:
+    """``{group: checked instance}`` of :data:`OPTION_GROUPS` and ``output`` (:class:`OutputOptions`) from
+    ``keywords``: the groups given by name (``explain=ExplainOptions(...)``) and their fields as flat keywords
+    (``top_k=5``, ``train_texts=[...]``; a flat keyword overrides the field of its group). An unknown keyword
+    or a group of the wrong type is a TypeError naming it; the checks run before anything is loaded."""
+    groups = {**OPTION_GROUPS, "output": OutputOptions}
+    flat = {k: v for k, v in keywords.items() if k not in groups and k not in _MODEL_KEYWORDS}
+    mapped = apply_keywords(where, flat, **{name: (cls, keywords.get(name)) for name, cls in groups.items()})
+    return {name: group.checked() for name, group in mapped.items()}
 
 
 @dataclass
 class TrustRequest:
-    """Everything :func:`toki_trust` needs, validated (the output of :func:`validate`)."""
+    """Everything :func:`analyse` needs, validated (the output of :func:`validate`)."""
 
     classifier: object
     texts: list
@@ -59,23 +84,21 @@ class TrustRequest:
     save_index: object = None
 
 
-def validate(texts, references, text_pairs=None, classifier=None, keyword_index=None, train: TrainingData | None = None,
-             human_trust=None, explain: ExplainOptions = ExplainOptions(), index: IndexOptions = IndexOptions(),
-             assess: AssessOptions = AssessOptions()) -> TrustRequest:
-    """Stage 1: check every argument (``classifier`` already loaded; no model is called)."""
+def validate(texts, references, text_pairs, classifier, keyword_index, human_trust, groups: dict) -> TrustRequest:
+    """Stage 1: check every argument (``classifier`` already loaded; no model is called); ``groups``: the
+    checked option groups of :func:`option_groups`."""
     from textxai.embeddings import get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
-    clf = classifier
-    explain, index, assess = explain.checked(), index.checked(), assess.checked()
+    clf, train, index = classifier, groups["train"], groups["index"]
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
     labels = [int(y) for y in check_labels(references, "references", n=len(texts), num_classes=clf.num_labels)]
     human = check_human_trust(human_trust, len(texts))
     get_embedders(index.embedders, clf)   # names and objects only: nothing is loaded yet
     anchors = resolve_class_anchors(clf, index.class_names)[1] if index.class_names is not None or keyword_index is None else None
-    request = TrustRequest(clf, texts, labels, pairs, human, explain, index, assess,
-                           save_index=train.save_index if train is not None else None)
+    request = TrustRequest(clf, texts, labels, pairs, human, groups["explain"], index, groups["assess"],
+                           save_index=train.save_index)
     if keyword_index is not None:
         request.keyword_index = check_index(keyword_index, clf)
         built = {c: request.keyword_index.anchors(c) for c in request.keyword_index.class_names}
@@ -83,23 +106,27 @@ def validate(texts, references, text_pairs=None, classifier=None, keyword_index=
             raise ValueError(f"class_names={short_repr(index.class_names)} but the keyword index was built with "
                              f"{list(request.keyword_index.class_names.values())}: expected the same names (or leave class_names out)")
         return request
-    if train is None or train.texts is None or train.labels is None:
+    if train.train_texts is None or train.train_labels is None:
         raise ValueError("keyword_index=None and train_texts / train_labels missing: expected a keyword index "
                          "(object or folder) or the training texts and labels to build one")
-    train_texts = check_texts(train.texts, "train_texts")
-    request.train = (train_texts, [int(y) for y in check_labels(train.labels, "train_labels", n=len(train_texts), num_classes=clf.num_labels)],
-                     check_text_pairs(train.text_pairs, train_texts, "train_text_pairs"))
+    train_texts = check_texts(train.train_texts, "train_texts")
+    request.train = (train_texts, [int(y) for y in check_labels(train.train_labels, "train_labels", n=len(train_texts),
+                                                                num_classes=clf.num_labels)],
+                     check_text_pairs(train.train_text_pairs, train_texts, "train_text_pairs"))
     return request
 
 
 def keyword_index_of(request: TrustRequest) -> KeywordIndex:
-    """Stage 2: the given keyword index, or the one built (and cached) from the training texts."""
+    """Stage 2: the given keyword index, or the one built (and cached) from the training texts (saved by the
+    main process when ``save_index`` names a folder)."""
+    from textxai import parallel
+
     if request.keyword_index is not None:
         return request.keyword_index
     train_texts, train_labels, train_pairs = request.train
     index = cached_keyword_index(request.classifier, train_texts, train_labels, train_pairs, explain=request.explain,
                                  index=request.index)
-    if request.save_index is not None:
+    if request.save_index is not None and parallel.is_main_process():
         index.save(request.save_index)
     return index
 
@@ -111,73 +138,88 @@ def assessment(request: TrustRequest, index: KeywordIndex) -> dict:
                   options=request.assess)
 
 
-def module_output(result: dict, index: KeywordIndex) -> dict:
-    """Stage 4: the module's plain output (lists, floats, dicts) from :func:`assess`'s result."""
-    ex = result["examples"]
-    out = {
-        "trust_labels": [e["label"] for e in ex],
-        "is_rel": [e["is_rel"] for e in ex],
-        "is_unr": [e["is_unr"] for e in ex],
-        "related_words": [[w for w, _, r in e["top_words"] if r] for e in ex],
-        "unrelated_words": [[w for w, _, r in e["top_words"] if not r] for e in ex],
-        "top_words": [[[w, s, r] for w, s, r in e["top_words"]] for e in ex],
-        "predictions": [e["predicted"] for e in ex],
-        "confidences": [e["confidence"] for e in ex],
-        "trustworthy_rate": result["trustworthy_rate"],
-        "n_correct": result["n_correct"],
-        "naive_trustworthy_rate": result["baselines"]["naive_trustworthy_rate"],
-        "no_ki_trustworthy_rate": result["baselines"]["no_ki_trustworthy_rate"],
-        "naive_labels": [e["naive"] for e in ex],  # per text, as trust_labels: the baselines' intervals need them
-        "no_ki_labels": [e["no_ki"] for e in ex],
-        "keywords": {index.class_names[c]: index.keyword_list(c) for c in sorted(index.class_names)},
-        "theta_relate": dict(index.theta_relate),
-    }
-    for key in ("reasons", "n_undetermined"):
-        if key in result:
-            out[key] = result[key]
-    if "evaluation" in result:
-        out["evaluation"] = result["evaluation"]
-    return out
+def attack_of(request: TrustRequest, index: KeywordIndex, result: dict, output: OutputOptions) -> dict | None:
+    """Stage 4 (optional): the TOKI-guided attack on the first ``output.attack`` predictions with a verdict."""
+    from textxai import parallel
+    from textxai.toki.attack import toki_attack
+
+    if output.attack <= 0 or request.text_pairs is not None:
+        return None
+    parallel.note("the TOKI attack is not split: every process runs it on all chosen texts")
+    chosen = [i for i, e in enumerate(result["examples"]) if e["label"] is not None][: output.attack]
+    return toki_attack(request.classifier, [request.texts[i] for i in chosen], index,
+                       labels=[request.references[i] for i in chosen], embedders=request.index.embedders,
+                       options=output.attack_options, batch_size=request.explain.batch_size,
+                       progress=request.explain.progress)
 
 
-def _options_from_keywords(explain, index, assess, train, keywords: dict):
-    """The option objects with the flat keywords applied (``top_k=5``, ``train_texts=...``, ``theta_conf=...``);
-    an unknown keyword is a TypeError naming it (no typo is swallowed)."""
-    if train is not None and not isinstance(train, TrainingData):
-        raise TypeError(f"train={short_repr(train)}: expected a TrainingData or None")
-    options = {k: v for k, v in keywords.items() if k not in _TRAIN_KEYWORDS and k not in _MODEL_KEYWORDS}
-    explain, index, assess = with_keywords("toki_trust", options, (ExplainOptions, explain), (IndexOptions, index),
-                                           (AssessOptions, assess), extra=tuple(_TRAIN_KEYWORDS) + tuple(_MODEL_KEYWORDS))
-    flat = {_TRAIN_KEYWORDS[k]: v for k, v in keywords.items() if k in _TRAIN_KEYWORDS}
-    if flat:
-        train = dataclasses.replace(train or TrainingData(None, None), **flat)
-    return explain, index, assess, train
+def presented(request: TrustRequest, index: KeywordIndex, result: dict, output: OutputOptions) -> Analysis:
+    """Stage 5: what every surface shows (:mod:`textxai.toki.analysis`), from the assessment and the attack."""
+    results = shape(result, index, attack_of(request, index, result, output))
+    figures = {"trust_rates": rate_figure(results, index.class_names, request.references)} if output.figures else {}
+    if output.intervals is not None:
+        with_intervals(results, output.intervals, figures if output.figures else None)
+    warnings = warnings_of(results, index, request.explain.top_k, request.assess.resolution)
+    if output.attack > 0 and request.text_pairs is not None:
+        warnings.append("the TOKI-guided attack takes single texts: not run on sentence pairs")
+    results["warnings"] = warnings
+    summary = {**summary_of(results), "warnings": warnings}
+    title = output.title if output.title is not None else f"TOKI trust — {getattr(request.classifier, 'name', '')}"
+    return Analysis("toki_trust", results, summary, warnings, figures,
+                    report(index, results, request.texts, title, output.max_examples))
 
 
-def toki_trust(texts, references, text_pairs=None, model=None, keyword_index=None, train: TrainingData | None = None,
-               human_trust=None, explain: ExplainOptions | None = None, index: IndexOptions | None = None,
-               assess: AssessOptions | None = None, **keywords) -> dict:
-    """Everything the ``toki_trust`` module returns (see its card), as plain lists, floats and dicts.
+def label_ids(labels, classifier, name: str = "references") -> list[int]:
+    """Class indices of ``labels`` given as indices, label names (any case) or whole floats (a table's column);
+    a ValueError names ``name``, the row and the model's labels."""
+    return [classifier.class_index(int(y) if isinstance(y, float) and y.is_integer() else y, f"{name} row {i}")
+            for i, y in enumerate(labels)]
 
-    The keyword index is ``keyword_index`` (object or folder) or built from ``train``
-    (:class:`TrainingData`: texts, labels, pairs, and a folder to save the index to). Options come as
-    :class:`ExplainOptions` (explainer, explainer_options, top_k, batch_size, seed, progress),
-    :class:`IndexOptions` (theta_dist, theta_relate, embedders, class_names, linkage) and
-    :class:`AssessOptions` (theta_conf, resolution: the smallest top-k importance sum given a verdict, below:
-    label None, reason "undetermined: ..."). ``keywords``: the model's ``tokenizer`` / ``device``, and the
-    same options as flat keywords (``top_k=5``, ``train_texts=...``, ``theta_conf=0.8``; an unknown keyword is
-    a TypeError).
 
-    """
+def _classifier(model, keywords: dict):
     from textxai.classifier import as_classifier
 
-    explain, index, assess, train = _options_from_keywords(explain, index, assess, train, keywords)
-    explain, index, assess = explain.checked(), index.checked(), assess.checked()   # cheap checks before loading
     if model is None:
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     loading = {k: keywords[k] for k in _MODEL_KEYWORDS if keywords.get(k) is not None}
     clf = as_classifier(model, **loading) if loading else as_classifier(model)
     clf.require_single_label("ToKI (one predicted class per text, one keyword list per class)")
-    request = validate(texts, references, text_pairs, clf, keyword_index, train, human_trust, explain, index, assess)
-    built = keyword_index_of(request)
-    return module_output(assessment(request, built), built)
+    return clf
+
+
+def analyse(texts, references, text_pairs=None, model=None, keyword_index=None, human_trust=None,
+            **options) -> Analysis:
+    """TOKI on ``texts`` with their true ``references``, computed once: a :class:`textxai.registry.Analysis`.
+
+    The keyword index is ``keyword_index`` (object or folder) or built from the training texts
+    (:class:`TrainingData`: ``train_texts``, ``train_labels``, ``train_text_pairs``, and ``save_index``, a
+    folder to save it to). ``options``: the groups ``train``, ``explain`` (:class:`ExplainOptions`: explainer,
+    explainer_options, top_k, batch_size, seed, progress), ``index`` (:class:`IndexOptions`: theta_dist,
+    theta_relate, embedders, class_names, linkage), ``assess`` (:class:`AssessOptions`: theta_conf, resolution:
+    the smallest top-k importance sum given a verdict), ``output`` (:class:`OutputOptions`: intervals, figures,
+    title, max_examples, attack, attack_options), each field also as a flat keyword (``top_k=5``,
+    ``figures=False``); the model's ``tokenizer`` / ``device`` when ``model`` is not loaded yet.
+
+    ``results``: what ``textxai run toki_trust`` writes (rates, baselines, keywords, theta_relate, examples,
+    evaluation with ``human_trust``, intervals, attack, warnings); ``summary``: the evaluate module's output;
+    ``warnings``; ``figures`` (``trust_rates``, ``intervals``); ``report``. Cheap path for the module:
+    ``figures=False`` and no ``intervals`` (the default).
+    """
+    return _analyse("analyse", texts, references, text_pairs, model, keyword_index, human_trust, options)
+
+
+def _analyse(where, texts, references, text_pairs, model, keyword_index, human_trust, options: dict) -> Analysis:
+    groups = option_groups(where, options)      # cheap checks before loading
+    clf = _classifier(model, options)
+    request = validate(texts, references, text_pairs, clf, keyword_index, human_trust, groups)
+    index = keyword_index_of(request)
+    return presented(request, index, assessment(request, index), groups["output"])
+
+
+def toki_trust(texts, references, text_pairs=None, model=None, keyword_index=None, human_trust=None,
+               **options) -> dict:
+    """Everything the ``toki_trust`` module returns (see its card): :func:`analyse`'s ``summary``, without
+    figures or intervals. Same arguments as :func:`analyse`."""
+    if "output" not in options:
+        options.setdefault("figures", False)
+    return _analyse("toki_trust", texts, references, text_pairs, model, keyword_index, human_trust, options).summary
