@@ -53,6 +53,11 @@ Args:
     human_trust (`list` of `bool`/None, optional): human trust labels, one per text; enables the
         evaluation of TOKI, Naive and TOKI(-K.I) (accuracy, precision, sensitivity, F1, specificity, G-mean).
     batch_size (`int`, default 32), seed (`int`, default 0), device (optional), progress (`bool`, default False).
+    linkage (`str`, default "average"), resolution (`float`, default 1e-3): the clusters' linkage; the smallest
+        top-k importance sum given a verdict (below: label None, reason "undetermined: ...").
+    train, explain, index, assess (optional): the same options as groups (`textxai.toki.TrainingData`,
+        `ExplainOptions`, `IndexOptions`, `AssessOptions`, whose defaults are the ones above); a flat keyword
+        overrides the field of a group given beside it.
 Returns:
     trust_labels (`list` of `bool`/None): per text, True = trustworthy, None = wrong prediction.
     is_rel, is_unr (`list` of `float`/None): the summed importance of related / unrelated top words.
@@ -66,6 +71,9 @@ Returns:
     theta_relate (`dict` embedder -> `float`).
     evaluation (`dict`, with `human_trust`): {"toki"|"naive"|"toki_no_ki": {"accuracy", "precision",
         "sensitivity", "f1", "specificity", "g_mean", "n"}}, positive class = trustworthy.
+    reasons (`list` of `str`/None), n_undetermined (`int`): why a text has no verdict; how many correct ones.
+    warnings (`list` of `str`): what to read the numbers with (undetermined verdicts, few verdicts, a class
+        without keywords or with a saturated keyword index); the same sentences `textxai run` and the Space show.
 Examples:
     >>> toki_trust = evaluate.load("textxai/toki_trust")  # doctest: +SKIP
     >>> import textxai
