@@ -91,3 +91,23 @@ def test_keyword_index_cache_follows_the_weights(monkeypatch, tmp_path):
     with torch.no_grad():
         next(clf.model.parameters()).add_(0.01)
     assert toki_index.cached_keyword_index(clf, ["a b"], [0], seed=0) == 2 and len(builds) == 2
+
+
+def test_option_groups_flat_keywords_and_overrides_agree(module, shortcut_clf, data):
+    """The module takes the option groups (train / explain / index / assess) or their fields as flat keywords; a
+    flat keyword overrides the field of a group given beside it (textxai.options.apply_keywords)."""
+    train, train_labels, texts, labels = data
+    flat = module.compute(texts=texts, references=labels, model=shortcut_clf, train_texts=train,
+                          train_labels=train_labels, theta_conf=0.99, **OPTS)
+    grouped = module.compute(texts=texts, references=labels, model=shortcut_clf,
+                             train=toki.TrainingData(train, train_labels),
+                             explain=toki.ExplainOptions("omission", DELETE), index=toki.IndexOptions(
+                                 theta_relate=THETA_MINILM, embedders=["minilm"]), assess=toki.AssessOptions(0.99))
+    mixed = module.compute(texts=texts, references=labels, model=shortcut_clf, train=toki.TrainingData(train, train_labels),
+                           explain=toki.ExplainOptions("omission", DELETE, top_k=3), top_k=10,
+                           assess=toki.AssessOptions(0.5), theta_conf=0.99, embedders=["minilm"], theta_relate=THETA_MINILM)
+    assert flat == grouped == mixed
+    assert flat["naive_trustworthy_rate"] != module.compute(texts=texts, references=labels, model=shortcut_clf, train_texts=train,
+                                                            train_labels=train_labels, theta_conf=0.0, **OPTS)["naive_trustworthy_rate"]
+    with pytest.raises(TypeError, match=r"train_text=.*not an option of toki_trust \(did you mean 'train_texts'\?\)"):
+        module.compute(texts=texts, references=labels, model=shortcut_clf, train_text=train, train_labels=train_labels)
