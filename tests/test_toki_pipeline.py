@@ -69,6 +69,15 @@ def shortcut_clf(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def folder(shortcut_clf, tmp_path_factory):
+    """The shortcut model saved as a local folder (what `textxai run` and the Space load)."""
+    path = tmp_path_factory.mktemp("shortcut_model")
+    shortcut_clf.model.save_pretrained(path)
+    shortcut_clf.tokenizer.save_pretrained(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
 def shortcut_index(shortcut_clf):
     train, labels = make_data(45, seed=2)
     return toki.build_keyword_index(shortcut_clf, train, labels, explainer="omission", embedders=["minilm"],

@@ -7,15 +7,7 @@ import json
 import pytest
 
 from textxai import cli
-from test_toki_pipeline import CLASSES, make_data, shortcut_clf  # noqa: F401  (fixture)
-
-
-@pytest.fixture(scope="module")
-def folder(shortcut_clf, tmp_path_factory):
-    path = tmp_path_factory.mktemp("shortcut_model_cli")
-    shortcut_clf.model.save_pretrained(path)
-    shortcut_clf.tokenizer.save_pretrained(path)
-    return str(path)
+from test_toki_pipeline import CLASSES, make_data, shortcut_clf, folder  # noqa: F401  (fixtures)
 
 
 def _write(path, texts, labels, human=None):

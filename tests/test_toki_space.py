@@ -6,21 +6,13 @@ import pytest
 from helpers import load_space_app
 
 from textxai import toki
-from test_toki_pipeline import CLASSES, make_data, shortcut_clf  # noqa: F401  (fixture)
+from test_toki_pipeline import CLASSES, make_data, shortcut_clf, folder  # noqa: F401  (fixtures)
 
 
 
 @pytest.fixture(scope="module")
 def app():
     return load_space_app("toki_trust")
-
-
-@pytest.fixture(scope="module")
-def folder(shortcut_clf, tmp_path_factory):
-    path = tmp_path_factory.mktemp("shortcut_model")
-    shortcut_clf.model.save_pretrained(path)
-    shortcut_clf.tokenizer.save_pretrained(path)
-    return str(path)
 
 
 @pytest.fixture(scope="module")

@@ -16,15 +16,7 @@ from helpers import load_space_app
 import textxai
 from textxai import cli, toki
 from textxai.outputs import to_jsonable
-from test_toki_pipeline import CLASSES, make_data, shortcut_clf  # noqa: F401  (fixture)
-
-
-@pytest.fixture(scope="module")
-def folder(shortcut_clf, tmp_path_factory):
-    path = tmp_path_factory.mktemp("shortcut_model_surfaces")
-    shortcut_clf.model.save_pretrained(path)
-    shortcut_clf.tokenizer.save_pretrained(path)
-    return str(path)
+from test_toki_pipeline import CLASSES, make_data, shortcut_clf, folder  # noqa: F401  (fixtures)
 
 
 @pytest.fixture(scope="module")
