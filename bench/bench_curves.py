@@ -34,7 +34,7 @@ def _naopc(clf, texts, method):
 
 def _toki(clf, texts, stage):
     from textxai import toki
-    from textxai.toki import demo_index
+    from textxai.runners.toki_trust import demo_index
 
     _, index = demo_index("sentiment")
     labels = clf.predict(texts).tolist()
@@ -95,7 +95,7 @@ def main(argv=None):
     print(f"texts: {source()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"{'workload':<22} {'words':>5} {'tokens':>6} {'evaluations':>11} {'limit':>6} {'ratio':>6} {'s/text':>8} {'peak MB':>8}")
     if any(name.startswith("toki") for name in jobs):   # the demo keyword index is built once, outside the rows
-        from textxai.toki import demo_index
+        from textxai.runners.toki_trust import demo_index
 
         demo_index("sentiment")
     curves = {}
