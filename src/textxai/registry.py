@@ -68,9 +68,9 @@ class Method:
     ``option_groups``: ``{compute parameter: option dataclass}``, the one source of the defaults.
     ``unit``: what the bootstrap resamples (one word, e.g. "example", "chain"); ``estimands(result) ->
     {summary key: textxai.stats.Estimand}``: the per-unit values each summary's interval is computed from.
-    ``estimate(words, options, num_labels=2, device="cpu") -> int``: model evaluations of a run before any
-    model call; ``words``: words per text (pairs summed); ``options``: ``{name: value}``, the option groups'
-    defaults overlaid with the run's settings (:meth:`run_options`).
+    ``estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int``: model evaluations of a run
+    before any model call; ``words``: words per text (pairs summed, ``pairs=True``); ``options``: ``{name:
+    value}``, the option groups' defaults overlaid with the run's settings (:meth:`run_options`).
     ``flags``: ``{library argument: the textxai run flag that sets it}`` where the two names differ
     (``{"attributions": "--attributions-column"}``): a library message about the argument names the flag.
     ``run_results(results, label) -> {label: result}``: the results one saved ``textxai run`` file holds, each
