@@ -159,6 +159,10 @@ def report(results: dict, title: str = "FIM difficulty") -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _correlation_line(what: str, c: dict, note: str) -> str:
+    return f"{what} vs log lambda_max: Pearson r {c['pearson_r']:.2f}, Spearman {c['spearman_rho']:.2f} ({note})"
+
+
 def _experiment_lines(results: dict) -> list[str]:
     lines = []
     if "accuracy" in results:
@@ -167,13 +171,10 @@ def _experiment_lines(results: dict) -> list[str]:
                      f"hardest quarter {a['hardest_quarter']:.2f}")
     if "min_flip_correlation" in results:
         c = results["min_flip_correlation"]
-        lines.append(f"Min flip strength vs log lambda_max: Pearson r {c['pearson_r']:.2f}, Spearman {c['spearman_rho']:.2f} "
-                     f"(n = {c['n']}; {results['flipped_within_max_strength']:.0%} flip within the search range; "
-                     "paper: -0.4)")
+        lines.append(_correlation_line("Min flip strength", c, f"n = {c['n']}; {results['flipped_within_max_strength']:.0%} "
+                                       "flip within the search range; paper: -0.4"))
     if "random_flip_correlation" in results:
-        c = results["random_flip_correlation"]
-        lines.append(f"Random substitution flip rate vs log lambda_max: Pearson r {c['pearson_r']:.2f}, "
-                     f"Spearman {c['spearman_rho']:.2f} (paper: 0.35)")
+        lines.append(_correlation_line("Random substitution flip rate", results["random_flip_correlation"], "paper: 0.35"))
     if "shift" in results:
         sh = results["shift"]
         lines.append(f"Difficulty shift (perturbed - original): mean {sh['mean']:.4g}, std {sh['std']:.4g}, "
