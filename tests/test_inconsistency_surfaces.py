@@ -27,7 +27,7 @@ def surfaces(tiny_bert_folder, tmp_path_factory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert main(["run", "inconsistency", "--model", tiny_bert_folder, "--data", str(data), "--steps", "2",
-                     "--max-words", "4", "--n", *map(str, N), "--n-resamples", "2000", "--output", str(tmp / "out"),
+                     "--max-words", "4", "--n", *map(str, N), "--output", str(tmp / "out"),
                      "--no-progress"]) == 0
     cli = json.loads((tmp / "out" / "inconsistency.json").read_text())
     cli_figures = {p.stem.removeprefix("inconsistency_") for p in (tmp / "out").glob("inconsistency_*.png")}
@@ -74,3 +74,29 @@ def test_the_report_is_the_analysis_report():
     assert analysis.report == inc.report(analysis.results, [1], "T")
     assert analysis.figures == {} and "intervals" not in analysis.results
     assert "Why chain 1 is inconsistent at step 1" in analysis.report
+
+
+def test_pasted_chains_give_the_cli_intervals(tiny_bert_folder, tmp_path):
+    """Five pasted chains (the Space shows intervals from 5 on) and the same chains through `textxai run --chains`:
+    the same inc@n and minimality@n with the same intervals (one interval default), shown in the Space's table."""
+    from textxai.render import format_interval
+
+    chains = [["a b c d", "a x c d", "p q c d", "p q r s t"], ["a b", "a c", "x y z"], ["good film", "bad film",
+              "good movie here now"], ["one two", "one three", "one two"], ["x y z w", "x y", "x y z w v", "x"]]
+    path = tmp_path / "chains.jsonl"
+    path.write_text("\n".join(json.dumps({"edits": c}) for c in chains) + "\n")
+    data = tmp_path / "unused.csv"
+    data.write_text("text\nunused\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["run", "inconsistency", "--model", tiny_bert_folder, "--data", str(data), "--chains", str(path),
+                     "--n", "1", "2", "--output", str(tmp_path / "out"), "--no-progress"]) == 0
+    cli = json.loads((tmp_path / "out" / "inconsistency.json").read_text())
+    app = load_space_app("inconsistency")
+    text = "\n\n".join("\n".join(c) for c in chains)
+    space = app.analyse_chains(text, "1, 2", "spacy", "pooled")
+    html = app.score_chains(text, "1, 2", "spacy", "pooled")[0]
+    for key in ("inc@1", "inc@2", "minimality@1", "minimality@2"):
+        assert cli[key] == space.summary[key] and cli["intervals"][key] == to_jsonable(space.results["intervals"][key])
+    for key in ("inc@1", "inc@2"):
+        assert cli["intervals"][key]["n"] == 5 and format_interval(cli["intervals"][key]) in html

@@ -8,7 +8,7 @@ import gradio as gr
 import Levenshtein
 
 from textxai import inconsistency as inc
-from textxai import spaces
+from textxai import spaces, stats
 from textxai.editors import EDITOR_NAMES
 from textxai.words import WORD_TOKENIZERS, word_spans
 
@@ -157,9 +157,9 @@ def why_html(results: dict, label_names=None) -> str:
 
 
 def _intervals(results: dict, n: list[int]) -> str:
-    """Bootstrap intervals over the chains (from 5 chains on), textxai.stats."""
+    """Bootstrap intervals over the chains (from 5 chains on), with the analysis' own options (the one default)."""
     keys = [f"{m}@{k}" for k in n for m in ("inc", "flip_rate")]
-    return spaces.space_intervals_html("inconsistency", results, keys=keys)
+    return spaces.space_intervals_html("inconsistency", results, keys=keys, options=stats.IntervalOptions())
 
 
 def warnings_html(sentences) -> str:

@@ -14,10 +14,11 @@ Why chain 0 is inconsistent at step 1: the editor turned x0 into x1 by changing 
 """
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections import Counter
 
-from textxai import cli_intervals, parallel
+from textxai import cli_intervals, parallel, stats
 from textxai.editors import get_editor
 from textxai.inconsistency.checks import check_n
 from textxai.inconsistency.feedback import FeedbackChains, feedback_chains
@@ -69,6 +70,8 @@ def _score(chains, labels, classifier, lm, scoring: ScoreOptions, run: RunOption
     return results, summary
 
 
+#: intervals by default: the one default (:class:`textxai.stats.IntervalOptions`); the demo asks for 2,000 resamples
+INTERVALS = dataclasses.asdict(stats.IntervalOptions())
 _PASSED_ON: dict = {}  # a library's warning passed on is shown once, as it would have been
 
 
@@ -83,7 +86,7 @@ def _sentences(caught) -> list[str]:
     return out
 
 
-def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, intervals=cli_intervals.DEMO_OPTIONS,
+def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, intervals=INTERVALS,
             scoring: ScoreOptions = None, editing: EditorOptions = None, run: RunOptions = None,
             presentation: Presentation = None, **keywords) -> Analysis:
     """The inconsistency of given ``chains`` (with their ``labels``, else ``classifier``'s), or of the editor of

@@ -4,6 +4,7 @@ The section composes :func:`textxai.inconsistency.analyse` calls, one per editor
 """
 from __future__ import annotations
 
+from textxai.cli_intervals import DEMO_OPTIONS
 from textxai.editors import get_editor
 from textxai.inconsistency.analysis import analyse
 from textxai.inconsistency.compare import compare_editors
@@ -37,8 +38,8 @@ def section(progress: bool = True):
     for name in names:
         editors[name] = get_editor(name, classifier, **({"lm": lm} if name == "llm" else {"max_words": 4}))
         title = "Inconsistency — {} on demo-sentiment, 3 feedback steps".format(TITLES[name].format(PACKAGED_LM))
-        runs[name] = analyse(texts=texts, classifier=classifier, lm=lm, n=n, progress=progress, title=title,
-                             editing=EditorOptions(editor=editors[name], steps=3),
+        runs[name] = analyse(texts=texts, classifier=classifier, lm=lm, intervals=DEMO_OPTIONS, n=n, title=title,
+                             editing=EditorOptions(editor=editors[name], steps=3), progress=progress,
                              max_chains=3 if name == "substitution" else 1)
     text = editors_table({k: a.results for k, a in runs.items()}, n) + "\n"
     for name in names:
