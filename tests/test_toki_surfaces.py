@@ -15,6 +15,7 @@ from helpers import load_space_app
 
 import textxai
 from textxai import cli, toki
+from textxai.spaces import escape
 from textxai.outputs import to_jsonable
 from test_toki_pipeline import CLASSES, make_data, shortcut_clf, folder  # noqa: F401  (fixtures)
 
@@ -50,8 +51,9 @@ def test_module_cli_and_space_show_one_analysis(folder, train, wrong, tmp_path, 
     module = textxai.load("toki_trust").compute(texts=[text], references=[label], model=folder, train_texts=train[0],
                                                 train_labels=train[1], explainer="omission", embedders=["minilm"])
     results, cli_figures, printed = _cli(folder, train, text, label, tmp_path, capsys)
-    space, _, _, _ = load_space_app("toki_trust").assess_analysis(folder, text, CLASSES[label], "\n".join(
-        f"{CLASSES[y]}\t{t}" for t, y in zip(*train)), "omission", ["minilm"])
+    app, train_text = load_space_app("toki_trust"), "\n".join(f"{CLASSES[y]}\t{t}" for t, y in zip(*train))
+    space, _, _, _ = app.assess_analysis(folder, text, CLASSES[label], train_text, "omission", ["minilm"])
+    shown, _, figure = app.assess_text(folder, text, CLASSES[label], train_text, "omission", ["minilm"])
 
     # the same numbers: the module's output, the run's results reshaped by the one reshaping, the Space's summary
     assert module == {**to_jsonable(toki.summary_of(results)), "warnings": results["warnings"]}
@@ -64,6 +66,10 @@ def test_module_cli_and_space_show_one_analysis(folder, train, wrong, tmp_path, 
     assert space.warnings == results["warnings"] == module["warnings"]
     assert [w for w in space.warnings if not w.startswith("class ")] == expected
     assert all(f"warning: {w}" in printed.err for w in space.warnings)
+    assert all(f"<p class='textxai-warning'>⚠ {escape(w)}</p>" in shown for w in space.warnings)
     # the same figures
     assert cli_figures == sorted(space.figures) == ["trust_rates"]
+    bars = lambda fig: [p.get_height() for p in fig.axes[0].patches]  # noqa: E731
+    assert bars(figure) == bars(space.figures["trust_rates"]) and sum(bars(figure)) == sum(
+        module[k][0] is True for k in ("trust_labels", "naive_labels", "no_ki_labels"))   # one text: its verdicts
     assert space.report in printed.out    # and the same report

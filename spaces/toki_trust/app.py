@@ -122,7 +122,7 @@ def assess_analysis(model_choice: str, text: str, true_label: str, train_text: s
 
 
 def warnings_html(warnings) -> str:
-    return "".join(f"<p class='toki-warning'>⚠ {spaces.escape(w)}</p>" for w in warnings)
+    return "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>" for w in warnings)
 
 
 def assess_text(model_choice: str, text: str, true_label: str, train_text: str, explainer: str, embedders):

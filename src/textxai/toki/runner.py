@@ -18,9 +18,8 @@ from textxai.options import group_fields
 from textxai.toki.core import LINKAGES
 from textxai.validation import nonnegative_int_arg, number_in, positive_int_arg, unit_interval_arg
 
-NAME = "toki_trust"
-HELP = "TOKI: is each correct prediction made for the right reasons (words related to its class)?"
-DATA_PARALLEL = True  # under accelerate / torchrun: the explanations (training texts, then assessed texts) are split
+# name, help and data_parallel (the explanations of the training texts, then of the assessed texts, are split
+# under accelerate / torchrun) are the descriptor's (textxai/toki/method.py)
 TRAIN_LIMIT = 2000    # training rows read from --train-data (as the paper)
 
 
