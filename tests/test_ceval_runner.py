@@ -91,19 +91,18 @@ def test_cli_nli_needs_counterfactual_pairs(tmp_path, bert_parts):
 
 
 def test_generate_with_both_generators(bert_clf):
-    from textxai.runners import ceval as glue
+    from textxai.ceval import runner as glue
 
     for editor in glue.GENERATORS:
-        cfs = glue.generate(TEXTS[:2], bert_clf, editor, k=2)
+        cfs = ceval.generate(TEXTS[:2], bert_clf, editor, k=2)
         assert len(cfs) == 2 and all(len(c) == 2 for c in cfs)
-        res, figs = glue.analyse(TEXTS[:2], cfs, bert_clf)
-        assert res["num_examples"] == 2 and "method_distances" in figs
+        analysis = ceval.analyse(TEXTS[:2], cfs, bert_clf)
+        assert analysis.results["num_examples"] == 2 and "method_distances" in analysis.figures
 
 
 @pytest.mark.slow
 def test_demo_section():
-    from textxai.runners import ceval as glue
-
+    from textxai.ceval import runner as glue
     from textxai.lm import packaged_lm_file
 
     report, results, figures = glue.demo(progress=False)

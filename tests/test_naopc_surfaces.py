@@ -29,8 +29,8 @@ def space(app, sharp_bert_folder):
 
 @pytest.fixture(scope="module")
 def cli_run(sharp_bert_folder, tmp_path_factory):
-    """`textxai run naopc` with the Space's options (its beam, its exact-limit cap, every text's curves, its
-    2,000 resamples); returns the written JSON and the files written."""
+    """`textxai run naopc` with the Space's options (its beam, its exact-limit cap, every text's curves; the interval
+    options are the one default on both); returns the written JSON and the files written."""
     from textxai.cli import main
 
     folder = tmp_path_factory.mktemp("naopc_surfaces")
@@ -38,8 +38,8 @@ def cli_run(sharp_bert_folder, tmp_path_factory):
     data.write_text("\n".join(json.dumps({"text": t}) for t in TEXTS))
     out = folder / "out"
     assert main(["run", "naopc", "--model", sharp_bert_folder, "--data", str(data), "--attribution-methods",
-                 "omission", "--beam-size", "5", "--max-exact-words", "12", "--curve-texts", "2", "--n-resamples",
-                 "2000", "--output", str(out), "--no-progress"]) == 0
+                 "omission", "--beam-size", "5", "--max-exact-words", "12", "--curve-texts", "2", "--output",
+                 str(out), "--no-progress"]) == 0
     return json.loads((out / "naopc.json").read_text()), sorted(p.name for p in out.iterdir())
 
 

@@ -123,5 +123,6 @@ class Ceval(TextxaiMetric):
     def _compute(self, predictions, references, prediction_pairs=None, reference_pairs=None, model=None, targets=None,
                  contrast=None, outputs: ceval.ClassifierOutputs = None, quality: ceval.QualityOptions = None,
                  run: ceval.RunOptions = None, **options):
-        return ceval.compute(references, predictions, reference_pairs, prediction_pairs, model=model, targets=targets,
-                             contrast=contrast, outputs=outputs, quality=quality, run=run, **options)
+        return ceval.analyse(references, predictions, model, reference_pairs, prediction_pairs, intervals=None,
+                             figures=False, targets=targets, contrast=contrast, outputs=outputs, quality=quality,
+                             run=run, **options).summary

@@ -2,16 +2,18 @@
 diversity, perplexity), one original at a time or a whole CSV."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import gradio as gr
 import Levenshtein
 
-from textxai import ceval, spaces
+from textxai import ceval, spaces, stats
 from textxai import lm as lm_module
 
 MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
+INTERVALS = dataclasses.asdict(stats.IntervalOptions())  # the one default, as the Space's interval table
 # the packaged SmolLM2-135M-Instruct (offline, a 135 M Q4_1 model: rough perplexities) first, then the paper's GPT-2
 LM_CHOICES = ("none", "textxai/smollm2-135m-instruct", "distilgpt2", "gpt2")
 DEFAULT_LM = LM_CHOICES[1] if lm_module.packaged_lm_file() else "none"
@@ -49,7 +51,9 @@ def diff_html(before: str, after: str) -> str:
     return " ".join(p for p in parts if p)
 
 
-def summary_html(results: dict, diversity=None) -> str:
+def summary_html(analysis, diversity=None) -> str:
+    """The means, the contrast class and the analysis's warnings (failed generations, NaN means, the judge)."""
+    results = analysis.results
     rows = [
         ("flip-rate", "Flip rate ↑", _fmt(results.get("flip_rate"))),
         ("probability-change", "Probability change ΔP ↑", _fmt(results.get("probability_change"))),
@@ -61,9 +65,8 @@ def summary_html(results: dict, diversity=None) -> str:
     if "perplexity" in results:
         rows.append(("perplexity", "Perplexity ↓", _fmt(results.get("perplexity"), 2)))
     body = "".join(f'<tr><td>{label}</td><td id="{key}">{value}</td></tr>' for key, label, value in rows)
-    failed = results.get("num_failed", 0)
-    note = f"<p>{failed} failed generation(s) counted as not flipped, left out of distance.</p>" if failed else ""
-    return (f"<table id='ceval-summary'><tbody>{body}</tbody></table>{note}"
+    notes = "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>" for w in analysis.warnings)
+    return (f"<table id='ceval-summary'><tbody>{body}</tbody></table>{notes}"
             f"<p>Contrast class c′: {spaces.escape(results.get('contrast'))} — ΔP = p(c′|x′) − p(c′|x).</p>")
 
 
@@ -92,7 +95,8 @@ def examples_html(original: str, counterfactuals, results: dict, label_names=Non
             + "".join(rows) + "</tbody></table>")
 
 
-def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
+def analyse_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
+    """Widgets -> checked inputs -> :func:`textxai.ceval.analyse` of each counterfactual against the original."""
     original = spaces.check_inputs([original or ""], max_texts=1, name="original")[0].strip()
     counterfactuals = spaces.split_lines(counterfactuals_text, "counterfactuals")
     if not counterfactuals:
@@ -103,15 +107,25 @@ def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_ch
     spaces.check_inputs(counterfactuals, max_texts=MAX_COUNTERFACTUALS, name="counterfactuals")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    results = ceval.compute([original] * len(counterfactuals), counterfactuals, model=classifier, lm=lm,
-                            return_per_example=True)
+    analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm, intervals=INTERVALS)
+    return analysis, original, counterfactuals, classifier
+
+
+def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
+    analysis, original, counterfactuals, classifier = analyse_one(model_choice, original, counterfactuals_text, lm_choice)
     diversity = ceval.diversity([counterfactuals])[0] if len(counterfactuals) >= 2 else None
-    fig = None
-    per = results["per_example"]
-    if "counterfactual_contrast_prob" in per:
-        fig = ceval.plot_probability_histogram({"original": per["original_contrast_prob"][:1],
-                                                "counterfactuals": per["counterfactual_contrast_prob"]}, bins=10)
-    return summary_html(results, diversity), examples_html(original, counterfactuals, results, classifier.labels), fig
+    return (summary_html(analysis, diversity), examples_html(original, counterfactuals, analysis.results, classifier.labels),
+            _histogram(analysis))
+
+
+def _histogram(analysis):
+    """The analysis's probability histogram (the paper's Fig. 1), None without probabilities; the others closed."""
+    import matplotlib.pyplot as plt
+
+    for name, fig in analysis.figures.items():
+        if name != "probability_histogram":
+            plt.close(fig)
+    return analysis.figures.get("probability_histogram")
 
 
 def read_csv(path) -> tuple[list[str], list[list[str]]]:
@@ -131,7 +145,8 @@ def read_csv(path) -> tuple[list[str], list[list[str]]]:
     return originals, cfs
 
 
-def score_csv(model_choice: str, path, lm_choice: str):
+def analyse_csv(model_choice: str, path, lm_choice: str):
+    """The uploaded CSV checked -> :func:`textxai.ceval.analyse`; returns (analysis, originals, counterfactuals)."""
     originals, cfs = read_csv(path)
     for i, text in enumerate(originals):
         if not text.strip():
@@ -141,22 +156,22 @@ def score_csv(model_choice: str, path, lm_choice: str):
                         "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    results = ceval.compute(originals, cfs, model=classifier, lm=lm, return_per_example=True)
+    return ceval.analyse(originals, cfs, classifier, lm=lm, intervals=INTERVALS), originals, cfs
+
+
+def score_csv(model_choice: str, path, lm_choice: str):
+    analysis, originals, cfs = analyse_csv(model_choice, path, lm_choice)
+    results = analysis.results
     per = results["per_example"]
     keys = [k for k in ("original_label", "counterfactual_label", "flipped", "contrast_class", "original_contrast_prob",
                         "counterfactual_contrast_prob", "probability_change", "token_distance",
                         "token_distance_normalized", "diversity", "perplexity") if k in per]
     rows = [[originals[i], cfs[i][0]] + ["" if _nan(per[k][i]) else per[k][i] for k in keys] for i in range(len(originals))]
     path = spaces.write_csv(rows, ["orig_text", "gen_text"] + keys, "ceval")  # formula cells escaped, old files pruned
-    diversity = results.get("diversity")
-    fig = None
-    if "counterfactual_contrast_prob" in per:
-        fig = ceval.plot_probability_histogram({"original": per["original_contrast_prob"],
-                                                "counterfactual": per["counterfactual_contrast_prob"]}, bins=10)
-    summary = summary_html(results, diversity) + f"<p id='rows-scored'>{len(originals)} rows scored.</p>"
+    summary = summary_html(analysis, results.get("diversity")) + f"<p id='rows-scored'>{len(originals)} rows scored.</p>"
     summary += spaces.space_intervals_html("ceval", results, keys=["flip_rate", "probability_change", "token_distance",
                                                                   "diversity", "perplexity"])  # over the originals
-    return summary, path, fig
+    return summary, path, _histogram(analysis)
 
 
 def _nan(value) -> bool:

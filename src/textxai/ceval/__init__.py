@@ -33,8 +33,9 @@ distance, diversity, perplexity and text quality.
 The package is split at its seams: ``distances`` (token distance, diversity, method matrix),
 ``probabilities`` (flips, contrast classes, probability change), ``judge`` (LLM text quality),
 ``score`` (everything at once: :func:`compute`, staged; ``score_counterfactuals`` is its deprecated old
-name), ``plots`` (the paper's figures), ``baselines`` (a deletion
-generator). Every public name stays importable from ``textxai.ceval``.
+name), ``plots`` (the paper's figures), ``baselines`` (a deletion generator), ``analysis`` (:func:`analyse`,
+the one analysis every surface shows, and :func:`generate`). Every public name stays importable from
+``textxai.ceval``.
 """
 from __future__ import annotations
 
@@ -45,9 +46,10 @@ from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_qual
 from textxai.ceval.plots import plot_method_distances, plot_probability_histogram
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flip_rate, flips, probability_change
 from textxai.ceval.score import ClassifierOutputs, QualityOptions, RunOptions, compute, score_counterfactuals
+from textxai.ceval.analysis import analyse, generate
 
 __all__ = [
-    "compute",
+    "compute", "analyse", "generate",
     "CONTRASTS", "FAILED_MARKERS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "QualityOptions", "RunOptions",
     "check_judge", "contrast_classes", "deletion_candidates", "diversity", "flip_rate", "flips", "is_failed", "judge_quality",
     "method_distance_matrix", "parse_score", "pick_counterfactuals", "plot_method_distances",

@@ -2,6 +2,7 @@
 import numpy as np
 
 from textxai import stats
+from textxai.ceval.analysis import analyse
 from textxai.ceval.score import QualityOptions, RunOptions
 from textxai.registry import Method, register
 
@@ -59,5 +60,5 @@ METHOD = register(Method(
     inputs={"references": "texts", "reference_pairs": "text_pairs", "predictions": "counterfactuals",
             "prediction_pairs": "counterfactual_pairs"}, required=("texts", "counterfactuals"),
     option_groups={"quality": QualityOptions, "run": RunOptions}, unit="original", estimands=estimands,
-    estimate=estimate, runner="textxai.runners.ceval", data_parallel=True,
+    estimate=estimate, runner="textxai.ceval.runner", data_parallel=True, analyse=analyse,
 ))

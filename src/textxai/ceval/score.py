@@ -370,6 +370,16 @@ _NAN_REASONS = {  # key -> (count key that is 0 beside it, why)
 }
 
 
+def nan_notes(result: Mapping) -> list[str]:
+    """One note per documented NaN of a result: the key, why it is NaN and the count beside it.
+
+    >>> nan_notes({"num_flipped": 0, "flip_rate": 0.0, "probability_change_flipped": float("nan")})
+    ['probability_change_flipped (= NaN: no counterfactual flipped the prediction, num_flipped=0)']
+    """
+    return [f"{k} (= NaN: {why}, {count}={result.get(count)})" for k, (count, why) in _NAN_REASONS.items()
+            if isinstance(result.get(k), float) and np.isnan(result[k])]
+
+
 def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example: bool) -> dict:
     """Stage 4: one result dict; one warning naming every documented NaN it holds (and the judge's warning)."""
     result: dict = {"num_examples": request.n, "num_failed": int(request.failed.sum()), "contrast": None}
@@ -377,12 +387,9 @@ def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example:
     for metrics, values in parts:
         result.update(metrics)
         per.update(values)
-    nan_keys = [k for k in _NAN_REASONS if isinstance(result.get(k), float) and np.isnan(result[k])]
     messages = [result["judge_warning"]] if result.get("judge_warning") else []
-    if nan_keys:
-        notes = "; ".join(f"{k} (= NaN: {_NAN_REASONS[k][1]}, {_NAN_REASONS[k][0]}={result.get(_NAN_REASONS[k][0])})"
-                          for k in nan_keys)
-        messages.insert(0, f"nothing to average for {notes}")
+    if nan_notes(result):
+        messages.insert(0, f"nothing to average for {'; '.join(nan_notes(result))}")
     if messages:
         warnings.warn(f"ceval: {'; '.join(messages)}", RuntimeWarning, stacklevel=3)
     if return_per_example:
