@@ -390,3 +390,19 @@ def test_a_step_returning_its_input_is_a_failed_step_never_a_perfect_one():
 
     fc = inc.feedback_chains(editor, ["so good", "so bad"], Clf(), steps=2, progress=False)
     assert fc.chains == [["so good", "so good indeed", None], ["so bad", None]]
+
+
+def test_analyse_refuses_unclear_inputs_before_any_work():
+    chains = [["a b", "a c", "d e f"]]
+    with pytest.raises(ValueError, match="chains=None, texts=None: expected exactly one"):
+        inc.analyse()
+    with pytest.raises(ValueError, match="chains=given, texts=given"):
+        inc.analyse(chains, texts=["a film"])
+    with pytest.raises(ValueError, match="labels=given with texts"):
+        inc.analyse(texts=["a film"], labels=[[0, 1]])
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'pooling_' \(did you mean 'pooling'\?\)"):
+        inc.analyse(chains, pooling_="pooled")
+    with pytest.raises(TypeError, match=r"texts\[0\]=1 \(int\): expected a string"):
+        inc.analyse(texts=[1], classifier=object())
+    a = inc.analyse(chains, n=[1], intervals=None, scoring=inc.ScoreOptions(pooling="per_chain"), figures=False)
+    assert a.summary == inc.compute(chains, n=[1], pooling="per_chain") and a.figures == {}

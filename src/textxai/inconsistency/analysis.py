@@ -28,23 +28,24 @@ from textxai.inconsistency.reporting import report
 from textxai.inconsistency.scoring import compute
 from textxai.options import apply_keywords
 from textxai.registry import Analysis
+from textxai.validation import check_texts
+
 
 def _join_chains(parts: list) -> FeedbackChains:
     """The per-process :class:`FeedbackChains`, end to end."""
     return FeedbackChains([c for p in parts for c in p.chains], [lab for p in parts for lab in p.labels])
 
 
-def edit_texts(editor, texts, classifier, editing: EditorOptions, scoring: ScoreOptions, run: RunOptions):
-    """:class:`FeedbackChains` of ``editor`` fed its own output on ``texts`` (blank texts dropped), as ``editing``
-    says; under ``accelerate`` the originals are split across processes (one chain per original)."""
-    texts = [t for t in texts if t.strip()]
+def _edit_texts(editor, texts, classifier, editing: EditorOptions, scoring: ScoreOptions, run: RunOptions):
+    """:class:`FeedbackChains` of ``editor`` fed its own output on ``texts``, as ``editing`` says; under
+    ``accelerate`` the originals are split across processes (one chain per original)."""
     feedback = parallel.sharded(feedback_chains, over=("texts",), merge=_join_chains)
     chains, labels = feedback(editor, texts, classifier, steps=editing.steps, selection=editing.selection,
                               word_tokenizer=scoring.word_tokenizer, batch_size=run.batch_size, progress=run.progress)
     return FeedbackChains(chains, labels)
 
 
-def failed_generations(editor, before: Counter) -> list[str]:
+def _failed_generations(editor, before: Counter) -> list[str]:
     """One sentence on the generations of an editor that counts its failures (the LLM editor), since ``before``."""
     counts = Counter(getattr(editor, "failures", None) or {})
     counts.subtract(before)
@@ -105,14 +106,18 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     if (chains is None) == (texts is None):
         raise ValueError(f"chains={'None' if chains is None else 'given'}, texts={'None' if texts is None else 'given'}: "
                          "expected exactly one of them (chains to score, or texts for the editor to edit)")
+    if texts is not None and labels is not None:
+        raise ValueError("labels=given with texts: the labels of an editor's chains come from the classifier; "
+                         "expected labels only with chains")
     notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if chains is None:
+            texts = [t for t in check_texts(texts) if t.strip()]  # blank lines of a file are no texts to edit
             editor = get_editor(groups["editing"].editor, classifier, **editor_options(groups["editing"]))
             before = Counter(getattr(editor, "failures", None) or {})
-            chains, labels = edit_texts(editor, texts, classifier, groups["editing"], scoring, run)
-            notes = failed_generations(editor, before)
+            chains, labels = _edit_texts(editor, texts, classifier, groups["editing"], scoring, run)
+            notes = _failed_generations(editor, before)
         results, summary = _score(chains, labels, classifier, lm, scoring, run)
         figures = {"steps": plot_steps(chains, word_tokenizer=scoring.word_tokenizer)} if shown.figures else {}
         if intervals is not None:  # bootstrap over the chains
