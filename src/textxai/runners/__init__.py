@@ -1,1 +1,0 @@
-"""Command-line glue of each module: ``add_arguments``, ``run`` and ``demo`` (see CONTRIBUTING.md)."""
