@@ -141,7 +141,7 @@ class Method:
             return {}
         parser = ArgumentParser(add_help=False, conflict_handler="resolve")
         glue.add_arguments(parser)
-        return {action.dest: action.default for action in parser._actions}  # noqa: SLF001 - argparse has no public list
+        return vars(parser.parse_known_args([])[0])  # as textxai run sees them (a runner adds no required argument)
 
     def runner_module(self):
         """Its CLI glue module (``None`` when it has none)."""
