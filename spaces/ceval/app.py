@@ -2,18 +2,16 @@
 diversity, perplexity), one original at a time or a whole CSV."""
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import gradio as gr
 import Levenshtein
 
-from textxai import ceval, spaces, stats
+from textxai import ceval, spaces
 from textxai import lm as lm_module
 
 MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
-INTERVALS = dataclasses.asdict(stats.IntervalOptions())  # the one default, as the Space's interval table
 # the packaged SmolLM2-135M-Instruct (offline, a 135 M Q4_1 model: rough perplexities) first, then the paper's GPT-2
 LM_CHOICES = ("none", "textxai/smollm2-135m-instruct", "distilgpt2", "gpt2")
 DEFAULT_LM = LM_CHOICES[1] if lm_module.packaged_lm_file() else "none"
@@ -107,7 +105,7 @@ def analyse_one(model_choice: str, original: str, counterfactuals_text: str, lm_
     spaces.check_inputs(counterfactuals, max_texts=MAX_COUNTERFACTUALS, name="counterfactuals")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm, intervals=INTERVALS)
+    analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm)
     return analysis, original, counterfactuals, classifier
 
 
@@ -156,7 +154,7 @@ def analyse_csv(model_choice: str, path, lm_choice: str):
                         "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    return ceval.analyse(originals, cfs, classifier, lm=lm, intervals=INTERVALS), originals, cfs
+    return ceval.analyse(originals, cfs, classifier, lm=lm), originals, cfs
 
 
 def score_csv(model_choice: str, path, lm_choice: str):

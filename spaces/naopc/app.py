@@ -1,11 +1,9 @@
 """NAOPC Space: how faithful are a method's word attributions, on the model's own AOPC scale?"""
 from __future__ import annotations
 
-import dataclasses
-
 import gradio as gr
 
-from textxai import naopc, spaces, stats
+from textxai import naopc, spaces
 from textxai.attribution import METHODS
 
 PAPER_URL = "https://arxiv.org/abs/2408.08137"
@@ -15,7 +13,6 @@ MAX_CHARS = 400
 MAX_EXACT_WORDS = 12  # 4096 model calls per text at most on a CPU Space; longer texts get beam limits
 MAX_BEAM = 20
 DEFAULTS = naopc.NAOPCOptions()
-INTERVALS = dataclasses.asdict(stats.IntervalOptions())  # the one default, as the Space's interval table
 BEAM_SIZE = 5  # the Space's beam width (the library's "beam" default is 1): steadier limits for long texts
 DEFAULT_METHOD = "integrated_gradients"
 EXAMPLE = ("The big twist undermines everything that came before it.\n"
@@ -92,7 +89,7 @@ def analyse_texts(model_choice: str, text: str, method: str, normalization: str 
                         "texts", "use fewer or shorter texts, a smaller beam size or limits 'none'")
     clf = spaces.resolve_model(model_choice)
     analysis = naopc.analyse(texts, clf, attribution_method=method, normalization=normalization, beam_size=beam_size,
-                             max_exact_words=MAX_EXACT_WORDS, intervals=INTERVALS, figures=len(texts))
+                             max_exact_words=MAX_EXACT_WORDS, figures=len(texts))
     return analysis, clf
 
 

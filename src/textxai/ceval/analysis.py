@@ -15,9 +15,11 @@ the CEval Space compute, warn about and draw, written once.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from textxai import cli_intervals, render
+from textxai import cli_intervals, render, stats
 from textxai.ceval._checks import is_failed
 from textxai.ceval.baselines import pick_counterfactuals
 from textxai.ceval.plots import plot_method_distances, plot_probability_histogram
@@ -33,6 +35,8 @@ METRIC_LINES = (
 )
 #: the summaries with intervals in the report and the intervals figure
 INTERVAL_KEYS = tuple(key for key, _, _ in METRIC_LINES)
+#: intervals by default: the one default (:class:`textxai.stats.IntervalOptions`); the demo asks for 2,000 resamples
+INTERVALS = dataclasses.asdict(stats.IntervalOptions())
 
 
 def generate(texts, classifier, editor: str = "substitution", k: int = 2, batch_size: int = RunOptions().batch_size,
@@ -51,13 +55,13 @@ def generate(texts, classifier, editor: str = "substitution", k: int = 2, batch_
 
 
 def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfactual_pairs=None,
-            intervals=cli_intervals.DEMO_OPTIONS, figures: bool = True, title: str = "CEval", **options) -> Analysis:
+            intervals=INTERVALS, figures: bool = True, title: str = "CEval", **options) -> Analysis:
     """CEval of ``counterfactuals`` (one or a list per text) against ``texts``: every surface's numbers,
     warnings and figures.
 
     ``options``: those of :func:`textxai.ceval.compute` (targets, contrast, outputs, quality, run or their
-    fields). ``intervals``: :func:`textxai.cli_intervals.runner_intervals` options (``None``: no intervals);
-    ``figures=False``: no figures (the module's cheap path).
+    fields). ``intervals``: :func:`textxai.cli_intervals.runner_intervals` options (default: the one default,
+    :data:`INTERVALS`; ``None``: no intervals); ``figures=False``: no figures (the module's cheap path).
 
     >>> a = analyse(["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]],
     ...             intervals=None, figures=False)

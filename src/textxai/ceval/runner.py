@@ -120,7 +120,7 @@ def demo(progress: bool = True):
     for name in GENERATORS + (("llm",) if lm is not None else ()):
         counterfactuals = generate(texts, classifier, name, k=1 if name == "llm" else 2, progress=progress, editor_model=lm)
         generated[name] = counterfactuals
-        analysis = analyse(texts, counterfactuals, classifier, lm=lm)
+        analysis = analyse(texts, counterfactuals, classifier, lm=lm, intervals=cli_intervals.DEMO_OPTIONS)
         results[name] = analysis.results
         sections.append(report(analysis.results, f"CEval — {name} counterfactuals on demo-sentiment ({len(texts)} texts)",
                                max_examples=2))

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import dataclasses
+
 from textxai import cli_intervals, parallel, render, stats
 from textxai.naopc.core import NARROW_LIMITS, narrow_limit_texts, rank_agreement
 from textxai.naopc.texts import (NAOPCOptions, attribution_sets, compare_attributions, default_max_exact_words,
@@ -25,18 +27,21 @@ from textxai.naopc.texts import (NAOPCOptions, attribution_sets, compare_attribu
 from textxai.registry import Analysis
 
 SCORES = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")
+#: intervals by default: the one default (:class:`textxai.stats.IntervalOptions`); the demo asks for 2,000 resamples
+INTERVALS = dataclasses.asdict(stats.IntervalOptions())
 
 
 def analyse(texts, classifier, attributions=None, text_pairs=None, target="predicted", attribution_method=None,
-            options: NAOPCOptions | None = None, intervals=cli_intervals.DEMO_OPTIONS, figures=True, title: str = "NAOPC",
+            options: NAOPCOptions | None = None, intervals=INTERVALS, figures=True, title: str = "NAOPC",
             **keywords) -> Analysis:
     """NAOPC of one or several attribution sets on ``texts``, every surface's numbers, warnings and figures.
 
     ``attributions``: one score list per text (the set ``"attributions"``), ``{name: scores or None}``
     (``None``: computed by that :mod:`textxai.attribution` method), or ``None`` with ``attribution_method``.
-    ``options`` / ``keywords``: :class:`NAOPCOptions` (its fields also as keywords). ``intervals``: the
-    bootstrap options of :mod:`textxai.stats` (``None``: no intervals). ``figures``: ``False`` for none;
-    ``True`` or ``n``: the score bars and the perturbation curves of the first ``n`` texts (``True``: 1).
+    ``options`` / ``keywords``: :class:`NAOPCOptions` (its fields also as keywords). ``intervals``:
+    :func:`textxai.cli_intervals.runner_intervals` options (default: the one default, :data:`INTERVALS`; ``None``:
+    no intervals). ``figures``: ``False`` for none; ``True`` or ``n``: the score bars and the perturbation curves of
+    the first ``n`` texts (``True``: 1).
 
     >>> a = analyse(["A wonderful, moving film."], "textxai/demo-sentiment", attribution_method="omission",
     ...             intervals=None)  # doctest: +SKIP

@@ -122,5 +122,6 @@ def demo(progress: bool = True):
     classifier = as_classifier("textxai/demo-sentiment")
     analysis = analyse(_demo_texts(), classifier, {m: None for m in DEMO_METHODS},
                        options=NAOPCOptions(normalization="auto", max_exact_words=10, progress=progress),
+                       intervals=cli_intervals.DEMO_OPTIONS,
                        title="NAOPC — demo sentiment model, three attribution methods")
     return analysis.report, analysis.results, analysis.figures
