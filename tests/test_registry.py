@@ -118,6 +118,11 @@ def add_arguments(parser):
 def run(args, texts, text_pairs, labels, classifier):
     analysis = analyse(texts, classifier, StabilityOptions(max_words=args.max_words, batch_size=args.batch_size))
     return analysis.results, analysis.figures
+
+
+def demo(progress=True):
+    analysis = analyse(["a wonderful film", "a dull and boring film"], "textxai/demo-sentiment")
+    return analysis.report, analysis.results, analysis.figures
 '''
 
 METHOD = '''
@@ -264,6 +269,15 @@ def test_sixth_method_in_the_training_callback(sixth, tmp_path):
     expected = textxai.load("stability").compute(texts=TEXTS, model=(trainer.model, tokenizer), max_words=3, batch_size=3)
     assert final["eval_stability_stability"] == pytest.approx(expected["stability"], abs=0)
     assert any("eval_stability_stability" in e for e in trainer.state.log_history)
+
+
+def test_sixth_method_has_its_demo_section(sixth, tmp_path, capsys):
+    assert cli.main(["demo", "--modules", "stability", "--output", str(tmp_path), "--no-progress"]) == 0
+    index = json.loads((tmp_path / "index.json").read_text())
+    assert list(index) == ["models", "stability"]  # the models, then the methods asked for, in their order
+    results = json.loads((tmp_path / "stability.json").read_text())
+    assert results["per_text"] == by_hand(["a wonderful film", "a dull and boring film"], 4)
+    assert f"stability: {results['stability']:.3f}" in capsys.readouterr().out
 
 
 def test_demo_and_cache_choices_follow_the_registry(sixth):
