@@ -1,5 +1,6 @@
-"""Work a request implies, estimated BEFORE it runs: one function per module, read by the CLI
-(``textxai run --max-evaluations``) and by the Space handlers (:func:`textxai.spaces.check_budget`).
+"""Work a request implies, estimated BEFORE it runs: the cost formulas of the built-in methods and editors, read
+by each method's descriptor (its ``estimate``, which ``textxai run --max-evaluations`` calls through
+:func:`for_run`), by the Space handlers (:func:`textxai.spaces.check_budget`) and by the audit's plan.
 
 A *model evaluation* is one input row through a network: the classifier (a prediction, a masked or sampled
 text, one backward pass), the MiniLM sentence embedder of a similarity filter, or a language model. Each
@@ -60,7 +61,7 @@ def attribution_evaluations(method: str | None, n_words: int, samples: int | Non
     return drawn + (2 if entry.family == "sampling" else 0)
 
 
-# --------------------------------------------------------------------------- one estimate per module
+# --------------------------------------------------------------------------- the built-in methods' cost formulas
 def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_size: int | None = None,
                       max_exact_words: int = 12, method="integrated_gradients", samples: int | None = None) -> int:
     """NAOPC for texts of ``n_words`` words: per attribution ``method`` (a name, a list of names, or ``None``
@@ -262,7 +263,7 @@ def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words:
     return int(total)
 
 
-# --------------------------------------------------------------------------- the CLI: its arguments -> one estimate
+# --------------------------------------------------------------------------- the CLI: its arguments -> the descriptor's estimate
 def _words(texts) -> list[int]:
     return [approx_words(t) for t in texts or ()]
 
