@@ -204,6 +204,16 @@ def analyse(texts, references, text_pairs=None, model=None, keyword_index=None, 
     evaluation with ``human_trust``, intervals, attack, warnings); ``summary``: the evaluate module's output;
     ``warnings``; ``figures`` (``trust_rates``, ``intervals``); ``report``. Cheap path for the module:
     ``figures=False`` and no ``intervals`` (the default).
+
+    >>> train = ["a wonderful , moving film", "a dull and boring film", "great acting , great story",
+    ...          "awful plot and terrible acting"]
+    >>> a = analyse(["a great and moving story", "a boring , awful film"], [1, 0], model="textxai/demo-sentiment",
+    ...             train_texts=train, train_labels=[1, 0, 1, 0], explainer="omission", embedders=["minilm"],
+    ...             theta_relate=0.33)
+    >>> a.summary["trust_labels"], sorted(a.figures), a.report.splitlines()[0]
+    ([True, True], ['trust_rates'], '## TOKI trust — textxai/demo-sentiment')
+    >>> a.warnings
+    ['only 2 correct prediction(s) with a verdict: each moves the trustworthy rates by 50%; read them with their intervals']
     """
     return _analyse("analyse", texts, references, text_pairs, model, keyword_index, human_trust, options)
 
