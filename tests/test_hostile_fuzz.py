@@ -58,7 +58,7 @@ def test_fuzz_fim(clf, texts, pairs):
 def test_fuzz_inconsistency(chains, labels):
     from textxai import inconsistency
 
-    _check(lambda: inconsistency.inconsistency(chains, labels=labels), ("chains", "labels", "n"))
+    _check(lambda: inconsistency.compute(chains, labels=labels), ("chains", "labels", "n"))
 
 
 @FUZZ

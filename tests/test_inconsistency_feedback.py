@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from textxai.editors import SubstitutionEditor
-from textxai.inconsistency import feedback_chains, inconsistency
+from textxai.inconsistency import compute, feedback_chains
 from textxai.words import word_distance
 
 
@@ -57,7 +57,7 @@ def test_scripted_chain_follows_the_selection_rule():
         ["the film was good .", "so so good ."],
     ]
     with pytest.warns(UserWarning, match="minimality@4"):
-        r = inconsistency(out.chains, n=[1, 2, 3, 4], labels=out.labels)
+        r = compute(out.chains, n=[1, 2, 3, 4], labels=out.labels)
     # distances: chain 0 = [1, 2, 1], chain 1 = [2, 1, 1]; inc: [1, 0] and [0, 0]
     assert r["minimality@1"] == 1.5 and r["minimality@2"] == 1.5 and r["minimality@3"] == 1.0
     assert r["inc@1"] == 0.5 and r["inc@2"] == 0.25
@@ -117,8 +117,8 @@ def test_builtin_editor_chains_on_tiny_model(bert_clf):
     # flip_rate@n from the chain's labels and from the model agree (n up to 2: on a random tiny model the
     # editor's chains may stop before step 4, and NaN != NaN)
     ns = [1, 2]
-    from_labels = inconsistency(out.chains, n=ns, labels=out.labels)
-    from_model = inconsistency(out.chains, n=ns, model=bert_clf)
+    from_labels = compute(out.chains, n=ns, labels=out.labels)
+    from_model = compute(out.chains, n=ns, model=bert_clf)
     for k in ns:
         assert from_labels[f"flip_rate@{k}"] == from_model[f"flip_rate@{k}"]
         assert from_labels[f"flip_rate@{k}_chains"] == from_model[f"flip_rate@{k}_chains"]
