@@ -285,3 +285,27 @@ def test_options_as_dataclasses_and_as_flat_keywords():
         toki.build_keyword_index(None, ["a"], [0], index="x")
     with pytest.raises(ValueError, match="top_k=0"):   # a flat keyword reaches its dataclass and is checked
         toki.toki_trust(["a"], [0], model=None, top_k=0)
+
+
+def test_index_warnings_name_the_classes_whose_keywords_decide_nothing():
+    """No keyword: every word unrelated (eq. 5 margin -inf); no other pool word: every word related (+inf)."""
+    index = toki.KeywordIndex(class_names={0: "sports", 1: "food", 2: "politics"},
+                              pools={0: {"goal": 0.5, "team": 0.2}, 1: {"pizza": 0.3}, 2: {"vote": 0.1, "the": 0.1}},
+                              keywords={0: set(), 1: {"pizza"}, 2: {"vote"}})
+    from textxai.toki.analysis import index_warnings
+
+    assert index_warnings(index) == [
+        "class 'sports' has no keywords (0 of 2 pool words related to its name): every top word of its predictions "
+        "counts as unrelated, so none of them is trustworthy",
+        "class 'food': all 1 pool words are keywords (saturated keyword index): every top word of its predictions "
+        "counts as related, so all are trustworthy"]
+    results = {"n_correct": 12, "n_undetermined": 2}
+    assert toki.warnings_of(results, index, top_k=5, resolution=1e-3)[2:] == [
+        "2 of 12 correct predictions undetermined: their top-5 attributions sum below the resolution 0.001 (no verdict; "
+        "left out of every rate)"]    # 10 verdicts: not few
+    assert toki.warnings_of({"n_correct": 3, "n_undetermined": 0})[-1].startswith("only 3 correct prediction(s)")
+    # the claims hold: relatedness of any word under such keywords
+    rng = np.random.default_rng(0)
+    embs = [ArrayEmbedder({w: rng.normal(size=4) for w in ("goal", "team", "pizza", "vote", "the")})]
+    assert not toki.relate_words(index, ["goal", "pizza"], 0, embs).any()
+    assert toki.relate_words(index, ["goal", "vote"], 1, embs).all()

@@ -227,6 +227,12 @@ def test_no_verdict_on_a_saturated_model(shortcut_clf, shortcut_index):
     assert len(correct) >= 8 and np.allclose([e["confidence"] for e in correct], 1.0)
     assert all(e["label"] is None and e["reason"].startswith("undetermined: attributions below 0.001") for e in correct)
     assert res["n_undetermined"] == len(correct) and np.isnan(res["trustworthy_rate"])
+    # the analysis says so, in the words every surface shows
+    warned = toki.analyse(texts, labels, model=saturated, keyword_index=index, explainer="gradient", figures=False).warnings
+    assert warned[0].startswith("class 'politics' has no keywords (0 of ")   # the shortcut class: its cue means nothing
+    assert warned[1:] == [f"{len(correct)} of {len(correct)} correct predictions undetermined: their top-10 attributions sum "
+                      "below the resolution 0.001 (no verdict; left out of every rate)",
+                      "no correct prediction has a verdict: the trustworthy rates are undefined"]
     # the same texts on the unscaled model: attributions well above the resolution, every one gets a verdict
     plain = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer="gradient")
     assert plain["n_undetermined"] == 0 and plain["n_correct"] == len(correct)
