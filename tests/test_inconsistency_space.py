@@ -7,6 +7,7 @@ import pytest
 from helpers import load_space_app
 
 from textxai import inconsistency as inc
+from textxai import spaces
 
 CHAIN = ["the film was great", "the film was awful", "the film was not awful at all", "the film was great"]
 
@@ -115,7 +116,7 @@ def test_diff_keeps_the_text_and_marks_every_edit(app, before, after, method):
 
     from textxai.words import tokenize, word_distance
 
-    out = app.diff_html(before, after, method)
+    out = spaces.diff_html(before, after, method)  # the Spaces' one diff (the chain table shows it)
     kept = re.sub(r"<del[^>]*>[^<]*</del> ", "", re.sub(r" <del[^>]*>[^<]*</del>$", "", out))
     assert html.unescape(re.sub(r"<[^>]+>", "", kept)) == after
     deleted = sum(len(m.split()) for m in re.findall(r"<del[^>]*>([^<]*)</del>", out))

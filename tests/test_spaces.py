@@ -439,3 +439,26 @@ def test_highlight_and_errors_render_inert_in_browser(page, gradio_url):
     page.locator("#texts textarea").fill("a\nb\nc")
     page.locator("#run").click()
     page.get_by_text("3 texts given; this Space accepts at most 2").first.wait_for()
+
+
+@pytest.mark.parametrize("before, after", [
+    ("a good film", "a  good film ."),  # an extra space (a spaCy white-space token) and a new word
+    ("the   cast <b>was</b> great", "the cast was great"),  # white space and markup removed
+    ("same", "same"),
+])
+def test_diff_html_counts_whitespace_words_as_ceval_does(before, after):
+    """CEval's Space: edits over spaCy tokens with white space kept, each edited one visible (␣), all escaped."""
+    import html
+    import re
+
+    from textxai.words import word_distance
+
+    out = spaces.diff_html(before, after, keep_whitespace=True)
+    assert "<b>" not in out
+    marks = re.findall(r"<(ins|del)[^>]*>([^<]*)</\1>", out)
+    inserted = sum(1 for tag, _ in marks if tag == "ins")
+    deleted = sum(len(re.findall(r"␣|\S+", text.replace(" ␣", "␣"))) for tag, text in marks if tag == "del")
+    d = word_distance(before, after, keep_whitespace=True)
+    assert max(inserted, deleted) <= d <= inserted + deleted
+    shown = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<del[^>]*>[^<]*</del> ?", "", out)))
+    assert shown.replace("␣", " ") == after

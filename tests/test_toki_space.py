@@ -67,7 +67,7 @@ def test_attack_tab(app, folder, train_text):
     html = app.attack_text(folder, "we talked about soccer at night", train_text, "omission", ["minilm"], 0.4, 0.3)
     assert "id='toki-attack-status'" in html and "id='toki-diff'" in html
     if "succeeded" in html:
-        assert "toki-ins" in html
+        assert "textxai-ins" in html
 
 
 @pytest.mark.browser

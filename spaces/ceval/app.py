@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import gradio as gr
-import Levenshtein
 
 from textxai import ceval, spaces
 from textxai import lm as lm_module
@@ -31,22 +30,6 @@ def _fmt(value, digits: int = 3) -> str:
 def resolve_lm(choice):
     """None for "none"; else a causal LM under the Space's model rules (its listed choices work when hosted)."""
     return spaces.resolve_lm(choice, listed=LM_CHOICES[1:])
-
-
-def diff_html(before: str, after: str) -> str:
-    """``after`` with its token edits against ``before`` (CEval's tokens): removed struck out, new ones green."""
-    a = ceval._tokens(before)
-    b = ceval._tokens(after)
-    parts = []
-    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
-        if op == "equal":
-            parts.append(spaces.escape(" ".join(t for t in b[j1:j2] if t.strip())))
-            continue
-        parts.extend(f'<del class="textxai-del" style="color:#b91c1c">{spaces.escape(w if w.strip() else "␣")}</del>'
-                     for w in a[i1:i2])
-        parts.extend(f'<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">'
-                     f'{spaces.escape(w if w.strip() else "␣")}</ins>' for w in b[j1:j2])
-    return " ".join(p for p in parts if p)
 
 
 def summary_html(analysis, diversity=None) -> str:
@@ -80,7 +63,7 @@ def examples_html(original: str, counterfactuals, results: dict, label_names=Non
         dp = per.get("probability_change", [float("nan")] * len(counterfactuals))[i]
         dist = per["token_distance"][i]
         ppl = per.get("perplexity", [None] * len(counterfactuals))[i]
-        text = "<i>failed generation</i>" if failed else diff_html(original, cf)
+        text = "<i>failed generation</i>" if failed else spaces.diff_html(original, cf, keep_whitespace=True)
         rows.append(f'<tr class="cf-row"><td>x′{i + 1}</td><td class="cf-label">{lab}</td>'
                     f'<td class="cf-flipped">{"yes" if flipped else "no"}</td><td class="cf-dp">{_fmt(dp)}</td>'
                     f'<td class="cf-distance">{_fmt(dist, 0)}</td><td class="cf-ppl">{_fmt(ppl, 2)}</td>'

@@ -5,12 +5,11 @@ import math
 import warnings
 
 import gradio as gr
-import Levenshtein
 
 from textxai import inconsistency as inc
 from textxai import spaces, stats
 from textxai.editors import EDITOR_NAMES
-from textxai.words import WORD_TOKENIZERS, word_spans
+from textxai.words import WORD_TOKENIZERS
 
 SCORING = inc.ScoreOptions()  # the library's defaults (word tokenizer, pooling); the Space reports n = 1, 2, 3
 MAX_CHAINS = 5
@@ -69,39 +68,6 @@ def parse_n(text: str) -> list[int]:
     return values
 
 
-def diff_html(before: str, after: str, word_tokenizer: str) -> str:
-    """``after`` as written, with its word-level edits against ``before``: removed words struck out, new words green."""
-    a = [w for w, _, _ in word_spans(before, word_tokenizer)]
-    spans = word_spans(after, word_tokenizer)
-    b = [w for w, _, _ in spans]
-    parts, pos = [], 0
-
-    def emit(j: int, inserted: bool) -> None:
-        nonlocal pos
-        _, start, end = spans[j]
-        parts.append(spaces.escape(after[pos:start]))
-        word = spaces.escape(after[start:end])
-        parts.append(f'<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{word}</ins>'
-                     if inserted else word)
-        pos = end
-
-    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
-        if op != "equal" and i2 > i1:
-            removed = '<del class="textxai-del" style="color:#b91c1c">' + " ".join(spaces.escape(w) for w in a[i1:i2]) + "</del>"
-            if j1 < len(spans):  # before the next word of ``after``, after the white space that precedes it
-                parts.append(spaces.escape(after[pos:spans[j1][1]]))
-                pos = spans[j1][1]
-                parts.append(removed + " ")
-            else:
-                parts.append(spaces.escape(after[pos:]))
-                pos = len(after)
-                parts.append(" " + removed)
-        for j in range(j1, j2):
-            emit(j, op != "equal")
-    parts.append(spaces.escape(after[pos:]))
-    return "".join(parts)
-
-
 def chains_html(chains, labels=None, label_names=None, word_tokenizer="spacy") -> str:
     label_names = label_names or {}
     out = []
@@ -114,7 +80,7 @@ def chains_html(chains, labels=None, label_names=None, word_tokenizer="spacy") -
             lab = ""
             if labels is not None and i < len(labels[c]) and labels[c][i] is not None:
                 lab = spaces.escape(label_names.get(labels[c][i], labels[c][i]))
-            body = spaces.escape(text) if i == 0 else diff_html(texts[i - 1], text, word_tokenizer)
+            body = spaces.escape(text) if i == 0 else spaces.diff_html(texts[i - 1], text, word_tokenizer)
             dist = "" if i == 0 else str(d[i - 1])
             step_inc = "" if i == 0 or i - 1 >= len(steps) else str(steps[i - 1])
             rows.append(f"<tr><td>x{i}</td><td>{lab}</td><td>{dist}</td><td>{step_inc}</td><td>{body}</td></tr>")

@@ -4,13 +4,11 @@ from __future__ import annotations
 import threading
 
 import gradio as gr
-import Levenshtein
 
 from textxai import demo as demo_models
 from textxai import spaces, toki
 from textxai.attribution import REGISTRY
 from textxai.embeddings import EMBEDDER_NAMES
-from textxai.words import tokenize
 
 MAX_TRAIN = 200
 SPACE_SAMPLES = 500  # sampling explainers (LIME, Kernel SHAP) run with this many samples here
@@ -151,19 +149,6 @@ def assess_text(model_choice: str, text: str, true_label: str, train_text: str, 
             analysis.figures.get("trust_rates"))
 
 
-def diff_html(before: str, after: str) -> str:
-    a, b = tokenize(before), tokenize(after)
-    parts = []
-    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
-        if op == "equal":
-            parts.extend(spaces.escape(w) for w in b[j1:j2])
-            continue
-        parts.extend(f'<del style="color:#b91c1c">{spaces.escape(w)}</del>' for w in a[i1:i2])
-        parts.extend(f'<ins class="toki-ins" style="background:#bbf7d0;text-decoration:none">{spaces.escape(w)}</ins>'
-                     for w in b[j1:j2])
-    return " ".join(parts)
-
-
 def attack_text(model_choice: str, text: str, train_text: str, explainer: str, embedders, max_rate: float,
                 min_similarity: float):
     text = spaces.check_inputs([text], max_texts=1)[0]
@@ -180,7 +165,7 @@ def attack_text(model_choice: str, text: str, train_text: str, explainer: str, e
     subs = ", ".join(f"{a} → {b}" for a, b in r.substitutions) or "none"
     return (f"<p>Attack <b id='toki-attack-status'>{status}</b>: {spaces.escape(before)} → {spaces.escape(after)}, "
             f"{r.n_perturbations} substitution(s) ({spaces.escape(subs)}), sentence similarity {r.similarity:.3f}</p>"
-            f"<p id='toki-diff'>{diff_html(text, r.adversarial)}</p>")
+            f"<p id='toki-diff'>{spaces.diff_html(text, r.adversarial)}</p>")
 
 
 DEFAULT_TEXT = "A wonderful film with a great cast and a moving story."

@@ -595,6 +595,49 @@ def highlight_words(words: Sequence[str], scores: Sequence[float], max_abs: floa
     return f'<div class="textxai-highlight">{head}{" ".join(spans)}</div>'
 
 
+_INS = '<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{}</ins>'
+_DEL = '<del class="textxai-del" style="color:#b91c1c">{}</del>'
+
+
+def diff_html(before: str, after: str, word_tokenizer: str = "spacy", keep_whitespace: bool = False) -> str:
+    """``after`` as written, with its word edits against ``before``: removed words struck out, new words green.
+
+    Words are :func:`textxai.words.word_spans` with ``word_tokenizer`` (``"spacy"`` or ``"whitespace"``);
+    ``keep_whitespace=True`` makes runs of extra white space words too (CEval's token distance), shown as ␣
+    when they are edited. Every text is escaped. The one diff of every Space (inconsistency chains, CEval
+    counterfactuals, the TOKI attack).
+
+    >>> diff_html("a good film", "a great film", "whitespace")
+    'a <del class="textxai-del" style="color:#b91c1c">good</del> <ins class="textxai-ins" \
+style="background:#bbf7d0;text-decoration:none">great</ins> film'
+    """
+    import Levenshtein
+
+    from textxai.words import word_spans
+
+    shown = lambda w: escape(w if w.strip() else "␣")  # noqa: E731 - an edited white-space word stays visible
+    a = [w for w, _, _ in word_spans(before, word_tokenizer, keep_whitespace)]
+    spans = word_spans(after, word_tokenizer, keep_whitespace)
+    b = [w for w, _, _ in spans]
+    parts, pos = [], 0
+    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
+        if op != "equal" and i2 > i1:
+            removed = _DEL.format(" ".join(shown(w) for w in a[i1:i2]))
+            if j1 < len(spans):  # before the next word of ``after``, after the white space that precedes it
+                parts += [escape(after[pos:spans[j1][1]]), removed + " "]
+                pos = spans[j1][1]
+            else:
+                parts += [escape(after[pos:]), " " + removed]
+                pos = len(after)
+        for j in range(j1, j2):
+            _, start, end = spans[j]
+            parts.append(escape(after[pos:start]))
+            parts.append(_INS.format(shown(after[start:end])) if op != "equal" else escape(after[start:end]))
+            pos = end
+    parts.append(escape(after[pos:]))
+    return "".join(parts)
+
+
 def header_markdown(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
                     namespace: str | None = None) -> str:
     """The standard header: title, one-line description, paper link, module link and how to load it.
