@@ -227,7 +227,7 @@ def naopc_tradeoff(clf, n_texts: int) -> str:
 
 
 def naopc_exact_row(clf, n_words: int) -> Row:
-    """Inputs/s of the exact limits (through compute_naopc's path) vs a plain batched forward of the same rows."""
+    """Inputs/s of the exact limits (through naopc.compute's path) vs a plain batched forward of the same rows."""
     import torch
 
     from textxai import naopc
@@ -243,12 +243,12 @@ def naopc_exact_row(clf, n_words: int) -> Row:
             torch.softmax(clf.model(input_ids=ids[b: b + 64], attention_mask=torch.ones_like(ids[b: b + 64])).logits, -1)
     plain = time.perf_counter() - start
     start = time.perf_counter()
-    res = naopc.compute_naopc([text], [np.zeros(n_words)], clf, normalization="exact", max_exact_words=n_words,
+    res = naopc.compute([text], [np.zeros(n_words)], clf, normalization="exact", max_exact_words=n_words,
                               batch_size=64)
     ours = time.perf_counter() - start
     inputs = res["per_example"][0]["n_evaluations"]
     return Row(f"NAOPC exact limits, N={n_words} ({inputs:,} inputs)", "plain batched forward (inputs/s)",
-               f"{len(keys) / plain:.0f}/s", f"{inputs / ours:.0f}/s (whole compute_naopc)",
+               f"{len(keys) / plain:.0f}/s", f"{inputs / ours:.0f}/s (whole naopc.compute)",
                f"{(inputs / ours) / (len(keys) / plain):.2f} of the floor")
 
 

@@ -169,21 +169,6 @@ def test_unknown_keyword_or_wrong_group_names_it(kwargs, error, pattern):
         ceval.compute(["a"], ["b"], **kwargs)
 
 
-def test_score_counterfactuals_is_a_deprecated_alias_warning_once(monkeypatch):
-    from textxai.ceval import score
-
-    monkeypatch.setattr(score, "_DEPRECATION_SHOWN", False)
-    kwargs = dict(original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]], return_per_example=True)
-    with pytest.warns(DeprecationWarning, match="use textxai.ceval.compute"):
-        old = ceval.score_counterfactuals(["a bad film"], ["a good film"], **kwargs)
-    assert repr(old) == repr(ceval.compute(["a bad film"], ["a good film"], **kwargs))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # the second call does not warn again
-        ceval.score_counterfactuals(["a bad film"], ["a good film"], **kwargs)
-        with pytest.raises(TypeError, match="'batchsize' .*did you mean 'batch_size'"):
-            ceval.score_counterfactuals(["a"], ["b"], batchsize=2)
-
-
 # --------------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("kwargs, error, pattern", [
     (dict(references=["a"], predictions=["b", "c"]), ValueError, "predictions has 2 items but references has 1"),

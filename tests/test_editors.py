@@ -177,7 +177,7 @@ def test_bad_options(bert_clf):
     with pytest.raises(TypeError, match=r"texts\[1\]=3"):
         SubstitutionEditor(bert_clf)(["ok", 3])
     assert isinstance(get_editor("substitution", bert_clf), SubstitutionEditor)
-    assert EDITORS["gradient_substitution"] is SubstitutionEditor   # the former name
+    assert "gradient_substitution" not in EDITORS  # the former name: deprecated (tests/test_deprecations.py)
     assert SubstitutionEditor(bert_clf)([" "]) == [[]]
     with pytest.raises(ValueError, match=r"neighbour_pos=\['NOUNS'\]: expected None or a list of parts of speech"):
         SubstitutionEditor(bert_clf, neighbour_pos=["NOUNS"])

@@ -1,5 +1,6 @@
-"""The naming rule of the paper modules: ``textxai.<paper>.compute`` is what the evaluate module calls; the old
-entry names stay as aliases of the same function for one release."""
+"""The naming rule of the paper modules: ``textxai.<paper>.compute`` (toki: ``toki_trust``, the module's output;
+every package: ``analyse``, the one analysis) is what the evaluate module calls; the former entry names are
+deprecated (reading one warns and gives the new object, ``textxai.deprecation``; tests/test_deprecations.py)."""
 from __future__ import annotations
 
 import ast
@@ -9,28 +10,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ALIASES = {"naopc": "compute_naopc", "ceval": "score_counterfactuals", "toki": "toki_trust",
-           "inconsistency": "inconsistency"}
+RENAMED = {"naopc": ("compute_naopc", "compute"), "ceval": ("score_counterfactuals", "compute"),
+           "toki": ("compute", "toki_trust"), "inconsistency": ("inconsistency", "compute")}
 SCRIPTS = {"naopc": "metrics/naopc/naopc.py", "ceval": "metrics/ceval/ceval.py",
            "toki": "metrics/toki_trust/toki_trust.py", "inconsistency": "metrics/inconsistency/inconsistency.py"}
 
 
-DEPRECATED = {"ceval"}  # the old name is a wrapper that warns (DeprecationWarning) and calls compute
-ANALYSE = {"toki"}      # the module calls analyse (issue 23: one analysis); compute is a deprecated wrapper
-
-
-@pytest.mark.parametrize("paper", sorted(ALIASES))
-def test_compute_is_the_entry_point_and_the_old_name_an_alias(paper):
+@pytest.mark.parametrize("paper", sorted(RENAMED))
+def test_the_entry_point_is_public_and_the_former_name_deprecated(paper):
     module = importlib.import_module(f"textxai.{paper}")
-    assert callable(module.compute)
-    if paper in ANALYSE:
-        with pytest.warns(DeprecationWarning, match=f"textxai.{paper}.compute is deprecated"), pytest.raises(ValueError):
-            module.compute(["a"], [0], model=None)
-        assert callable(module.analyse)
-    elif paper in DEPRECATED:
-        assert module.compute.__name__ == "compute" and "compute" in getattr(module, ALIASES[paper]).__doc__
-    else:
-        assert getattr(module, ALIASES[paper]) is module.compute
+    old, new = RENAMED[paper]
+    assert callable(getattr(module, new)) and new in module.__all__ and old not in module.__all__
+    assert callable(module.analyse)
+    with pytest.warns(DeprecationWarning, match=rf"textxai.{paper}.{old} is deprecated: use textxai.{paper}.{new}"):
+        assert getattr(module, old) is getattr(module, new)
 
 
 @pytest.mark.parametrize("paper", sorted(SCRIPTS))
@@ -39,7 +32,7 @@ def test_module_script_calls_compute(paper):
     called = {node.func.attr for node in ast.walk(tree)
               if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
     assert {"analyse", "compute"} & called    # issue 23: the one analysis (analyse) or the staged compute
-    assert ALIASES[paper] not in called
+    assert RENAMED[paper][0] not in called
 
 
 def test_fim_has_compute():

@@ -69,7 +69,7 @@ def test_multi_label_naopc_scores_the_target_labels_sigmoid(bert_parts):
     clf = TextClassifier((_bert("multi_label_classification", num_labels=3, initializer_range=0.5), tokenizer),
                          device="cpu")
     text, target = "the movie was great and the food was good", 2
-    res = naopc.compute_naopc([text], [np.arange(9.0)], clf, target=target, normalization="exact")["per_example"][0]
+    res = naopc.compute([text], [np.arange(9.0)], clf, target=target, normalization="exact")["per_example"][0]
     masks = np.zeros((1, 9), dtype=bool)
     p_full = clf.masked_proba(text, masks)[0, target]
     with torch.no_grad():
@@ -136,7 +136,7 @@ def nan_clf(bert_parts):
 def test_a_diverged_model_is_one_clear_error_in_naopc_never_a_hang(nan_clf, normalization):
     from textxai import naopc
 
-    got = _with_timeout(lambda: naopc.compute_naopc(["the movie was great"], [[0.1, 0.2, 0.3, 0.4]], nan_clf,
+    got = _with_timeout(lambda: naopc.compute(["the movie was great"], [[0.1, 0.2, 0.3, 0.4]], nan_clf,
                                                     normalization=normalization))
     assert isinstance(got, ValueError) and "non-finite logits" in str(got) and "model=" in str(got), got
 
@@ -337,14 +337,14 @@ def test_naopc_on_a_huge_text_scores_the_words_the_model_sees_with_a_warning(ber
     text = " ".join(["the movie was great and the food was not good ."] * 2000)  # 22,000 words, 64 tokens seen
     n_words = len(bert_clf.words(text))
     with pytest.warns(UserWarning, match=rf"texts\[0\]: model .* sees only 62 of its {n_words} words \(max_length=64"):
-        res = naopc.compute_naopc([text], [np.arange(n_words, dtype=float)], bert_clf, normalization="beam")
+        res = naopc.compute([text], [np.arange(n_words, dtype=float)], bert_clf, normalization="beam")
     row = res["per_example"][0]
     assert row["n_words"] == 62 and row["attributions"] == list(np.arange(62.0))
     # the same as the text cut after its 62nd word: the model saw exactly that
     cut = " ".join(text.split()[:62])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        short = naopc.compute_naopc([cut], [np.arange(62.0)], bert_clf, normalization="beam")["per_example"][0]
+        short = naopc.compute([cut], [np.arange(62.0)], bert_clf, normalization="beam")["per_example"][0]
     assert row["comprehensiveness"] == pytest.approx(short["comprehensiveness"])
     assert row["lower"] == pytest.approx(short["lower"]) and row["upper"] == pytest.approx(short["upper"])
 
@@ -354,7 +354,7 @@ def test_an_exact_search_too_big_to_run_is_refused_up_front_with_its_cost(where,
     from textxai import naopc
 
     calls = {
-        "options": lambda: naopc.compute_naopc(["a good film"], [[0.1, 0.2, 0.3]], bert_clf, max_exact_words=64),
+        "options": lambda: naopc.compute(["a good film"], [[0.1, 0.2, 0.3]], bert_clf, max_exact_words=64),
         "aopc_limits": lambda: naopc.aopc_limits(lambda m: np.zeros(len(m)), 64, method="exact", max_exact_words=64),
     }
     got = _with_timeout(calls[where], 30)

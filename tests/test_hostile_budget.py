@@ -140,7 +140,7 @@ def _long_loop(clf, loop: str):
     """The call of ``loop`` (anything it needs beforehand, such as a keyword index, is built here)."""
     from textxai import attribution, inconsistency, naopc, toki
     if loop == "naopc beam steps":
-        return lambda: naopc.compute_naopc([LONG], [[0.1] * len(clf.words(LONG))], clf, normalization="beam",
+        return lambda: naopc.compute([LONG], [[0.1] * len(clf.words(LONG))], clf, normalization="beam",
                                            beam_size=20)
     if loop == "lime samples":
         return lambda: attribution.word_attributions([LONG], clf, "lime")

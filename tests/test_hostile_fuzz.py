@@ -41,7 +41,7 @@ def clf(tiny_bert_folder):
 def test_fuzz_naopc(clf, texts, pairs, attributions):
     from textxai import naopc
 
-    _check(lambda: naopc.compute_naopc(texts, attributions, clf, text_pairs=pairs, normalization="none"),
+    _check(lambda: naopc.compute(texts, attributions, clf, text_pairs=pairs, normalization="none"),
            ("texts", "text_pairs", "attributions"))
 
 
@@ -67,7 +67,7 @@ def test_fuzz_inconsistency(chains, labels):
 def test_fuzz_ceval(clf, references, predictions, targets):
     from textxai import ceval
 
-    _check(lambda: ceval.score_counterfactuals(references, predictions, model=clf, targets=targets),
+    _check(lambda: ceval.compute(references, predictions, model=clf, targets=targets),
            ("references", "predictions", "targets", "contrast"))
 
 

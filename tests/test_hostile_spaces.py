@@ -311,7 +311,7 @@ def test_concurrent_bad_numbers_through_the_api_leave_the_worker_serving(monkeyp
     for value in values[:-1]:
         assert "beam_size=" in str(outcomes[repr(value)]), (value, outcomes[repr(value)])
     served = outcomes["3"]
-    expected = naopc.compute_naopc(["a fine film"], None, TextClassifier(tiny_bert_folder), attribution_method="omission",
+    expected = naopc.compute(["a fine film"], None, TextClassifier(tiny_bert_folder), attribution_method="omission",
                                    normalization="none")
     assert isinstance(served, tuple) and f"{expected['comprehensiveness']:.6f}" in served[0], served
 

@@ -363,7 +363,7 @@ def test_compute_rejects_bad_input_before_any_model_call(bad, error):
 
 def test_compute_and_its_deprecated_former_name():
     chains = [["a b", "a c", "d e f"], ["x", "x y", "z"]]
-    with pytest.warns(DeprecationWarning, match=r"inconsistency.inconsistency is deprecated: call textxai.inconsistency.compute"):
+    with pytest.warns(DeprecationWarning, match=r"inconsistency.inconsistency is deprecated: use textxai.inconsistency.compute"):
         assert inc.inconsistency(chains, n=[1, 2]) == inc.compute(chains, n=[1, 2])
     # word distances: chain 0 steps 1, 3 (inc 2); chain 1 steps 1, 2 (inc 1)
     assert inc.compute(chains, n=[1, 2], labels=[[0, 1, 0], [1, 1, 0]]) == {

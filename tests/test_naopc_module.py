@@ -1,4 +1,4 @@
-"""naopc on a classifier: compute_naopc and the evaluate module, against direct loops over masked_proba."""
+"""naopc on a classifier: naopc.compute and the evaluate module, against direct loops over masked_proba."""
 from __future__ import annotations
 
 import itertools
@@ -97,7 +97,7 @@ def test_module_equals_direct_loop(module, sharp_clf):
 def test_batch_size_independent_and_repeatable(sharp_clf):
     texts = TEXTS[:2]
     attrs = attributions_for(sharp_clf, texts)
-    runs = [N.compute_naopc(texts, attrs, sharp_clf, normalization=norm, batch_size=bs, beam_size=2)
+    runs = [N.compute(texts, attrs, sharp_clf, normalization=norm, batch_size=bs, beam_size=2)
             for norm in ("exact", "beam") for bs in (1, 64)]
     for a, b in [(runs[0], runs[1]), (runs[2], runs[3])]:
         for ra, rb in zip(a["per_example"], b["per_example"]):
@@ -106,15 +106,15 @@ def test_batch_size_independent_and_repeatable(sharp_clf):
                 assert ra[key] == pytest.approx(rb[key], abs=1e-6), key
             assert ra["upper_order"] == rb["upper_order"] and ra["lower_order"] == rb["lower_order"]
             assert ra["n_evaluations"] == rb["n_evaluations"]
-    again = N.compute_naopc(texts, attrs, sharp_clf, normalization="beam", batch_size=1, beam_size=2)
+    again = N.compute(texts, attrs, sharp_clf, normalization="beam", batch_size=1, beam_size=2)
     assert again == runs[2]
 
 
 def test_beam_inside_exact_and_counts_on_model(sharp_clf):
     attrs = attributions_for(sharp_clf, TEXTS)
-    exact = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="exact")
+    exact = N.compute(TEXTS, attrs, sharp_clf, normalization="exact")
     for b in (1, 2):
-        beam = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="beam", beam_size=b)
+        beam = N.compute(TEXTS, attrs, sharp_clf, normalization="beam", beam_size=b)
         for e, r in zip(exact["per_example"], beam["per_example"]):
             n = r["n_words"]
             # (1e-6: float32 forward passes differ ~1e-7 with batch composition)
@@ -122,27 +122,27 @@ def test_beam_inside_exact_and_counts_on_model(sharp_clf):
             assert r["comprehensiveness"] == pytest.approx(e["comprehensiveness"], abs=1e-6)
             # beam sets + the 2N - 1 prefix sets of the two attribution orders + p(x)
             assert r["n_evaluations"] <= 1 + 2 * b * n * (n + 1) // 2 + 2 * n - 1
-    wide = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="beam", beam_size=10)
+    wide = N.compute(TEXTS, attrs, sharp_clf, normalization="beam", beam_size=10)
     for e, r in zip(exact["per_example"], wide["per_example"]):
         assert (r["lower"], r["upper"]) == pytest.approx((e["lower"], e["upper"]), abs=1e-6)
 
 
 def test_auto_none_delete_and_target(sharp_clf):
     attrs = attributions_for(sharp_clf, TEXTS)
-    auto = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="auto", max_exact_words=4)
+    auto = N.compute(TEXTS, attrs, sharp_clf, normalization="auto", max_exact_words=4)
     assert [r["normalization"] for r in auto["per_example"]] == [
         "exact" if r["n_words"] <= 4 else "beam" for r in auto["per_example"]]
-    none = N.compute_naopc(TEXTS, attrs, sharp_clf, normalization="none")
+    none = N.compute(TEXTS, attrs, sharp_clf, normalization="none")
     assert none["naopc_comprehensiveness"] is None and none["per_example"][0]["lower"] is None
     assert none["comprehensiveness"] == pytest.approx(auto["comprehensiveness"])
     assert all(r["n_evaluations"] <= 2 * r["n_words"] for r in none["per_example"])
     # delete perturbation and a fixed target class, against the direct loop
-    res = N.compute_naopc(TEXTS[:2], attrs[:2], sharp_clf, perturbation="delete", target=0, normalization="exact")
+    res = N.compute(TEXTS[:2], attrs[:2], sharp_clf, perturbation="delete", target=0, normalization="exact")
     for text, a, row in zip(TEXTS[:2], attrs[:2], res["per_example"]):
         comp, suff, lo, hi = direct(sharp_clf, text, a, 0, perturbation="delete")
         assert (row["comprehensiveness"], row["sufficiency"], row["lower"], row["upper"]) == pytest.approx(
             (comp, suff, lo, hi), abs=1e-6)
-    per_text = N.compute_naopc(TEXTS[:2], attrs[:2], sharp_clf, target=[1, 0], normalization="none")
+    per_text = N.compute(TEXTS[:2], attrs[:2], sharp_clf, target=[1, 0], normalization="none")
     assert [r["target"] for r in per_text["per_example"]] == [1, 0]
 
 
@@ -212,9 +212,9 @@ def test_errors(sharp_clf, kwargs, error, match, monkeypatch):
     args = dict(texts=["the movie was wonderful"], attributions=[[0.1, 0.2, 0.3, 0.4]])
     args.update(kwargs)
     with pytest.raises(error, match=match):
-        N.compute_naopc(args.pop("texts"), args.pop("attributions"), sharp_clf, **args)
+        N.compute(args.pop("texts"), args.pop("attributions"), sharp_clf, **args)
     assert calls == []
-    N.compute_naopc(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], sharp_clf)
+    N.compute(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], sharp_clf)
     assert calls  # the spy sees the model calls of a valid run
 
 
@@ -229,8 +229,8 @@ def test_error_mask_without_mask_token(bert_parts, tmp_path):
     if clf.mask_token_id is not None:
         pytest.skip("this transformers version cannot unset the special tokens")
     with pytest.raises(ValueError, match=r"perturbation='mask'.*neither a mask nor an unk token"):
-        N.compute_naopc(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], clf)
-    res = N.compute_naopc(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], clf, perturbation="delete")
+        N.compute(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], clf)
+    res = N.compute(["the movie was wonderful"], [[0.1, 0.2, 0.3, 0.4]], clf, perturbation="delete")
     assert math.isfinite(res["comprehensiveness"])
 
 
@@ -247,7 +247,7 @@ def test_compare_attributions_shares_limits(sharp_clf):
     both = N.compare_attributions(TEXTS[:2], sharp_clf, sets, normalization="exact")
     assert list(both) == ["a", "b", "omission"]
     for name in ("a", "b"):
-        one = N.compute_naopc(TEXTS[:2], sets[name], sharp_clf, normalization="exact")
+        one = N.compute(TEXTS[:2], sets[name], sharp_clf, normalization="exact")
         for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
             assert both[name][key] == pytest.approx(one[key], abs=1e-6)
     assert both["a"]["per_example"][0]["upper"] == both["omission"]["per_example"][0]["upper"]
@@ -296,7 +296,7 @@ def test_exact_limits_share_one_model_pass(sharp_clf, monkeypatch):
 
     monkeypatch.setattr(type(sharp_clf), "masked_proba_many", counting)
     attrs = attributions_for(sharp_clf, TEXTS[:2])
-    res = N.compute_naopc(TEXTS[:2], attrs, sharp_clf, normalization="exact")
+    res = N.compute(TEXTS[:2], attrs, sharp_clf, normalization="exact")
     ns = [len(sharp_clf.words(t)) for t in TEXTS[:2]]
     assert calls == [[1 << n for n in ns]]
     for row, text, a in zip(res["per_example"], TEXTS[:2], attrs):

@@ -1,4 +1,4 @@
-"""`textxai run naopc` on a saved tiny model: the JSON it writes equals compute_naopc."""
+"""`textxai run naopc` on a saved tiny model: the JSON it writes equals naopc.compute."""
 from __future__ import annotations
 
 import json
@@ -31,7 +31,7 @@ def test_cli_run(model_folder, tmp_path, capsys):
     assert written["warnings"] == ["L" + choice[1:] + "."]  # the analysis's warnings, printed on stderr
     assert f"textxai run naopc: L{choice[1:]}." in capsys.readouterr().err
     clf = TextClassifier(str(model_folder), device="cpu")
-    direct = N.compute_naopc([r["text"] for r in rows], [r["scores"] for r in rows], clf)
+    direct = N.compute([r["text"] for r in rows], [r["scores"] for r in rows], clf)
     for key in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency"):
         assert written["methods"]["scores"][key] == pytest.approx(direct[key], abs=1e-6)
     assert (out / "naopc_curves_first_text.png").is_file() and (out / "naopc_scores.png").is_file()

@@ -122,11 +122,11 @@ def test_inconsistency_per_chain_pooling_is_recognised():
 
 
 def test_inconsistency_real_result_flip_rate_counts_failed_steps():
-    from textxai.inconsistency import inconsistency
+    from textxai import inconsistency
 
     chains = [["a b", "a c", "a c d"], ["x y", "x z", None], ["p", "q", "q r"], ["m n", None], ["s", "t"]]
     labels = [[0, 1, 0], [1, 0, None], [0, 1, 1], [1, None], [0, 1]]
-    res = inconsistency(chains, n=[1, 2], labels=labels, return_per_example=True, word_tokenizer="whitespace")
+    res = inconsistency.compute(chains, n=[1, 2], labels=labels, return_per_example=True, word_tokenizer="whitespace")
     iv = stats.add_intervals("inconsistency", res, n_resamples=999)["intervals"]
     for k in (1, 2):
         assert iv[f"flip_rate@{k}"]["score"] == pytest.approx(res[f"flip_rate@{k}"])
@@ -136,7 +136,7 @@ def test_inconsistency_real_result_flip_rate_counts_failed_steps():
 
 
 def test_ceval_resamples_originals_with_their_counterfactuals():
-    from textxai.ceval import score_counterfactuals
+    from textxai import ceval
 
     refs = ["a dull film", "it was awful", "bad acting here", "a weak plot", "so boring", "poor and slow",
             "not good at all"]
@@ -145,9 +145,9 @@ def test_ceval_resamples_originals_with_their_counterfactuals():
     extra = [[c, c + " indeed", "and " + c] for c in one]
     probs_o = [[0.9, 0.1]] * 7
     probs_c = [[0.2, 0.8], [0.1, 0.9], [0.3, 0.7], [0.8, 0.2], [0.4, 0.6], [0.9, 0.1], [0.6, 0.4]]
-    single = score_counterfactuals(refs, one, original_probs=probs_o, counterfactual_probs=probs_c,
+    single = ceval.compute(refs, one, original_probs=probs_o, counterfactual_probs=probs_c,
                                    return_per_example=True)
-    multi = score_counterfactuals(refs, extra, original_probs=probs_o, counterfactual_probs=probs_c,
+    multi = ceval.compute(refs, extra, original_probs=probs_o, counterfactual_probs=probs_c,
                                   return_per_example=True)
     a = stats.add_intervals("ceval", single, n_resamples=999)["intervals"]
     b = stats.add_intervals("ceval", multi, n_resamples=999)["intervals"]
@@ -264,11 +264,11 @@ def test_resampling_batch_does_not_change_intervals():
 
 
 def test_model_batch_size_does_not_change_intervals(bert_clf):
-    from textxai.inconsistency import inconsistency
+    from textxai import inconsistency
 
     chains = [["a good film", "a bad film", "a good film here"], ["the plot", "the plot is dull", "dull"],
               ["great", "not great", "great"], ["fine acting", "poor acting", "poor"], ["ok", "not ok", "ok"]]
-    out = [stats.add_intervals("inconsistency", inconsistency(chains, n=[1, 2], model=bert_clf, batch_size=bs,
+    out = [stats.add_intervals("inconsistency", inconsistency.compute(chains, n=[1, 2], model=bert_clf, batch_size=bs,
                                                               word_tokenizer="whitespace", return_per_example=True),
                                n_resamples=999)["intervals"] for bs in (1, 16)]
     assert out[0] == out[1] and "flip_rate@1" in out[0]
@@ -333,14 +333,14 @@ def test_cli_compare_of_saved_results(tmp_path, capsys):
 def test_space_shows_intervals_from_five_chains():
     from helpers import load_space_app
 
-    from textxai.inconsistency import inconsistency
+    from textxai import inconsistency
 
     app = load_space_app("inconsistency")
     chains = [["a b", "a c", "a c d e"], ["x y", "x z", "x"], ["p q", "p r", "s t u"], ["m", "n", "n o"],
               ["k l", "k m", "k n"]]  # five chains reaching step 2 ("k m" -> "k m" would be a failed step)
     text = "\n\n".join("\n".join(c) for c in chains)
     summary, _, _ = app.score_chains(text, "1", "whitespace", "pooled")
-    res = stats.add_intervals("inconsistency", inconsistency(chains, n=[1], word_tokenizer="whitespace",
+    res = stats.add_intervals("inconsistency", inconsistency.compute(chains, n=[1], word_tokenizer="whitespace",
                                                              return_per_example=True))  # the one default
     assert render.format_interval(res["intervals"]["inc@1"]) in summary and "textxai-intervals" in summary
     few, _, _ = app.score_chains("\n\n".join("\n".join(c) for c in chains[:3]), "1", "whitespace", "pooled")

@@ -27,7 +27,7 @@ deterministic (no sampling) and computed one text at a time (independent of batc
 
 >>> from textxai.editors import EDITORS
 >>> sorted(EDITORS)
-['deletion', 'gradient_substitution', 'llm', 'substitution']
+['deletion', 'llm', 'substitution']
 >>> editor = SubstitutionEditor("textxai/demo-sentiment")
 >>> editor(["The plot is dull and the acting is lifeless."])[0][:3]
 ['The plot is dull and the acting is lively.', 'The plot is dull and the acting is vibrant.', 'The plot is exciting and the acting is lifeless.']
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from textxai.deprecation import renamed, warn_renamed
 from textxai.llm_editor import LLMEditor
 from textxai.progress import progress_bar
 from textxai.validation import short_repr, check_positive_int, check_texts
@@ -403,20 +404,23 @@ class DeletionEditor:
                                    progress=self.progress)
 
 
-#: The former name of :class:`SubstitutionEditor` (kept for one release).
-GradientSubstitutionEditor = SubstitutionEditor
+#: Built-in editors by name.
+EDITORS = {"substitution": SubstitutionEditor, "deletion": DeletionEditor, "llm": LLMEditor}
+#: The names of the built-in editors (what a menu offers).
+EDITOR_NAMES = tuple(EDITORS)
+#: Former editor names :func:`get_editor` still accepts for one release, with a DeprecationWarning (CHANGELOG.md).
+RENAMED_EDITORS = {"gradient_substitution": "substitution"}
 
-#: Built-in editors by name, and by former name ("gradient_substitution": "substitution").
-EDITORS = {"substitution": SubstitutionEditor, "deletion": DeletionEditor, "llm": LLMEditor,
-           "gradient_substitution": SubstitutionEditor}
-#: The current names of the built-in editors (what a menu offers).
-EDITOR_NAMES = tuple(name for name, cls in EDITORS.items() if name == cls.name)
+__getattr__ = renamed(__name__, {"GradientSubstitutionEditor": "SubstitutionEditor"})  # the former class name warns
 
 
 def get_editor(editor, classifier=None, **options):
     """An editor from a name in :data:`EDITORS` (built on ``classifier``) or any callable, returned as is."""
     if callable(editor) and not isinstance(editor, str):
         return editor
+    if isinstance(editor, str) and editor in RENAMED_EDITORS:
+        warn_renamed(f"editor={editor!r}", f"editor={RENAMED_EDITORS[editor]!r}", "the same editor")
+        editor = RENAMED_EDITORS[editor]
     if not isinstance(editor, str) or editor not in EDITORS:
         raise ValueError(f"editor={short_repr(editor)}: expected a callable list[str] -> list[list[str]] or one of {sorted(EDITORS)}")
     if classifier is None:

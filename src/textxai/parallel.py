@@ -18,7 +18,7 @@ From Python, e.g. NAOPC of a large evaluation set inside a training script (each
     from textxai import naopc, parallel
 
     def per_text(indices):                      # the examples of this process -> one result per example
-        out = naopc.compute_naopc([texts[i] for i in indices], (model, tokenizer), attribution_method="gradient")
+        out = naopc.compute([texts[i] for i in indices], (model, tokenizer), attribution_method="gradient")
         return out["per_example"]
 
     rows = parallel.map_examples(per_text, len(texts))    # all rows, in order, on every process

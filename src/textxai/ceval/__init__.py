@@ -45,14 +45,17 @@ from textxai.ceval.distances import _tokens, diversity, method_distance_matrix, 
 from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_quality, parse_score, quality_prompt
 from textxai.ceval.plots import plot_method_distances, plot_probability_histogram
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flip_rate, flips, probability_change
-from textxai.ceval.score import ClassifierOutputs, QualityOptions, RunOptions, compute, score_counterfactuals
+from textxai.ceval.score import ClassifierOutputs, QualityOptions, RunOptions, compute
 from textxai.ceval.analysis import analyse, generate
+from textxai.deprecation import renamed
+
+__getattr__ = renamed(__name__, {"score_counterfactuals": "compute"})  # the former name warns (CHANGELOG.md)
 
 __all__ = [
     "compute", "analyse", "generate",
     "CONTRASTS", "FAILED_MARKERS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "QualityOptions", "RunOptions",
     "check_judge", "contrast_classes", "deletion_candidates", "diversity", "flip_rate", "flips", "is_failed", "judge_quality",
     "method_distance_matrix", "parse_score", "pick_counterfactuals", "plot_method_distances",
-    "plot_probability_histogram", "probability_change", "quality_prompt", "score_counterfactuals", "token_distance",
+    "plot_probability_histogram", "probability_change", "quality_prompt", "token_distance",
     "token_distances",
 ]

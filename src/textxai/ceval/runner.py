@@ -36,8 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--counterfactual-pair-column", nargs="+", default=None, metavar="COLUMN",
                         help="NLI: column(s) with the counterfactual hypotheses (--pair-column holds the originals)")
     parser.add_argument("--editor", default="substitution", choices=sorted(EDITORS),
-                        help="generator used when no --counterfactual-column is given (gradient_substitution: the "
-                             "former name of substitution)")
+                        help="generator used when no --counterfactual-column is given")
     parser.add_argument("--n-counterfactuals", type=positive_int_arg, default=2,
                         help="counterfactuals kept per text from the editor (2 gives the diversity)")
     parser.add_argument("--target-column", default=None, help="column with the target class of each counterfactual")

@@ -4,7 +4,7 @@
 :class:`QualityOptions`, :class:`RunOptions`), each field also accepted as a plain keyword
 (``textxai.options``); every check runs in :func:`validate` before the first model call, so e.g.
 ``targets=[7]`` for a two-class model is refused before any ``predict_proba`` pass.
-:func:`score_counterfactuals` is its deprecated old name (same arguments).
+``textxai.ceval.score_counterfactuals`` is its deprecated old name (:mod:`textxai.deprecation`).
 
 NaN in a result is the documented answer to "no example to average over": ``probability_change_flipped``
 when nothing flipped (``num_flipped`` 0 beside it), distances when every generation failed
@@ -438,21 +438,3 @@ def compute(references, predictions, reference_pairs=None, prediction_pairs=None
              diversity_metrics(request), perplexity_metrics(request, quality.lm, flipped, run, quality.bos),
              quality_metrics(request, quality, run)]
     return reduce(request, parts, run.return_per_example)
-
-
-_DEPRECATION_SHOWN = False
-
-
-def score_counterfactuals(references, predictions, reference_pairs=None, prediction_pairs=None, **keywords) -> dict:
-    """Deprecated alias of :func:`compute` (the ``textxai.<paper>.compute`` rule), kept for one release.
-
-    Takes the same keywords as before (``model``, ``lm``, ``judge``, ``original_probs``, ``batch_size``, ...:
-    every field of the option groups, plus ``model``, ``targets``, ``contrast``); a misspelt one raises
-    ``TypeError`` naming it. Warns once per process (``DeprecationWarning``).
-    """
-    global _DEPRECATION_SHOWN
-    if not _DEPRECATION_SHOWN:
-        _DEPRECATION_SHOWN = True
-        warnings.warn("textxai.ceval.score_counterfactuals is deprecated: use textxai.ceval.compute (same arguments)",
-                      DeprecationWarning, stacklevel=2)
-    return compute(references, predictions, reference_pairs, prediction_pairs, **keywords)

@@ -41,7 +41,8 @@ from textxai.inconsistency.options import EditorOptions, Presentation, RunOption
 from textxai.inconsistency.plots import plot_steps
 from textxai.inconsistency.reporting import (chains_to_show, comparison_lines, editors_table, explain_step, llm_edits,
                                              most_inconsistent, report)
-from textxai.inconsistency.scoring import compute, inconsistency
+from textxai.inconsistency.scoring import compute
+from textxai.deprecation import renamed
 
 __all__ = [
     "DEFAULT_N",
@@ -59,7 +60,6 @@ __all__ = [
     "minimality_at",
     "flip_rate_at",
     "compute",
-    "inconsistency",
     "feedback_chains",
     "compare_editors",
     "plot_steps",
@@ -78,3 +78,5 @@ __all__ = [
     "llm_edits",
     "comparison_lines",
 ]
+
+__getattr__ = renamed(__name__, {"inconsistency": "compute"})  # the former name warns (CHANGELOG.md)

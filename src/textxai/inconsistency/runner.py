@@ -27,8 +27,7 @@ __all__ = ["NAME", "HELP", "DATA_PARALLEL", "add_arguments", "options", "perplex
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     score, edit = ScoreOptions(), EditorOptions()
     parser.add_argument("--editor", default=edit.editor, choices=sorted(EDITORS),
-                        help=f"built-in editor run on the texts (default {edit.editor}; gradient_substitution is its "
-                             "former name)")
+                        help=f"built-in editor run on the texts (default {edit.editor})")
     parser.add_argument("--steps", type=positive_int_arg, default=edit.steps,
                         help=f"feedback steps (default {edit.steps}, as the paper)")
     parser.add_argument("--n", type=positive_int_arg, nargs="+", default=score.n, help="report inc@n etc. for these n")

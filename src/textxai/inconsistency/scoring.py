@@ -204,7 +204,8 @@ def compute(
     ``return_per_example=True`` adds ``per_example``: per chain the step minimalities, step inconsistencies,
     the per-chain inc@n (NaN where the chain is too short), labels and perplexities.
 
-    Every argument is checked before any model runs. ``inconsistency(...)`` is its deprecated former name.
+    Every argument is checked before any model runs. ``textxai.inconsistency.inconsistency`` is its deprecated former
+    name (:mod:`textxai.deprecation`).
 
     >>> r = compute([["a b", "a c", "d e f"]], n=[1, 2], labels=[[0, 1, 0]])
     >>> r["inc@1"], r["inc@2"], r["inc@2_chains"], r["flip_rate@2"]
@@ -222,10 +223,3 @@ def compute(
         metrics.update(_perplexity_metrics(outputs.perplexities, request.n_values))
         metrics["perplexity_start_token"] = start_token(request.lm)
     return _reduce(request, outputs, metrics)
-
-
-def inconsistency(*args, **kwargs) -> dict:
-    """Deprecated: the former name of :func:`compute` (it warns; it goes in the next release)."""
-    warnings.warn("textxai.inconsistency.inconsistency is deprecated: call textxai.inconsistency.compute (the same "
-                  "function)", DeprecationWarning, stacklevel=2)
-    return compute(*args, **kwargs)

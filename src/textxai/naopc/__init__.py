@@ -30,7 +30,7 @@ The model-agnostic core works on a ``score_fn`` mapping a boolean batch of remov
   Beam limits are AOPCs of real orderings, so ``lower_beam >= lower_exact`` and ``upper_beam <= upper_exact``.
 - :func:`rank_agreement`: Kendall tau between two rankings (the paper's Table 4).
 
-:func:`compute_naopc` applies all of this to texts, word attributions and a
+:func:`compute` applies all of this to texts, word attributions and a
 :class:`~textxai.classifier.TextClassifier`; :func:`analyse` (``textxai.naopc.analysis``) is the one analysis
 every surface shows (module, ``textxai run naopc``, the demo, the Space): numbers, warnings, figures, report.
 
@@ -53,11 +53,13 @@ from textxai.naopc.core import (NARROW_LIMITS, AOPCLimits, aopc, aopc_curve, com
                                 normalize, rank_agreement, sufficiency_order)
 from textxai.naopc.limits import DEFAULT_MAX_EXACT_WORDS, LIMIT_METHODS, aopc_limits, aopc_limits_many
 from textxai.naopc.texts import (EXACT_WORDS_BY_DEVICE, NORMALIZATIONS, PERTURBATIONS, NAOPCOptions,
-                                 attribution_sets, compare_attributions, compute_naopc, default_max_exact_words,
+                                 attribution_sets, compare_attributions, compute, default_max_exact_words,
                                  explain_choice, limit_method)
 from textxai.naopc.analysis import analyse
 
-compute = compute_naopc  # the entry point the naopc module calls (textxai.<paper>.compute); old name kept
+from textxai.deprecation import renamed
+
+__getattr__ = renamed(__name__, {"compute_naopc": "compute"})  # the former name warns (CHANGELOG.md)
 
 __all__ = [
     "compute",
@@ -74,7 +76,6 @@ __all__ = [
     "narrow_limit_texts",
     "NARROW_LIMITS",
     "rank_agreement",
-    "compute_naopc",
     "compare_attributions",
     "NORMALIZATIONS",
     "PERTURBATIONS",

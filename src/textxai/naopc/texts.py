@@ -27,7 +27,7 @@ EXACT_WORDS_BY_DEVICE = {"cpu": 12, "cuda": 16}
 
 @dataclass(frozen=True)
 class NAOPCOptions:
-    """Options of :func:`compute_naopc` / :func:`compare_attributions` (each also accepted as a keyword).
+    """Options of :func:`compute` / :func:`compare_attributions` (each also accepted as a keyword).
 
     normalization: ``"auto"`` (exact when N <= max_exact_words, else ``"beam"``), ``"exact"``, ``"beam"``,
         ``"beam-paper"`` (the paper's Algorithm 1), ``"none"`` (plain AOPC, no limits).
@@ -373,7 +373,7 @@ def _subset_score_many(score_many: ScoreManyFn, idx: list[int], total: int) -> S
     return sub
 
 
-def compute_naopc(texts, attributions, classifier, text_pairs=None, target="predicted",
+def compute(texts, attributions, classifier, text_pairs=None, target="predicted",
                   attribution_method: str | None = None, options: NAOPCOptions | None = None, **kwargs) -> dict:
     """Comprehensiveness, sufficiency and their NAOPC for word attributions on a text classifier.
 
@@ -423,12 +423,12 @@ def attribution_sets(attributions, attribution_method: str | None = None) -> dic
 
 def compare_attributions(texts, classifier, attributions: dict, text_pairs=None, target="predicted",
                          options: NAOPCOptions | None = None, **kwargs) -> dict:
-    """:func:`compute_naopc` for several attribution sets at once, sharing p(x), the limits and every model call.
+    """:func:`compute` for several attribution sets at once, sharing p(x), the limits and every model call.
 
     ``attributions`` maps a name to one score list per text, or an attribution method name (see
     :func:`textxai.attribution.available_methods`) to ``None`` to compute it. Options as in
-    :func:`compute_naopc`. Every argument is checked before the first model call. Returns name -> the
-    :func:`compute_naopc` result for that set.
+    :func:`compute`. Every argument is checked before the first model call. Returns name -> the
+    :func:`compute` result for that set.
     """
     job = _validate(texts, classifier, attributions, text_pairs, target, options_from(options, kwargs))
     targets, memos, orders, score_many = _model_outputs(job)

@@ -56,15 +56,10 @@ from textxai.toki.analysis import (OutputOptions, rate_figure, report, shape, su
                                    with_intervals)
 from textxai.toki.trust import OPTION_GROUPS, TrainingData, analyse, label_ids, toki_trust
 from textxai.toki.demo import demo_attack_options, demo_index
+from textxai.deprecation import renamed
 
-
-def compute(*args, **kwargs):
-    """Deprecated: :func:`toki_trust` (the module's output) or :func:`analyse` (everything); same arguments."""
-    import warnings
-
-    warnings.warn("textxai.toki.compute is deprecated: use textxai.toki.toki_trust (same arguments) or "
-                  "textxai.toki.analyse", DeprecationWarning, stacklevel=2)
-    return toki_trust(*args, **kwargs)
+# the former name warns (CHANGELOG.md); textxai.toki.analyse gives everything (results, warnings, figures, report)
+__getattr__ = renamed(__name__, {"compute": "toki_trust"})
 
 
 __all__ = [
