@@ -9,7 +9,7 @@ import os
 import pytest
 from helpers import load_space_app
 
-from textxai import spaces
+from textxai import classifier, loading, spaces
 from textxai.batching import WorkBudgetExceeded, length_sorted_batches, work_budget
 from textxai.classifier import TextClassifier
 from textxai.spaces import SpaceError
@@ -137,7 +137,7 @@ def test_lm_choices_follow_the_hosted_rules(tiny_gpt2_parts, tmp_path, monkeypat
     with pytest.raises(SpaceError, match="local paths are refused"):
         spaces.resolve_lm(str(safe), listed=("gpt2",), hosted=True)
     checked, loaded = [], []
-    monkeypatch.setattr(spaces, "_check_hub_model", lambda choice, argument="model": checked.append((choice, argument)))
+    monkeypatch.setattr(loading, "check_hub_model", lambda name, safe, argument="model": checked.append((name, argument)))
 
     class FakeLM:
         def __init__(self, name, **kwargs):
@@ -147,19 +147,23 @@ def test_lm_choices_follow_the_hosted_rules(tiny_gpt2_parts, tmp_path, monkeypat
 
     monkeypatch.setattr(_lm, "CausalLM", FakeLM)
     spaces.resolve_lm("gpt2", listed=("distilgpt2", "gpt2"), hosted=True)  # the Space's own choice works hosted
-    assert checked == [("gpt2", "lm")] and loaded == [("gpt2", spaces.LOAD_KWARGS)]
+    assert checked == [("gpt2", "lm")] and loaded == [("gpt2", {"device": None, **loading.SAFE_LOAD_KWARGS})]
     with pytest.raises(SpaceError, match="lm='gpt3'"):
         spaces.resolve_lm("gpt3", listed=("gpt2",), hosted=True)
-    _lm._NAMED.pop(("gpt2", "space"))
+    _lm._NAMED.pop(("gpt2", None, "safe", None))
 
 
 def test_hosted_classifier_choice_checks_metadata_first(monkeypatch):
     order = []
-    monkeypatch.setattr(spaces, "_check_hub_model", lambda choice, **kw: order.append("metadata"))
-    monkeypatch.setattr(spaces, "TextClassifier", lambda key, **kw: order.append(("load", kw)) or "clf")
-    assert spaces.resolve_model("someone/some-model", hosted=True) == "clf"
-    assert order == ["metadata", ("load", spaces.LOAD_KWARGS)]
-    spaces._CACHE.pop(("someone/some-model", "space"))
+    monkeypatch.setattr(loading, "check_hub_model", lambda name, safe, argument="model": order.append("metadata"))
+    class Loaded:  # a class: the resolver tells a TextClassifier from a name by isinstance
+        def __init__(self, key, **kw):
+            order.append(("load", kw))
+
+    monkeypatch.setattr(classifier, "TextClassifier", Loaded)
+    assert isinstance(spaces.resolve_model("someone/some-model", hosted=True), Loaded)
+    assert order == ["metadata", ("load", {"device": None, **loading.SAFE_LOAD_KWARGS})]
+    classifier._NAMED.pop(("someone/some-model", "safe", None))
 
 
 def _rss_mb() -> float:
@@ -199,7 +203,7 @@ def test_two_hundred_requests_keep_memory_flat_and_caches_bounded(tiny_bert_fold
         shutil.copytree(tiny_bert_folder, folders[-1])
         spaces.resolve_model(folders[-1], hosted=False)
     assert len(classifier._NAMED) == classifier._NAMED.maxsize
-    assert spaces._CACHE is classifier._NAMED  # one cache: the Space and the library share loaded models
+    assert (os.path.realpath(folders[-1]), "safe", None) in classifier._NAMED  # one cache: the library's
 
 
 def test_demo_model_is_loaded_once_per_process():
@@ -226,11 +230,11 @@ def test_a_silent_hub_frees_the_space_worker_within_one_deadline(monkeypatch):
 
     release = threading.Event()
     monkeypatch.setenv("TEXTXAI_HUB_TIMEOUT", "0.3")
-    monkeypatch.setattr(spaces, "_check_hub_model", lambda choice, **kw: release.wait())  # metadata call never answers
+    monkeypatch.setattr(loading, "check_hub_model", lambda name, safe, argument: release.wait())  # the Hub never answers
     try:
         with pytest.raises(SpaceError, match=r"model='someone/silent'.*within 0.3 s") as caught:
             spaces.resolve_model("someone/silent", hosted=True)
-        assert caught.value.title == "Hub too slow" and ("someone/silent", "space") not in spaces._CACHE
+        assert caught.value.title == "Hub too slow" and ("someone/silent", "safe", None) not in classifier._NAMED
         with pytest.raises(SpaceError, match=r"lm='someone/silent-lm'.*within 0.3 s"):
             spaces.resolve_lm("someone/silent-lm", hosted=True)
     finally:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 gr = pytest.importorskip("gradio")
 
-from textxai import spaces  # noqa: E402
+from textxai import classifier, spaces  # noqa: E402
 from textxai.spaces import SpaceError, check_inputs, highlight_words, resolve_model  # noqa: E402
 
 
@@ -57,7 +57,7 @@ class Spy:
 @pytest.fixture
 def spy(monkeypatch):
     Spy.calls = []
-    monkeypatch.setattr(spaces, "TextClassifier", Spy)
+    monkeypatch.setattr(classifier, "TextClassifier", Spy)  # what the library's resolver builds
     return Spy
 
 
@@ -189,32 +189,33 @@ def test_unreachable_hub_id_gives_offline_message(monkeypatch):
     assert message.startswith(f"could not reach the Hub for {choice!r} — this Space may be offline")
     assert "the demo models always work" in message and "textxai/demo-sentiment" in message
     assert info.value.title == "Hub unreachable"
-    assert (choice, "space") not in spaces._CACHE  # a failure is not cached: it is retried once the Hub is back
+    assert (choice, "safe", None) not in classifier._NAMED  # a failure is not cached: retried once the Hub is back
 
 
 def test_load_failures_are_classified(monkeypatch):
     from huggingface_hub.errors import RepositoryNotFoundError
 
     def fail_with(error):
-        def build(model, **kwargs):
-            try:
-                raise error
-            except Exception as inner:
-                raise ValueError(f"model={model!r} could not be loaded") from inner
-        return build
+        class Failing:  # a class: the resolver tells a TextClassifier from a name by isinstance
+            def __init__(self, model, **kwargs):
+                try:
+                    raise error
+                except Exception as inner:
+                    raise ValueError(f"model={model!r} could not be loaded") from inner
+        return Failing
 
-    monkeypatch.setattr(spaces, "TextClassifier", fail_with(ConnectionError("Name or service not known")))
+    monkeypatch.setattr(classifier, "TextClassifier", fail_with(ConnectionError("Name or service not known")))
     with pytest.raises(SpaceError, match="could not reach the Hub for 'a/b'"):
         resolve_model("a/b", hosted=True)
-    monkeypatch.setattr(spaces, "TextClassifier", fail_with(TimeoutError("read timed out")))
+    monkeypatch.setattr(classifier, "TextClassifier", fail_with(TimeoutError("read timed out")))
     with pytest.raises(SpaceError, match="could not reach the Hub"):
         resolve_model("a/b", hosted=True)
     not_found = RepositoryNotFoundError.__new__(RepositoryNotFoundError)  # its __init__ needs an HTTP response
     Exception.__init__(not_found, "404 Client Error: Repository Not Found for url: .../a/b")
-    monkeypatch.setattr(spaces, "TextClassifier", fail_with(not_found))
+    monkeypatch.setattr(classifier, "TextClassifier", fail_with(not_found))
     with pytest.raises(SpaceError, match="no such model on the Hub"):
         resolve_model("a/b", hosted=True)
-    monkeypatch.setattr(spaces, "TextClassifier", fail_with(KeyError("weird")))
+    monkeypatch.setattr(classifier, "TextClassifier", fail_with(KeyError("weird")))
     with pytest.raises(SpaceError, match="could not be loaded") as info:
         resolve_model("a/b", hosted=True)
     assert "could not reach" not in str(info.value)
@@ -462,3 +463,23 @@ def test_diff_html_counts_whitespace_words_as_ceval_does(before, after):
     assert max(inserted, deleted) <= d <= inserted + deleted
     shown = html.unescape(re.sub(r"<[^>]+>", "", re.sub(r"<del[^>]*>[^<]*</del> ?", "", out)))
     assert shown.replace("␣", " ") == after
+
+
+def test_hosted_mode_is_an_option_of_the_library_resolvers(spy):
+    """The rules a Space applies are the library's (as_classifier / as_lm with safe=SafeLoad): no private access."""
+    from types import SimpleNamespace
+
+    from textxai import lm
+    from textxai.loading import SAFE_LOAD_KWARGS, ModelRefused, SafeLoad
+
+    FakeHub.info = SimpleNamespace(safetensors=SimpleNamespace(total=11))
+    with pytest.raises(ModelRefused, match=r"model='big/model' has 11 parameters; this app loads models of at most 10 "):
+        classifier.as_classifier("big/model", safe=SafeLoad(max_parameters=10, who="this app"))
+    with pytest.raises(ModelRefused, match=r"lm='big/lm' has 11 parameters; this app loads models of at most 10 "):
+        lm.as_lm("big/lm", safe=SafeLoad(max_parameters=10, who="this app"))
+    assert spy.calls == [] and FakeHub.asked == ["big/model", "big/lm"]
+    first = classifier.as_classifier(" ok/model ", safe=SafeLoad(max_parameters=11))
+    assert classifier.as_classifier("ok/model", safe=SafeLoad()) is first  # one hosted entry per name
+    assert spy.calls == [("ok/model", {"device": None, **SAFE_LOAD_KWARGS})]
+    with pytest.raises(TypeError, match="safe=3"):
+        classifier.as_classifier("ok/other", safe=3)

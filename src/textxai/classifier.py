@@ -53,7 +53,7 @@ import torch
 from textxai import demo as _demo
 from textxai import words as _words
 from textxai.batching import length_sorted_batches
-from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
+from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts, short_repr
 from textxai.wordview import PERTURBATIONS, WordEncoding, WordView, token_limit
 
 DEMO_MODELS = tuple(_demo.MODEL_IDS.values())
@@ -763,18 +763,22 @@ class TextClassifier:
         return self.checked_logits(logits)
 
 
-def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifier:
+def as_classifier(model, tokenizer=None, device=None, safe=None, **kwargs) -> TextClassifier:
     """``model`` itself when it is a ``TextClassifier``, else ``TextClassifier(model, tokenizer, device, ...)``.
 
     Classifiers built from names are cached in a bounded LRU cache (``TEXTXAI_MODEL_CACHE`` entries,
     default 4), shared with the Spaces, so repeated calls with the same id reuse one model. A local folder is
     reused only while its files are unchanged (:func:`textxai.loading.folder_fingerprint`: name, size and
     modification time of each file), so a training loop that saves a new checkpoint there gets the new model.
+    ``safe``: a :class:`textxai.loading.SafeLoad` (hosted mode: a name a visitor gave) loads ``model`` (a name)
+    under its rules; the demo models, built locally, are shared with plain loads.
     """
     if isinstance(model, TextClassifier):
         return model
     if model is None:
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
+    if safe is not None:
+        return _load_safe(model, device, safe)
     if isinstance(model, str) and tokenizer is None and not kwargs:
         from textxai.loading import folder_fingerprint
 
@@ -784,6 +788,29 @@ def as_classifier(model, tokenizer=None, device=None, **kwargs) -> TextClassifie
         # a local folder rewritten since it was loaded (a training loop saved a new checkpoint): loaded again
         return _NAMED.get_or_create(key, lambda: TextClassifier(name, device=device), stamp=folder_fingerprint(name))
     return TextClassifier(model, tokenizer, device, **kwargs)
+
+
+def _load_safe(name, device, safe) -> TextClassifier:
+    """:func:`as_classifier` in hosted mode (``safe``: a :class:`textxai.loading.SafeLoad`)."""
+    from textxai import loading
+
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"model={short_repr(name)}: expected a model name (a Hub id, a folder or a demo model) "
+                         "with safe=")
+    if not isinstance(safe, loading.SafeLoad):
+        raise TypeError(f"safe={short_repr(safe)}: expected a textxai.loading.SafeLoad or None")
+    name = name.strip()
+    demo = name in DEMO_MODELS
+    key = (name, None if device is None else str(device)) if demo else (name, "safe", None if device is None else str(device))
+    build = lambda load_kwargs: TextClassifier(name, device=device, **load_kwargs)  # noqa: E731
+    hub = not demo and not loading.is_local_source(name)
+    return _NAMED.get_or_create(key, lambda: loading.load_safely(name, build, safe, "model", hub),
+                                stamp=loading.folder_fingerprint(name))  # a rewritten local folder is loaded again
+
+
+def clear_cache() -> None:
+    """Forget the classifiers loaded by name (memory, tests)."""
+    _NAMED.clear()
 
 
 def _named_cache():

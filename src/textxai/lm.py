@@ -219,15 +219,20 @@ def _load_named(name: str, tokenizer, gguf_file, load_kwargs: dict):
             hf_logging.enable_progress_bar()
 
 
-def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos="auto") -> CausalLM:
+def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos="auto", safe=None) -> CausalLM:
     """``model`` itself when it is a ``CausalLM`` (with ``bos`` applied), else ``CausalLM(model, ...)``; names are
-    cached (``TEXTXAI_LM_CACHE`` entries, default 2), so the packaged model loads once per process."""
+    cached (``TEXTXAI_LM_CACHE`` entries, default 2), so the packaged model loads once per process. ``safe``: a
+    :class:`textxai.loading.SafeLoad` (hosted mode: a name a visitor gave) loads ``model`` (a name) under its rules
+    (the packaged LM, a file of this package, is not asked about on the Hub)."""
     if isinstance(model, CausalLM):
         return model if bos == "auto" else model.with_bos(bos)
     if model is None:
         raise ValueError(f"lm=None: expected a causal language model ({_FORMS})")
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
+    if safe is not None:
+        loaded = _load_safe(model, device, gguf_file, safe)
+        return loaded if bos == "auto" else loaded.with_bos(bos)
     if isinstance(model, str) and tokenizer is None:
         name = model.strip()
         key = (name, gguf_file, None if device is None else str(device))
@@ -236,6 +241,28 @@ def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos=
                                       stamp=folder_fingerprint(name))
         return loaded.with_bos(bos)
     return CausalLM(model, tokenizer, device, gguf_file=gguf_file, bos=bos)
+
+
+def _load_safe(name, device, gguf_file, safe) -> CausalLM:
+    """:func:`as_lm` in hosted mode (``safe``: a :class:`textxai.loading.SafeLoad`)."""
+    from textxai import loading
+
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"lm={short_repr(name)}: expected a model name (a Hub id or a folder) with safe=")
+    if not isinstance(safe, loading.SafeLoad):
+        raise TypeError(f"safe={short_repr(safe)}: expected a textxai.loading.SafeLoad or None")
+    name = name.strip()
+    key = (name, gguf_file, "safe", None if device is None else str(device))
+    options = {} if gguf_file is None else {"gguf_file": gguf_file}
+    build = lambda load_kwargs: CausalLM(name, device=device, **options, **load_kwargs)  # noqa: E731
+    hub = name != PACKAGED_LM and not loading.is_local_source(name)
+    return _NAMED.get_or_create(key, lambda: loading.load_safely(name, build, safe, "lm", hub),
+                                stamp=loading.folder_fingerprint(name))
+
+
+def clear_cache() -> None:
+    """Forget the language models loaded by name (memory, tests)."""
+    _NAMED.clear()
 
 
 def _named_cache():

@@ -9,6 +9,8 @@
 - :class:`LRUCache` is the one bounded, thread-safe cache of loaded objects (classifiers, language
   models, embedders, keyword indexes) shared by the library and the Spaces; an entry loaded from a folder
   carries the folder's :func:`folder_fingerprint` and is loaded again once the files change.
+- :class:`SafeLoad` is the hosted mode of the library's resolvers (``as_classifier(name, safe=...)``,
+  ``as_lm(name, safe=...)``): how an app that loads the models its visitors name (a Space) loads them.
 
 >>> cache = LRUCache(maxsize=2)
 >>> [cache.get_or_create(k, lambda k=k: k * 2) for k in (1, 2, 1, 3)]
@@ -21,7 +23,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass
 
 DEFAULT_HUB_TIMEOUT = 25.0
 
@@ -135,6 +138,108 @@ def from_pretrained_checked(auto_class, source, name: str, argument: str = "mode
             f"{auto_class.__name__.removeprefix('AutoModelFor') or 'model'} checkpoint with these weights"
         )
     return model
+
+
+# ---------------------------------------------------------------------------------------------- hosted mode
+#: What every :class:`SafeLoad` load passes to ``from_pretrained``: no pickled weights, no code from the model repo.
+SAFE_LOAD_KWARGS = {"trust_remote_code": False, "use_safetensors": True}
+
+
+class ModelRefused(ValueError):
+    """A model a :class:`SafeLoad` refuses before downloading it; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class SafeLoad:
+    """The hosted mode of :func:`textxai.classifier.as_classifier` and :func:`textxai.lm.as_lm` (``safe=``): how
+    an app that loads the models its visitors name (a Space) loads them.
+
+    Always: :data:`SAFE_LOAD_KWARGS` (safetensors only, no remote code), a load that may reach the Hub (the
+    metadata question and the download) within ONE :func:`with_deadline`, loaded models cached apart from plain
+    loads (the same name loaded unsafely elsewhere is not handed out). ``max_parameters`` (hosted; ``None``: no
+    question): before downloading a Hub id, its metadata is read and a model without safetensors weights, with
+    more parameters, or missing is refused (:class:`ModelRefused`, naming ``who``); a Hub that cannot be asked
+    leaves the answer to the load itself.
+
+    >>> SafeLoad(max_parameters=10**8)
+    SafeLoad(max_parameters=100000000, who='this Space')
+    """
+
+    max_parameters: int | None = None
+    who: str = "this Space"
+
+
+def _chain(error: BaseException) -> Iterator[BaseException]:
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        yield error
+        error = error.__cause__ or error.__context__
+
+
+def hub_unreachable(error: BaseException) -> bool:
+    """Whether a load failure means the Hub could not be reached (offline mode, DNS, timeout, refused)."""
+    from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
+
+    for e in _chain(error):
+        if isinstance(e, (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError, TimeoutError)):
+            return True
+        name = type(e).__name__
+        if name in ("ConnectError", "ConnectTimeout", "ReadTimeout", "gaierror", "NetworkError"):
+            return True
+        text = str(e).lower()
+        if "couldn't connect" in text or "offline mode" in text or "outgoing traffic has been disabled" in text:
+            return True
+    return False
+
+
+def hub_not_found(error: BaseException) -> bool:
+    """Whether a load failure means the Hub has no such (public) repository."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    return any(isinstance(e, RepositoryNotFoundError) for e in _chain(error))
+
+
+def check_hub_model(name: str, safe: SafeLoad, argument: str = "model") -> None:
+    """Before ``safe`` downloads the Hub id ``name``: safetensors weights and at most ``safe.max_parameters``.
+
+    Uses the Hub's metadata (no download). When the Hub cannot be asked (offline), the check is left to the load,
+    which then fails with its own message or succeeds from the local cache.
+    """
+    from huggingface_hub import HfApi
+
+    try:
+        info = HfApi().model_info(name, expand=["safetensors"], timeout=min(10.0, hub_timeout() or 10.0))
+    except Exception as error:  # noqa: BLE001
+        if hub_unreachable(error):
+            return
+        if hub_not_found(error):
+            raise ModelRefused(f"{argument}={name!r}: no such model on the Hub (or it is private/gated); check the id") \
+                from error
+        return  # other metadata problems: let the load report them
+    safetensors = getattr(info, "safetensors", None)
+    if safetensors is None:
+        raise ModelRefused(f"{argument}={name!r} has no safetensors weights on the Hub; {safe.who} loads only "
+                           "safetensors (use_safetensors=True)")
+    total = int(getattr(safetensors, "total", 0) or 0)
+    if safe.max_parameters is not None and total > safe.max_parameters:
+        raise ModelRefused(f"{argument}={name!r} has {total:,} parameters; {safe.who} loads models of at most "
+                           f"{safe.max_parameters:,} — run textxai locally for bigger ones")
+
+
+def load_safely(name: str, build: Callable[[dict], object], safe: SafeLoad, argument: str = "model",
+                hub: bool = True):
+    """``build(SAFE_LOAD_KWARGS)`` under ``safe``'s rules; ``hub``: ``name`` may reach the Hub (then the metadata
+    question when ``safe.max_parameters`` is set, and everything within one deadline)."""
+    if not hub:
+        return build(dict(SAFE_LOAD_KWARGS))
+
+    def load():
+        if safe.max_parameters is not None:
+            check_hub_model(name, safe, argument)
+        return build(dict(SAFE_LOAD_KWARGS))
+
+    return with_deadline(load, f"{argument}={name!r}")
 
 
 class LRUCache:

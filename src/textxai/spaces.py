@@ -49,11 +49,11 @@ from textxai.extras import require
 gr = require("gradio", "spaces", "textxai's Gradio Spaces")
 
 from textxai import stats
-from textxai.loading import folder_fingerprint, hub_timeout
 from textxai.render import format_interval
 from textxai.stats import IntervalOptions
-from textxai.classifier import _NAMED as _NAMED_CLASSIFIERS
-from textxai.classifier import DEMO_MODELS, TextClassifier
+from textxai import classifier
+from textxai.classifier import DEMO_MODELS, TextClassifier, as_classifier
+from textxai.loading import ModelRefused, SafeLoad, hub_not_found, hub_unreachable
 
 DEFAULT_MODEL = DEMO_MODELS[0]
 MAX_TEXTS = 20
@@ -74,7 +74,6 @@ MAX_PASTE_CHARS = 500_000  # a pasted text box above this is refused before it i
 
 PAPER_DEFAULT_URL = "https://github.com/textxai"
 MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
-LOAD_KWARGS = {"trust_remote_code": False, "use_safetensors": True}
 
 # owner/name as the Hub accepts them: letters, digits, '-', '_', '.'; no '--' or '..'; at most 96 chars per part
 _HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
@@ -114,42 +113,14 @@ def is_hub_id(value: str) -> bool:
 
 
 # --------------------------------------------------------------------------- models
-_CACHE = _NAMED_CLASSIFIERS  # the library's bounded LRU cache: a model named by the Space and the library loads once
-
-
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    seen = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        yield error
-        error = error.__cause__ or error.__context__
-
-
-def _unreachable(error: BaseException) -> bool:
-    """Whether a load failure means the Hub could not be reached (offline mode, DNS, timeout, refused)."""
-    from huggingface_hub.errors import LocalEntryNotFoundError, OfflineModeIsEnabled
-
-    for e in _chain(error):
-        if isinstance(e, (LocalEntryNotFoundError, OfflineModeIsEnabled, ConnectionError, TimeoutError)):
-            return True
-        name = type(e).__name__
-        if name in ("ConnectError", "ConnectTimeout", "ReadTimeout", "gaierror", "NetworkError"):
-            return True
-        text = str(e).lower()
-        if "couldn't connect" in text or "offline mode" in text or "outgoing traffic has been disabled" in text:
-            return True
-    return False
-
-
-def _not_found(error: BaseException) -> bool:
-    from huggingface_hub.errors import RepositoryNotFoundError
-
-    return any(isinstance(e, RepositoryNotFoundError) for e in _chain(error))
-
-
 def _offline_message(choice: str) -> str:
     return (f"could not reach the Hub for {choice!r} — this Space may be offline; the demo models always work "
             f"({', '.join(DEMO_MODELS)})")
+
+
+def _safe(hosted: bool) -> SafeLoad:
+    """The library's hosted mode as this Space uses it: the metadata question (at most ``MAX_PARAMETERS``) when hosted."""
+    return SafeLoad(max_parameters=MAX_PARAMETERS if hosted else None)
 
 
 def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
@@ -160,8 +131,9 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
             sequence classifier with safetensors weights, or, on your own machine only, a local folder.
         hosted: refuse local paths; default: ``is_hosted()`` (env ``SPACE_ID`` set).
 
-    Always loads with ``trust_remote_code=False`` and ``use_safetensors=True``; caches the result.
-    Raises :class:`SpaceError` (a ``ValueError`` shown by Gradio) with a message a visitor can act on.
+    Loads through the library's resolver in hosted mode (``as_classifier(name, safe=SafeLoad(...))``:
+    ``trust_remote_code=False``, ``use_safetensors=True``, the Hub metadata first when hosted, one deadline,
+    cached). Raises :class:`SpaceError` (a ``ValueError`` shown by Gradio) with a message a visitor can act on.
     """
     if hosted is None:
         hosted = is_hosted()
@@ -183,45 +155,29 @@ def resolve_model(choice: str, hosted: bool | None = None) -> TextClassifier:
                 f"model={choice!r}: expected a demo model ({', '.join(DEMO_MODELS)}), a Hub id owner/name "
                 "or an existing local folder"
             )
-    cache_key = (key, None) if choice in DEMO_MODELS else (key, "space")  # demo models: one copy per process
     try:
-        return _CACHE.get_or_create(cache_key, lambda: _within_deadline(lambda: _load_for_space(choice, key, hosted),
-                                                                        key, f"model={choice!r}"),
-                                    stamp=folder_fingerprint(key))  # a rewritten local folder is loaded again
+        return as_classifier(key, safe=_safe(hosted))
+    except ModelRefused as error:
+        raise SpaceError(str(error)) from error
     except TimeoutError as error:
         raise SpaceError(f"model={choice!r}: {error}", title="Hub too slow") from error
-
-
-def _within_deadline(load: Callable, key: str, what: str):
-    """``load()``; when it may reach the Hub (metadata check and download), all of it within one deadline."""
-    from textxai.loading import is_local_source, with_deadline
-
-    if key in DEMO_MODELS or is_local_source(key):
-        return load()
-    return with_deadline(load, what)
-
-
-def _load_for_space(choice: str, key: str, hosted: bool) -> TextClassifier:
-    """Load one classifier under the Space's rules (hosted: metadata check first, safetensors, no remote code)."""
-    if hosted and choice not in DEMO_MODELS:
-        _check_hub_model(choice)
-    try:
-        return TextClassifier(key, **LOAD_KWARGS)
-    except TimeoutError:
-        raise
     except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
-        if choice in DEMO_MODELS:
-            raise SpaceError(f"the demo model {choice!r} could not be built ({type(error).__name__}: {error})") from error
-        if is_hub_id(choice) and not os.path.exists(choice):
-            if _unreachable(error):
-                raise SpaceError(_offline_message(choice), title="Hub unreachable") from error
-            if _not_found(error):
-                raise SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); "
-                                 "check the id") from error
-        hint = ""
-        if "safetensors" in str(error).lower():
-            hint = " Only safetensors weights are loaded here (use_safetensors=True)."
-        raise SpaceError(f"{error}{hint}") from error
+        raise _load_failure(choice, error) from error
+
+
+def _load_failure(choice: str, error: Exception) -> SpaceError:
+    """The visitor's message for a classifier that could not be loaded."""
+    if isinstance(error, SpaceError):
+        return error
+    if choice in DEMO_MODELS:
+        return SpaceError(f"the demo model {choice!r} could not be built ({type(error).__name__}: {error})")
+    if is_hub_id(choice) and not os.path.exists(choice):
+        if hub_unreachable(error):
+            return SpaceError(_offline_message(choice), title="Hub unreachable")
+        if hub_not_found(error):
+            return SpaceError(f"model={choice!r}: no such model on the Hub (or it is private/gated); check the id")
+    hint = " Only safetensors weights are loaded here (use_safetensors=True)." if "safetensors" in str(error).lower() else ""
+    return SpaceError(f"{error}{hint}")
 
 
 def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, argument: str = "lm"):
@@ -229,7 +185,8 @@ def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, a
 
     ``listed`` are the Space's own choices (e.g. ``"gpt2"``, ``"distilgpt2"``): they work in hosted mode too.
     Hosted: Hub ids only, metadata checked first (safetensors, at most ``MAX_PARAMETERS``), loaded with
-    ``use_safetensors=True`` and no remote code, under the Hub deadline, into the library's bounded LM cache.
+    ``use_safetensors=True`` and no remote code, under the Hub deadline, into the library's bounded LM cache
+    (``textxai.lm.as_lm(name, safe=SafeLoad(...))``).
     """
     from textxai import lm as _lm
 
@@ -247,59 +204,27 @@ def resolve_lm(choice, listed: Sequence[str] = (), hosted: bool | None = None, a
     if not local and not is_hub_id(choice) and choice not in listed:
         raise SpaceError(f"{argument}={choice!r}: expected 'none', {list(listed)}, a Hub id of a causal LM or a local folder")
     key = os.path.realpath(os.path.expanduser(choice)) if local and not hosted else choice
-
-    def load():
-        if hosted and choice != _lm.PACKAGED_LM:  # the packaged LM is a wheel of this Space, not a Hub repo
-            _check_hub_model(choice, argument=argument)
-        try:
-            return _lm.CausalLM(key, **LOAD_KWARGS)
-        except TimeoutError:
-            raise
-        except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
-            if not local and _unreachable(error):
-                raise SpaceError(f"{argument}={choice!r}: could not reach the Hub — this Space may be offline",
-                                 title="Hub unreachable") from error
-            if not local and _not_found(error):
-                raise SpaceError(f"{argument}={choice!r}: no such model on the Hub (or it is private/gated)") from error
-            raise SpaceError(str(error).replace("lm=", f"{argument}=", 1)) from error
-
     try:
-        return _lm._NAMED.get_or_create((key, "space"), lambda: _within_deadline(load, key, f"{argument}={choice!r}"),
-                                        stamp=folder_fingerprint(key))
+        return _lm.as_lm(key, safe=_safe(hosted))
+    except ModelRefused as error:
+        raise SpaceError(str(error).replace("lm=", f"{argument}=", 1)) from error
     except TimeoutError as error:
-        raise SpaceError(f"{argument}={choice!r}: {error}", title="Hub too slow") from error
-
-
-def _check_hub_model(choice: str, max_parameters: int | None = None, argument: str = "model") -> None:
-    """Before a hosted Space downloads ``choice``: it must have safetensors weights and at most ``MAX_PARAMETERS``.
-
-    Uses the Hub's metadata (no download). When the Hub cannot be asked (offline), the check is left to
-    the load itself, which then fails with the offline message or succeeds from the local cache.
-    """
-    from huggingface_hub import HfApi
-
-    limit = MAX_PARAMETERS if max_parameters is None else max_parameters
-    try:
-        info = HfApi().model_info(choice, expand=["safetensors"], timeout=min(10.0, hub_timeout() or 10.0))
-    except Exception as error:  # noqa: BLE001
-        if _unreachable(error):
-            return
-        if _not_found(error):
-            raise SpaceError(f"{argument}={choice!r}: no such model on the Hub (or it is private/gated); check the id") from error
-        return  # other metadata problems: let the load report them
-    safetensors = getattr(info, "safetensors", None)
-    if safetensors is None:
-        raise SpaceError(f"{argument}={choice!r} has no safetensors weights on the Hub; this Space loads only safetensors "
-                         "(use_safetensors=True)")
-    total = int(getattr(safetensors, "total", 0) or 0)
-    if total > limit:
-        raise SpaceError(f"{argument}={choice!r} has {total:,} parameters; this Space loads models of at most {limit:,} "
-                         "— run textxai locally for bigger ones")
+        raise SpaceError(f"{argument}={choice!r}: {str(error).replace('lm=', f'{argument}=', 1)}",
+                         title="Hub too slow") from error
+    except SpaceError:
+        raise
+    except Exception as error:  # noqa: BLE001 - every load failure becomes a message for the visitor
+        if not local and hub_unreachable(error):
+            raise SpaceError(f"{argument}={choice!r}: could not reach the Hub — this Space may be offline",
+                             title="Hub unreachable") from error
+        if not local and hub_not_found(error):
+            raise SpaceError(f"{argument}={choice!r}: no such model on the Hub (or it is private/gated)") from error
+        raise SpaceError(str(error).replace("lm=", f"{argument}=", 1)) from error
 
 
 def clear_cache() -> None:
     """Forget the loaded classifiers (tests, memory)."""
-    _CACHE.clear()
+    classifier.clear_cache()
 
 
 def model_dropdown(value: str = DEFAULT_MODEL, label: str = "Model", choices: Sequence[str] = DEMO_MODELS,
