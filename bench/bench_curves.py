@@ -27,9 +27,9 @@ from real_texts import reviews_of_words, source  # noqa: E402
 
 
 def _naopc(clf, texts, method):
-    from textxai.naopc import compute
+    from textxai.naopc import compute_naopc
 
-    return compute(texts, None, clf, attribution_method=method, normalization="beam")
+    return compute_naopc(texts, None, clf, attribution_method=method, normalization="beam")
 
 
 def _toki(clf, texts, stage):
