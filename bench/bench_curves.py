@@ -27,14 +27,14 @@ from real_texts import reviews_of_words, source  # noqa: E402
 
 
 def _naopc(clf, texts, method):
-    from textxai.naopc import compute_naopc
+    from textxai import naopc
 
-    return compute_naopc(texts, None, clf, attribution_method=method, normalization="beam")
+    return naopc.compute(texts, None, clf, attribution_method=method, normalization="beam")
 
 
 def _toki(clf, texts, stage):
     from textxai import toki
-    from textxai.runners.toki_trust import demo_index
+    from textxai.toki import demo_index
 
     _, index = demo_index("sentiment")
     labels = clf.predict(texts).tolist()
@@ -43,10 +43,37 @@ def _toki(clf, texts, stage):
     return toki.toki_attack(clf, texts, index, labels=labels)
 
 
+def _editor(clf, texts, name):
+    from textxai.editors import get_editor
+
+    return get_editor(name, clf)(texts)
+
+
+def _ceval(clf, texts, name):
+    from textxai import ceval
+
+    candidates = _editor(clf, texts, name)
+    chosen = ceval.pick_counterfactuals(texts, candidates, clf, k=1)
+    return ceval.compute(texts, [c[0] for c in chosen], model=clf)
+
+
+def _chains(clf, texts, name, steps=3):
+    from textxai import inconsistency
+    from textxai.editors import get_editor
+
+    return inconsistency.feedback_chains(get_editor(name, clf), texts, clf, steps=steps, progress=False)
+
+
+def _perplexity(clf, texts):
+    from textxai.lm import perplexity
+
+    return perplexity(texts, "textxai/smollm2-135m-instruct")
+
+
 def workloads():
     """name -> (run(clf, texts), limit per text of n words)."""
     from textxai.attribution import word_attributions
-    from textxai.fim import difficulty
+    from textxai.fim import difficulty, min_flip_strength
 
     return {
         "omission": (lambda clf, t: word_attributions(t, clf, "omission"), lambda n: n + 1),
@@ -56,6 +83,12 @@ def workloads():
         "fim-difficulty": (lambda clf, t: difficulty(t, clf), lambda n: 1),
         "toki-assess": (lambda clf, t: _toki(clf, t, "assess"), lambda n: n + 1),
         "toki-attack": (lambda clf, t: _toki(clf, t, "attack"), lambda n: n + 1),
+        "fim-min-flip": (lambda clf, t: min_flip_strength(t, clf), lambda n: 14),   # ceil(log2(6 / 1e-3)) + 1 steps
+        "editor-substitution": (lambda clf, t: _editor(clf, t, "substitution"), lambda n: 1),
+        "editor-deletion": (lambda clf, t: _editor(clf, t, "deletion"), lambda n: 1),
+        "ceval-substitution": (lambda clf, t: _ceval(clf, t, "substitution"), lambda n: 2),
+        "inconsistency-deletion-3": (lambda clf, t: _chains(clf, t, "deletion"), lambda n: 4),
+        "lm-perplexity": (_perplexity, lambda n: 1),
     }
 
 
@@ -95,9 +128,13 @@ def main(argv=None):
     print(f"texts: {source()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
     print(f"{'workload':<22} {'words':>5} {'tokens':>6} {'evaluations':>11} {'limit':>6} {'ratio':>6} {'s/text':>8} {'peak MB':>8}")
     if any(name.startswith("toki") for name in jobs):   # the demo keyword index is built once, outside the rows
-        from textxai.runners.toki_trust import demo_index
+        from textxai.toki import demo_index
 
         demo_index("sentiment")
+    if "lm-perplexity" in jobs:   # the packaged LM is loaded (GGUF de-quantized) once, outside the rows
+        from textxai.lm import as_lm
+
+        as_lm("textxai/smollm2-135m-instruct")
     curves = {}
     for name, (run, limit) in jobs.items():
         for n in args.words:
