@@ -86,10 +86,10 @@ def test_corrupt_corpus_line_is_reported(tmp_path, monkeypatch):
     bad = json.dumps({"text": "Markets rallied.", "label": 7, "split": "train"})
     (tmp_path / "topic.jsonl").write_text("\n".join(good[:3] + [bad]) + "\n")
     monkeypatch.setattr(demo, "DATA_DIR", tmp_path)
-    with pytest.raises(ValueError, match=r"topic.jsonl:4: .*label=7.*expected .*label in 0..3"):
+    with pytest.raises(ValueError, match=r"topic.jsonl' row 4: .*label=7.*expected .*label in 0..3"):
         demo.load_corpus("topic")
     (tmp_path / "topic.jsonl").write_text("\n".join(good[:2] + ["{not json"]) + "\n")
-    with pytest.raises(ValueError, match=r"topic.jsonl:3: expected a JSON object"):
+    with pytest.raises(ValueError, match=r"topic.jsonl' line 3: invalid JSON .*expected one JSON object per line"):  # tables
         demo.load_corpus("topic")
 
 

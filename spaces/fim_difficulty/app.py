@@ -1,9 +1,7 @@
 """FIM difficulty Space: how close a text sits to the classifier's decision boundary, and which words matter."""
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -29,11 +27,9 @@ _CORPUS = LRUCache(maxsize=4)  # bounded: one reference distribution per model n
 
 def corpus_texts(kind: str = "sentiment", split: str = "test") -> list[str]:
     """The packaged demo corpus texts (the test split of the sentiment or topic corpus)."""
-    import textxai
+    from textxai import demo
 
-    path = Path(textxai.__file__).resolve().parent / "demo" / "data" / f"{kind}.jsonl"
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [r["text"] for r in rows if r.get("split", split) == split]
+    return demo.load_corpus(kind)[f"{split}_texts"]
 
 
 def corpus_difficulty(model_choice: str, clf) -> np.ndarray:

@@ -109,23 +109,19 @@ def load_corpus(kind: str) -> dict[str, list]:
 
     Labels are class indices (names in ``LABELS[kind]``); texts keep the file's order.
     """
+    from textxai.tables import read_json_rows  # the one table reader
+
     kind = _check_kind(kind)
     path = corpus_file(kind)
     n_labels = len(LABELS[kind])
     corpus = {f"{split}_{field}": [] for split in SPLITS for field in ("texts", "labels")}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            text, label, split = row["text"], row["label"], row["split"]
-        except (ValueError, KeyError, TypeError) as error:
-            raise ValueError(f"{path}:{number}: expected a JSON object with text, label and split ({error})") from error
+    for number, row in enumerate(read_json_rows(path, lines=True, name=f"the {kind} corpus"), start=1):
+        text, label, split = row.get("text"), row.get("label"), row.get("split")
         if not isinstance(text, str) or isinstance(label, bool) or not isinstance(label, int) \
                 or not 0 <= label < n_labels or split not in SPLITS:
             raise ValueError(
-                f"{path}:{number}: text={text!r}, label={label!r}, split={split!r}: expected a string, "
-                f"a label in 0..{n_labels - 1} and a split in {list(SPLITS)}"
+                f"the {kind} corpus {str(path)!r} row {number}: text={text!r}, label={label!r}, split={split!r}: "
+                f"expected a string, a label in 0..{n_labels - 1} and a split in {list(SPLITS)}"
             )
         corpus[f"{split}_texts"].append(text)
         corpus[f"{split}_labels"].append(label)
