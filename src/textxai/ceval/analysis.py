@@ -37,10 +37,12 @@ METRIC_LINES = (
 INTERVAL_KEYS = tuple(key for key, _, _ in METRIC_LINES)
 #: intervals by default: the one default (:class:`textxai.stats.IntervalOptions`); the demo asks for 2,000 resamples
 INTERVALS = dataclasses.asdict(stats.IntervalOptions())
+EDITOR = "substitution"  # the default editor of generate and of textxai run ceval
+N_COUNTERFACTUALS = 2  # counterfactuals kept per text: two give the diversity
 
 
-def generate(texts, classifier, editor: str = "substitution", k: int = 2, batch_size: int = RunOptions().batch_size,
-             progress: bool = False, editor_model=None) -> list[list[str]]:
+def generate(texts, classifier, editor: str = EDITOR, k: int = N_COUNTERFACTUALS,
+             batch_size: int = RunOptions().batch_size, progress: bool = False, editor_model=None) -> list[list[str]]:
     """``k`` counterfactuals per text from a built-in editor of :data:`textxai.editors.EDITORS` (``editor_model``:
     the LM of the ``"llm"`` editor, default the packaged one; it makes one candidate per text)."""
     from textxai.editors import get_editor
