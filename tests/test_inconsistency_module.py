@@ -66,7 +66,7 @@ def test_perplexity_at_n_is_perplexity_of_x_n(module, tiny_gpt2_parts):
 
 
 def test_module_errors(module):
-    with pytest.raises(ValueError, match=r"chains\[0\]=\['x'\] has 1 item"):
+    with pytest.raises(ValueError, match=r"^edits\[0\]=\['x'\] has 1 item"):  # the module's name for them
         module.compute(edits=[["x"]])
     with pytest.raises(ValueError, match=r"labels\[0\] has 1 labels"):
         module.compute(edits=[["a", "b"]], labels=[[0]])

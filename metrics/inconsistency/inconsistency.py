@@ -96,5 +96,6 @@ class Inconsistency(TextxaiMetric):
             model = as_classifier(model, tokenizer=tokenizer, device=device)
         else:
             model = None  # labels given: no model call
-        return inc.analyse(edits, labels, model, lm, intervals=None, figures=False, scoring=scoring,
-                           batch_size=batch_size, progress=progress, **keywords).summary
+        with inc.argument_named("chains", "edits"):  # the library's chains are this module's edits
+            return inc.analyse(edits, labels, model, lm, intervals=None, figures=False, scoring=scoring,
+                               batch_size=batch_size, progress=progress, **keywords).summary

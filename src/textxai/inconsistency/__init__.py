@@ -31,8 +31,8 @@ Modules: ``checks`` (inputs), ``metrics`` (distances, inc, minimality, flip rate
 from __future__ import annotations
 
 from textxai.inconsistency.analysis import analyse
-from textxai.inconsistency.checks import (DEFAULT_N, POOLINGS, SELECTIONS, check_chain, check_chains, check_n,
-                                          read_chains, unchanged)
+from textxai.inconsistency.checks import (DEFAULT_N, POOLINGS, SELECTIONS, argument_named, check_chain, check_chains,
+                                          check_n, read_chains, unchanged)
 from textxai.inconsistency.compare import compare_editors
 from textxai.inconsistency.feedback import FeedbackChains, feedback_chains
 from textxai.inconsistency.metrics import (chain_inc_at, flip_rate_at, inc_at, minimality_at, step_distances,
@@ -70,6 +70,7 @@ __all__ = [
     "Presentation",
     "editor_options",
     "read_chains",
+    "argument_named",
     "most_inconsistent",
     "explain_step",
     "chains_to_show",

@@ -1,7 +1,9 @@
 """Checks of the inconsistency method's inputs: chains, ``n``, labels, choices (one place, at the entry)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -158,3 +160,22 @@ def read_chains(path: str) -> tuple[list[list], list[list] | None]:
         chains.append(row["edits"])
         labels.append(row.get("labels"))
     return chains, (labels if all(lab is not None for lab in labels) else None)
+
+
+@contextmanager
+def argument_named(library: str, caller: str):
+    """Inside, a ``ValueError`` / ``TypeError`` about the library's argument ``library`` names the caller's own name
+    for it instead (the evaluate module's ``edits`` are the library's ``chains``).
+
+    >>> with argument_named("chains", "edits"):
+    ...     check_chains([["a"]])
+    Traceback (most recent call last):
+    ...
+    ValueError: edits[0]=['a'] has 1 item: expected the original text and at least one edit
+    """
+    try:
+        yield
+    except (ValueError, TypeError) as error:
+        if type(error) in (ValueError, TypeError) and re.match(rf"{re.escape(library)}(?![\w])", str(error)):
+            raise type(error)(caller + str(error)[len(library):]) from None
+        raise
