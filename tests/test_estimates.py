@@ -10,6 +10,7 @@ import pytest
 
 from textxai import estimates
 from textxai.batching import work_budget
+from textxai.inconsistency.method import feedback_evaluations
 
 TEXTS = ["the movie was wonderful and the acting was great", "a terrible boring film , i hated it !",
          "the plot was thin and dull", "good", "it was fine"]
@@ -58,7 +59,7 @@ def test_feedback_chains_cost_at_most_their_estimate(bert_clf, editors):
 
     with work_budget() as budget:
         chains, _ = inconsistency.feedback_chains(editors[0], TEXTS, bert_clf, steps=2, progress=False)
-    estimate = estimates.feedback_evaluations([estimates.approx_words(t) for t in TEXTS], 2)
+    estimate = feedback_evaluations([estimates.approx_words(t) for t in TEXTS], 2)
     assert any(len([t for t in chain if t is not None]) == 3 for chain in chains)  # some chain was edited twice
     assert budget.used <= estimate, (budget.used, estimate)
 
@@ -82,4 +83,4 @@ def test_deletion_editor_costs_at_most_its_estimate(bert_clf, max_words):
     with work_budget() as budget:
         inconsistency.feedback_chains(editor, TEXTS, bert_clf, steps=2, progress=False)
     words = [estimates.approx_words(t) for t in TEXTS]
-    assert budget.used <= estimates.feedback_evaluations(words, 2, max_words=max_words, editor="deletion")
+    assert budget.used <= feedback_evaluations(words, 2, max_words=max_words, editor="deletion")

@@ -8,6 +8,7 @@ import pytest
 from textxai import batching, cli, estimates
 from textxai.batching import WorkBudgetExceeded, work_budget
 from textxai.classifier import TextClassifier
+from textxai.naopc.method import naopc_evaluations
 
 TEXTS = ["a wonderful and moving film", "the plot was thin and dull", "great acting, weak script"]
 
@@ -45,7 +46,7 @@ def test_cli_refuses_a_run_estimated_above_max_evaluations_before_any_model_call
                      "--no-progress", "--attribution-methods", "lime", "--max-evaluations", "100"], one_line_errors=True)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and forward_calls == []
-    expected = estimates.naopc_evaluations([estimates.approx_words(t) for t in TEXTS], "auto", None, 12, ["lime"])
+    expected = naopc_evaluations([estimates.approx_words(t) for t in TEXTS], "auto", None, 12, ["lime"])
     assert f"--max-evaluations 100: textxai run naopc needs about {expected:,} model evaluations" in err[0]
     assert expected > 100 and not (tmp_path / "o" / "naopc.json").exists()
 

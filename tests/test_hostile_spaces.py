@@ -12,7 +12,11 @@ from helpers import load_space_app
 from textxai import classifier, loading, spaces
 from textxai.batching import WorkBudgetExceeded, length_sorted_batches, work_budget
 from textxai.classifier import TextClassifier
+from textxai.fim.method import fim_evaluations
+from textxai.inconsistency.method import feedback_evaluations
+from textxai.naopc.method import naopc_evaluations
 from textxai.spaces import SpaceError
+from textxai.toki.method import toki_evaluations
 
 
 @pytest.fixture
@@ -44,7 +48,7 @@ def test_naopc_request_above_budget_is_refused_before_any_model_call(model_calls
         handler(spaces.DEFAULT_MODEL, "\n".join([LONG] * 5), "integrated_gradients", "beam", 20)
     assert model_calls == {"forward": 0, "load": 0}
     assert "beam size" in str(caught.value) and caught.value.title == "Too much work"
-    expected = spaces.naopc_evaluations([spaces.approx_words(LONG)] * 5, "beam", 20, app.MAX_EXACT_WORDS)
+    expected = naopc_evaluations([spaces.approx_words(LONG)] * 5, "beam", 20, app.MAX_EXACT_WORDS)
     assert f"{expected:,}" in str(caught.value) and expected > 50 * spaces.MAX_EVALUATIONS
 
 
@@ -76,18 +80,18 @@ def test_toki_attack_of_a_long_text_is_refused_before_any_model_call(model_calls
 
 
 def test_estimates_follow_the_algorithms():
-    assert spaces.naopc_evaluations([3], "auto", 5, 12, "omission") == (3 + 1) + 2 * 3 + 2 ** 3
-    assert spaces.naopc_evaluations([3], "none", 5, 12, "lime") == 2 ** 3 + 2 + 6  # LIME: each distinct mask once, + the bf16 probe
-    assert spaces.naopc_evaluations([40], "none", 5, 12, "lime") == 4916 + 2 + 80  # ~4,682 distinct of 5,000, +5 %
-    assert spaces.naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
-    assert spaces.toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
-    assert spaces.toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 2 ** 5 + 2 + 1  # + the bf16 probe
+    assert naopc_evaluations([3], "auto", 5, 12, "omission") == (3 + 1) + 2 * 3 + 2 ** 3
+    assert naopc_evaluations([3], "none", 5, 12, "lime") == 2 ** 3 + 2 + 6  # LIME: each distinct mask once, + the bf16 probe
+    assert naopc_evaluations([40], "none", 5, 12, "lime") == 4916 + 2 + 80  # ~4,682 distinct of 5,000, +5 %
+    assert naopc_evaluations([20], "auto", 4, 12, "gradient") == 1 + 40 + 4 * 20 * 21
+    assert toki_evaluations([10, 20], [5], "omission") == (11 + 1) + (21 + 1) + (6 + 1)
+    assert toki_evaluations([10, 20], [5], "lime", 500, index_cached=True) == 2 ** 5 + 2 + 1  # + the bf16 probe
     from textxai.editors import antonyms
 
     tried = max(len(v) for v in antonyms().values()) + 30  # replacements scored per word: antonyms + GloVe words
     per_step = (10 + 1) + 3 * tried + (1 + 11) + 11  # occlusion, 3 words' replacements, MiniLM filter, 11 predicted
-    assert spaces.feedback_evaluations([10], steps=2) == 1 + 2 * per_step
-    assert spaces.fim_evaluations(3, num_labels=4, random_flips=True, trials=5) == 3 * 4 + 3 * 6
+    assert feedback_evaluations([10], steps=2) == 1 + 2 * per_step
+    assert fim_evaluations(3, num_labels=4, random_flips=True, trials=5) == 3 * 4 + 3 * 6
 
 
 def test_wall_time_budget_stops_a_long_job_between_batches(tiny_bert_folder):

@@ -8,6 +8,7 @@ import gradio as gr
 
 from textxai import ceval, spaces
 from textxai import lm as lm_module
+from textxai.ceval.method import ceval_evaluations
 
 MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
@@ -133,7 +134,7 @@ def analyse_csv(model_choice: str, path, lm_choice: str):
         if not text.strip():
             raise spaces.SpaceError(f"orig_text of row {i + 1} is empty: expected the original text")
     lm_named = str(lm_choice or "").strip() not in ("", "none")
-    spaces.check_budget(spaces.ceval_evaluations(len(originals), sum(len(row) for row in cfs), lm=lm_named), "csv",
+    spaces.check_budget(ceval_evaluations(len(originals), sum(len(row) for row in cfs), lm=lm_named), "csv",
                         "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)

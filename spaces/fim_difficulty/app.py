@@ -8,6 +8,7 @@ import numpy as np
 
 from textxai.loading import LRUCache
 from textxai import fim, spaces
+from textxai.fim.method import fim_evaluations
 
 PAPER_URL = "https://arxiv.org/abs/2010.07212"
 PAPER_TITLE = "Geometry Matters: Exploring Language Examples at the Decision Boundary"
@@ -65,7 +66,7 @@ def analyse(model_choice: str, text: str):
     clf = spaces.resolve_model(model_choice)  # loaded, not called: its classes set the work
     opts = options()
     reference = 0 if str(model_choice).strip() in _CORPUS else len(corpus_texts())
-    spaces.check_budget(spaces.fim_evaluations(1 + reference, clf.num_labels, min_flip=True, max_strength=opts.max_strength,
+    spaces.check_budget(fim_evaluations(1 + reference, clf.num_labels, min_flip=True, max_strength=opts.max_strength,
                                                tol=opts.tol), "model", "choose a model with fewer classes")
     return clf, fim.analyse([text], clf, options=opts, top=1, intervals=None, figures=False)
 

@@ -9,6 +9,7 @@ import gradio as gr
 from textxai import inconsistency as inc
 from textxai import spaces, stats
 from textxai.editors import EDITOR_NAMES
+from textxai.inconsistency.method import feedback_evaluations
 from textxai.words import WORD_TOKENIZERS
 
 SCORING = inc.ScoreOptions()  # the library's defaults (word tokenizer, pooling); the Space reports n = 1, 2, 3
@@ -164,7 +165,7 @@ def analyse_editor(model_choice: str, text: str, steps: int, n_text: str, word_t
     steps = spaces.integer_input(steps, "steps", 1, MAX_STEPS)
     n = parse_n(n_text)
     words = [spaces.approx_words(t) for t in texts]
-    spaces.check_budget(spaces.feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
+    spaces.check_budget(feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
     if progress is not None:

@@ -5,6 +5,7 @@ import gradio as gr
 
 from textxai import naopc, spaces
 from textxai.attribution import METHODS
+from textxai.naopc.method import naopc_evaluations
 
 PAPER_URL = "https://arxiv.org/abs/2408.08137"
 PAPER_TITLE = "Normalized AOPC: Fixing Misleading Faithfulness Metrics for Feature Attribution Explainability"
@@ -84,7 +85,7 @@ def analyse_texts(model_choice: str, text: str, method: str, normalization: str 
     beam_size = spaces.integer_input(beam_size, "beam_size", 1, MAX_BEAM)
     if normalization == "exact":
         normalization = "auto"  # capped: texts longer than MAX_EXACT_WORDS fall back to beam
-    spaces.check_budget(spaces.naopc_evaluations([spaces.approx_words(t) for t in texts], normalization, beam_size,
+    spaces.check_budget(naopc_evaluations([spaces.approx_words(t) for t in texts], normalization, beam_size,
                                                  MAX_EXACT_WORDS, method),
                         "texts", "use fewer or shorter texts, a smaller beam size or limits 'none'")
     clf = spaces.resolve_model(model_choice)

@@ -9,6 +9,7 @@ from textxai import demo as demo_models
 from textxai import spaces, toki
 from textxai.attribution import REGISTRY
 from textxai.embeddings import EMBEDDER_NAMES
+from textxai.toki.method import toki_evaluations
 
 MAX_TRAIN = 200
 SPACE_SAMPLES = 500  # sampling explainers (LIME, Kernel SHAP) run with this many samples here
@@ -79,7 +80,7 @@ def keyword_index(model_choice: str, train_text: str | None, explainer: str, emb
     method, options, embs = settings(explainer, embedders)
     if train_text and train_text.strip():
         rows = parse_train(train_text, classifier)
-        spaces.check_budget(spaces.toki_evaluations([spaces.approx_words(b) for _, b in rows], [], method,
+        spaces.check_budget(toki_evaluations([spaces.approx_words(b) for _, b in rows], [], method,
                                                     options.get("n_samples")),
                             "training texts", "paste fewer training texts or choose the omission / gradient explainer")
     elif str(model_choice).startswith("textxai/demo-"):
@@ -154,7 +155,7 @@ def attack_text(model_choice: str, text: str, train_text: str, explainer: str, e
     text = spaces.check_inputs([text], max_texts=1)[0]
     max_rate = spaces.number_input(max_rate, "max_rate", 0.0, 1.0)  # the library's ranges (toki.check_unit)
     min_similarity = spaces.number_input(min_similarity, "min_similarity", -1.0, 1.0)
-    spaces.check_budget(spaces.toki_evaluations([], [], "omission", attack_words=[spaces.approx_words(text)],
+    spaces.check_budget(toki_evaluations([], [], "omission", attack_words=[spaces.approx_words(text)],
                                                 max_rate=max_rate),
                         "text", "shorten the text or lower the share of words changed")  # before any model call
     classifier, index, _, _, _, embs = keyword_index(model_choice, train_text, explainer, embedders)

@@ -7,8 +7,8 @@ text, one backward pass), the MiniLM sentence embedder of a similarity filter, o
 estimate answers in milliseconds (no model, no spaCy: words are counted by :func:`approx_words`) and errs
 on the side of more work; the counting budget of :func:`textxai.batching.work_budget` stays the backstop.
 
->>> naopc_evaluations([10]), naopc_evaluations([80], "auto", beam_size=20)
-(1094, 129810)
+>>> attribution_evaluations("omission", 10)
+11
 >>> check_evaluations(500, 1000, "textxai run naopc")
 500
 >>> check_evaluations(5000, 1000, "textxai run naopc", "use --limit")
@@ -62,59 +62,6 @@ def attribution_evaluations(method: str | None, n_words: int, samples: int | Non
 
 
 # --------------------------------------------------------------------------- the built-in methods' cost formulas
-def naopc_evaluations(n_words: Sequence[int], normalization: str = "auto", beam_size: int | None = None,
-                      max_exact_words: int = 12, method="integrated_gradients", samples: int | None = None) -> int:
-    """NAOPC for texts of ``n_words`` words: per attribution ``method`` (a name, a list of names, or ``None``
-    when the attributions are given) the explanation and both AOPC curves (2 n); once per text the limits —
-    exact (2^n subsets) where :func:`textxai.naopc.texts.limit_method` picks exact, else two beams of B states
-    over n steps (about B n (n + 1); B from ``beam_size`` or the method's default).
-
-    >>> naopc_evaluations([3], "auto", 5, 12, "omission"), naopc_evaluations([3], "none", method=["lime", "gradient"])
-    (18, 23)
-    """
-    from textxai.naopc.limits import DEFAULT_BEAM_SIZE
-    from textxai.naopc.texts import limit_method
-
-    methods = [method] if method is None or isinstance(method, str) else list(method)
-    total = 0
-    for n in n_words:
-        total += sum(attribution_evaluations(m, n, samples) + 2 * n for m in methods)
-        kind = limit_method(n, normalization, max_exact_words)
-        if kind == "none":
-            continue
-        beam = beam_size or DEFAULT_BEAM_SIZE.get(kind, 1)
-        total += 2 ** n if kind == "exact" else beam * n * (n + 1)
-    return int(total)
-
-
-def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], explainer: str,
-                     samples: int | None = None, index_cached: bool = False, attack_words: Sequence[int] = (),
-                     max_rate: float = 0.1, min_words: int = 2, n_candidates: int = 5, width: int = 3) -> int:
-    """TOKI: one prediction and one explanation per training text (unless its keyword index is cached) and per
-    assessed text; per attacked text of n words a gradient, the substitutes of its words (1 + 30 MiniLM rows
-    per word) and, at each greedy step, ``width`` x ``n_candidates`` edits (predicted and compared with
-    MiniLM), over at most n / width + max(min_words, rate n) steps.
-
-    >>> toki_evaluations([10, 20], [5], "omission"), toki_evaluations([10], [5], "lime", 500, index_cached=True)
-    (41, 35)
-    >>> toki_evaluations([], [], "omission", attack_words=[9])
-    430
-    """
-    texts = list(text_words) + ([] if index_cached else list(train_words))
-    total = sum(attribution_evaluations(explainer, n, samples) + 1 for n in texts)
-    for n in attack_words:  # + the substitutes of each word ranked by MiniLM over its GloVe neighbours
-        steps = math.ceil(n / width) + max(min_words, int(max_rate * n))
-        total += 1 + 2 * steps * width * n_candidates + (1 + _generator_neighbours()) * n
-    return int(total)
-
-
-def _generator_neighbours() -> int:
-    """GloVe neighbours the shared substitute generator ranks per word (its default, read from its signature)."""
-    from textxai.editors import SubstituteGenerator
-
-    return int(inspect.signature(SubstituteGenerator.__init__).parameters["n_neighbours"].default)
-
-
 @functools.lru_cache(maxsize=1)
 def _editor_defaults() -> tuple[dict, int]:
     """The built-in editor's option defaults (read from its signature) and the longest antonym list."""
@@ -204,63 +151,6 @@ def one_edit(editor: str, n: int, max_words: int | None = None, **substitution_o
     if editor == "llm":
         return llm_edit_evaluations(n)
     return editor_evaluations(n, max_words=max_words, **substitution_options)
-
-
-def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int | None = None,
-                         n_substitutes: int | None = None, max_words: int | None = None,
-                         n_neighbours: int | None = None, editor: str = "substitution") -> int:
-    """Inconsistency feedback chains with a built-in editor: per text one prediction, then per step one
-    editor call on the chain's last text (:func:`editor_evaluations`, :func:`deletion_evaluations`; an edit
-    never adds words) and one prediction per candidate it returns.
-
-    >>> feedback_evaluations([10, 40], steps=2) > feedback_evaluations([10, 40], steps=2, editor="deletion")
-    True
-    """
-    total = 0
-    for n in text_words:
-        work, candidates = one_edit(editor, n, max_words, n_words=n_words, n_substitutes=n_substitutes,
-                                    n_neighbours=n_neighbours)
-        total += 1 + steps * (work + candidates)
-    return int(total)
-
-
-def fim_evaluations(n_texts: int, num_labels: int = 2, min_flip: bool = False, max_strength: float = 6.0,
-                    tol: float = 1e-3, random_flips: bool = False, trials: int = 20, shift_texts: int = 0) -> int:
-    """FIM difficulty: per text one forward and C - 1 backward passes (C classes); the min-flip search adds
-    that again and 1 + log2(max_strength / tol) forwards; random flips ``trials`` + 1; a shift file C per text.
-
-    >>> fim_evaluations(10), fim_evaluations(10, min_flip=True, max_strength=6.0, tol=1e-2)
-    (20, 150)
-    """
-    total = n_texts * num_labels + shift_texts * num_labels
-    if min_flip:
-        total += n_texts * (num_labels + 1 + max(1, math.ceil(math.log2(max_strength / tol))))
-    if random_flips:
-        total += n_texts * (trials + 1)
-    return int(total)
-
-
-def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
-                      lm: bool = False, judge: bool = False, max_new_tokens: int = 8,
-                      editor: str = "substitution") -> int:
-    """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
-    editor (``generated_words``) one ``editor`` call each (:func:`one_edit`), then the original and each
-    candidate predicted to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
-    four prompts per counterfactual (one per quality aspect), each a prompt pass and ``max_new_tokens``
-    generation steps.
-
-    >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
-    (30, 780, 158)
-    """
-    total = n_originals + n_counterfactuals
-    for n in generated_words:
-        work, candidates = one_edit(editor, n)
-        total += work + 1 + candidates
-    if lm:
-        total += n_originals + n_counterfactuals
-    if judge:
-        total += 4 * (1 + max_new_tokens) * n_counterfactuals
-    return int(total)
 
 
 # --------------------------------------------------------------------------- the CLI: its arguments -> the descriptor's estimate

@@ -16,6 +16,10 @@ from pathlib import Path
 
 from textxai import estimates
 from textxai.audit.options import AuditOptions, to_dict
+from textxai.fim.method import fim_evaluations
+from textxai.inconsistency.method import feedback_evaluations
+from textxai.naopc.method import naopc_evaluations
+from textxai.toki.method import toki_evaluations
 
 #: Bumped when a stage's saved data changes shape (older caches are then recomputed).
 CACHE_FORMAT = 1
@@ -29,24 +33,24 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
     if "difficulty" in s:
         d = options.difficulty
         size = min(d.test_set_size, max(n // 2, 1))
-        out["difficulty"] = (estimates.fim_evaluations(n, num_labels)
-                             + estimates.fim_evaluations(d.hardest, num_labels, min_flip=True)
+        out["difficulty"] = (fim_evaluations(n, num_labels)
+                             + fim_evaluations(d.hardest, num_labels, min_flip=True)
                              + 2 * size * (num_labels + len(d.strengths) + 1))
     if "faithfulness" in s:
         f = options.faithfulness
-        out["faithfulness"] = estimates.naopc_evaluations(words[: f.max_texts], f.normalization, None,
+        out["faithfulness"] = naopc_evaluations(words[: f.max_texts], f.normalization, None,
                                                           f.max_exact_words, list(f.methods))
     if "trust" in s or "connections" in s:
         t = options.trust
         train = [estimates.approx_words(x) for x in (t.train_texts or [])][: t.train_limit] or words[: t.train_limit]
         attacked = words[: t.attack_texts]
-        out["trust"] = (estimates.toki_evaluations(train, words, t.explainer)
-                        + 2 * estimates.toki_evaluations([], [], t.explainer, index_cached=True, attack_words=attacked,
+        out["trust"] = (toki_evaluations(train, words, t.explainer)
+                        + 2 * toki_evaluations([], [], t.explainer, index_cached=True, attack_words=attacked,
                                                          max_rate=t.max_rate))
     if "counterfactual" in s:
         c = options.counterfactual
         sub = words[: c.max_texts]
-        out["counterfactual"] = sum(estimates.feedback_evaluations(sub, c.steps, editor=e) + 2 * len(sub)
+        out["counterfactual"] = sum(feedback_evaluations(sub, c.steps, editor=e) + 2 * len(sub)
                                     for e in c.editors if e in ("substitution", "deletion"))
     if "connections" in s:
         out["connections"] = 4 * 3 * n

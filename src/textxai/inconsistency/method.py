@@ -1,7 +1,10 @@
 """The inconsistency method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
+from collections.abc import Sequence
+
 import numpy as np
 
 from textxai import stats
+from textxai.estimates import one_edit
 from textxai.inconsistency.analysis import analyse
 from textxai.inconsistency.options import EditorOptions, ScoreOptions, editor_options
 from textxai.registry import Method, register
@@ -56,10 +59,27 @@ def estimands(result):
     return out
 
 
+def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int | None = None,
+                         n_substitutes: int | None = None, max_words: int | None = None,
+                         n_neighbours: int | None = None, editor: str = "substitution") -> int:
+    """Inconsistency feedback chains with a built-in editor: per text one prediction, then per step one
+    editor call on the chain's last text (:func:`textxai.estimates.one_edit`; an edit
+    never adds words) and one prediction per candidate it returns.
+
+    >>> feedback_evaluations([10, 40], steps=2) > feedback_evaluations([10, 40], steps=2, editor="deletion")
+    True
+    """
+    total = 0
+    for n in text_words:
+        work, candidates = one_edit(editor, n, max_words, n_words=n_words, n_substitutes=n_substitutes,
+                                    n_neighbours=n_neighbours)
+        total += 1 + steps * (work + candidates)
+    return int(total)
+
+
 def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
-    """Model evaluations of a run (:func:`textxai.estimates.feedback_evaluations`): given chains, one prediction
+    """Model evaluations of a run (:func:`feedback_evaluations`): given chains, one prediction
     per text at most; else the chosen built-in editor's feedback steps (the LLM editor's model is not counted)."""
-    from textxai.estimates import feedback_evaluations
 
     if options.get("chains"):
         return len(words)

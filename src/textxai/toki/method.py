@@ -1,7 +1,13 @@
 """The toki_trust method's descriptor (:mod:`textxai.registry`): its intervals' values and its work estimate."""
+import inspect
+import math
+from collections.abc import Sequence
+
 from textxai import stats
+from textxai.estimates import attribution_evaluations
 from textxai.registry import Method, register
 from textxai.toki.analysis import trust_columns
+from textxai.toki.attack import AttackOptions
 from textxai.toki.trust import OPTION_GROUPS, analyse
 
 
@@ -40,10 +46,38 @@ def _train_words(options) -> list:
     return words if train_pairs is None else [a + approx_words(b) for a, b in zip(words, train_pairs)]
 
 
+def toki_evaluations(train_words: Sequence[int], text_words: Sequence[int], explainer: str,
+                     samples: int | None = None, index_cached: bool = False, attack_words: Sequence[int] = (),
+                     max_rate: float = AttackOptions.max_rate, min_words: int = AttackOptions.min_words,
+                     n_candidates: int = 5, width: int = AttackOptions.width) -> int:
+    """TOKI: one prediction and one explanation per training text (unless its keyword index is cached) and per
+    assessed text; per attacked text of n words a gradient, the substitutes of its words (1 + 30 MiniLM rows
+    per word) and, at each greedy step, ``width`` x ``n_candidates`` edits (predicted and compared with
+    MiniLM), over at most n / width + max(min_words, rate n) steps.
+
+    >>> toki_evaluations([10, 20], [5], "omission"), toki_evaluations([10], [5], "lime", 500, index_cached=True)
+    (41, 35)
+    >>> toki_evaluations([], [], "omission", attack_words=[9])
+    430
+    """
+    texts = list(text_words) + ([] if index_cached else list(train_words))
+    total = sum(attribution_evaluations(explainer, n, samples) + 1 for n in texts)
+    for n in attack_words:  # + the substitutes of each word ranked by MiniLM over its GloVe neighbours
+        steps = math.ceil(n / width) + max(min_words, int(max_rate * n))
+        total += 1 + 2 * steps * width * n_candidates + (1 + _generator_neighbours()) * n
+    return int(total)
+
+
+def _generator_neighbours() -> int:
+    """GloVe neighbours the shared substitute generator ranks per word (its default, read from its signature)."""
+    from textxai.editors import SubstituteGenerator
+
+    return int(inspect.signature(SubstituteGenerator.__init__).parameters["n_neighbours"].default)
+
+
 def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
-    """Model evaluations of a run (:func:`textxai.estimates.toki_evaluations`): the keyword index's training texts,
+    """Model evaluations of a run (:func:`toki_evaluations`): the keyword index's training texts,
     the assessed texts, and the attacked ones (single texts only)."""
-    from textxai.estimates import toki_evaluations
 
     explainer = options["explainer"]
     samples = options["lime_samples"] if explainer == "lime" else None
