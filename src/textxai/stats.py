@@ -1,11 +1,12 @@
-"""Uncertainty on every number: bootstrap confidence intervals and paired comparisons for the five modules.
+"""Uncertainty on every number: bootstrap confidence intervals and paired comparisons for every method.
 
 Every summary a module reports (flip rate, AOPC, inc@n, trustworthy rate, mean difficulty, ...) is an
 estimate from a handful of examples. :func:`add_intervals` puts a bootstrap confidence interval on each of
 them, :func:`compare` tells whether two results on the same examples really differ, and
 :func:`sample_size_sweep` shows how the width of an interval shrinks with the number of examples.
 
-**What is resampled** (the unit): the examples for ``naopc`` and ``fim_difficulty``; the *chains* for
+**What is resampled** (the unit) and which per-unit values each summary is computed from are the method's
+(its descriptor's ``unit`` and ``estimands``, :mod:`textxai.registry`): the examples for ``naopc`` and ``fim_difficulty``; the *chains* for
 ``inconsistency`` (a chain's steps are not independent, so whole chains are drawn, never single steps); the
 *originals* for ``ceval`` (an original's counterfactuals stay together: its diversity, flip and distance
 travel as one row); the *correct predictions* for ``toki_trust`` (the trustworthy rate is defined over
