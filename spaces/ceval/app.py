@@ -47,7 +47,7 @@ def summary_html(analysis, diversity=None) -> str:
     if "perplexity" in results:
         rows.append(("perplexity", "Perplexity ↓", _fmt(results.get("perplexity"), 2)))
     body = "".join(f'<tr><td>{label}</td><td id="{key}">{value}</td></tr>' for key, label, value in rows)
-    notes = "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>" for w in analysis.warnings)
+    notes = spaces.warnings_html(analysis.warnings)
     return (f"<table id='ceval-summary'><tbody>{body}</tbody></table>{notes}"
             f"<p>Contrast class c′: {spaces.escape(results.get('contrast'))} — ΔP = p(c′|x′) − p(c′|x).</p>")
 

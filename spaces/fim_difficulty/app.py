@@ -73,8 +73,7 @@ def analyse(model_choice: str, text: str):
 
 def _warnings_html(warnings) -> str:
     """The analysis' warnings, one line each (the sentences ``textxai run`` writes and the module returns)."""
-    lines = "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>" for w in warnings)
-    return f'<div id="fim-warnings">{lines}</div>' if warnings else ""
+    return f'<div id="fim-warnings">{spaces.warnings_html(warnings)}</div>' if warnings else ""
 
 
 def score(model_choice: str, text: str):

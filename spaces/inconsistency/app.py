@@ -129,15 +129,10 @@ def _intervals(results: dict, n: list[int]) -> str:
     return spaces.space_intervals_html("inconsistency", results, keys=keys, options=stats.IntervalOptions())
 
 
-def warnings_html(sentences) -> str:
-    """The analysis' warnings, one line each (the same sentences ``textxai run`` and the module raise)."""
-    return "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(s)}</p>" for s in sentences)
-
-
 def render(analysis, n: list[int], label_names=None, word_tokenizer: str = inc.ScoreOptions().word_tokenizer):
     """The three outputs of a handler: summary (numbers, intervals, warnings, the worst step), chains, the plot."""
     results = analysis.results
-    summary = (summary_html(results, n) + _intervals(results, n) + warnings_html(analysis.warnings)
+    summary = (summary_html(results, n) + _intervals(results, n) + spaces.warnings_html(analysis.warnings)
                + why_html(results, label_names))
     chains = chains_html(results["chains"], results.get("labels"), label_names, word_tokenizer)
     return summary, chains, analysis.figures["steps"]

@@ -62,8 +62,7 @@ def summary_html(analysis, method: str) -> str:
         "<th>comp.</th><th>suff.</th><th>NAOPC comp.</th><th>NAOPC suff.</th><th>model calls</th></tr>"
         + "".join(rows) + "</table>"
     )
-    notes = "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>"
-                    for w in analysis.warnings)
+    notes = spaces.warnings_html(analysis.warnings)
     return (f'<div class="naopc-result">{notes}<div>Attribution method: <b>{spaces.escape(method)}</b> — means over '
             f"{len(rows_data)} text(s)</div><table><tr>{head}</tr><tr>{body}</tr></table>"
             f"<div style='margin-top: 0.8em'>{per_text}</div></div>")

@@ -120,10 +120,6 @@ def assess_analysis(model_choice: str, text: str, true_label: str, train_text: s
     return analysis, classifier, index, y
 
 
-def warnings_html(warnings) -> str:
-    return "".join(f"<p class='textxai-warning'>⚠ {spaces.escape(w)}</p>" for w in warnings)
-
-
 def assess_text(model_choice: str, text: str, true_label: str, train_text: str, explainer: str, embedders):
     """Prediction, explanation with related / unrelated words, the verdict and the analysis's warnings; the class
     keywords; the trust-rate figure (TOKI and both baselines)."""
@@ -145,7 +141,7 @@ def assess_text(model_choice: str, text: str, true_label: str, train_text: str, 
     kws = "".join(f"<li><b>{spaces.escape(name)}</b>: {spaces.escape(', '.join(words[:20]) or '—')}</li>"
                   for name, words in out["keywords"].items())
     theta = ", ".join(f"{k} {v:.3f}" for k, v in out["theta_relate"].items())
-    return (head + body + warnings_html(analysis.warnings),
+    return (head + body + spaces.warnings_html(analysis.warnings),
             f"<p>Keywords per class (θ_relate: {spaces.escape(theta)}):</p><ul id='toki-keywords'>{kws}</ul>",
             analysis.figures.get("trust_rates"))
 

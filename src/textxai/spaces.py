@@ -520,6 +520,16 @@ def highlight_words(words: Sequence[str], scores: Sequence[float], max_abs: floa
     return f'<div class="textxai-highlight">{head}{" ".join(spans)}</div>'
 
 
+def warnings_html(warnings) -> str:
+    """An analysis' warnings (``Analysis.warnings``: the sentences ``textxai run`` writes and the module returns),
+    one escaped line each: the one rendering of every Space.
+
+    >>> warnings_html(["2 of 5 texts never flip <5>"])
+    "<p class='textxai-warning'>⚠ 2 of 5 texts never flip &lt;5&gt;</p>"
+    """
+    return "".join(f"<p class='textxai-warning'>⚠ {escape(w)}</p>" for w in warnings)
+
+
 _INS = '<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{}</ins>'
 _DEL = '<del class="textxai-del" style="color:#b91c1c">{}</del>'
 
