@@ -120,7 +120,9 @@ def process_index() -> int:
 def note(message: str) -> None:
     """``process r of K: message`` on stderr (a multi-process run only)."""
     if num_processes() > 1:
-        print(f"process {process_index()} of {num_processes()}: {message}", file=sys.stderr, flush=True)
+        # one write with its newline (print writes them apart: two processes' notes once ran together on one line)
+        sys.stderr.write(f"process {process_index()} of {num_processes()}: {message}\n")
+        sys.stderr.flush()
 
 
 _COLLECTIVE = contextvars.ContextVar("textxai_collective", default=False)
