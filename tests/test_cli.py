@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from textxai import cli
+from textxai import cli, tables
 
 
 def test_list_shows_every_module(capsys):
@@ -25,16 +25,16 @@ def test_to_jsonable_handles_numpy_and_nan():
 
 def test_load_table_reads_csv_jsonl_and_names_bad_columns(tmp_path):
     (tmp_path / "d.csv").write_text("text,label,hyp\ngood film,1,x\nbad film,0,y\n")
-    texts, pairs, labels = cli.load_table(str(tmp_path / "d.csv"), "text", "hyp", "label", "test", None)
+    texts, pairs, labels = tables.load_table(str(tmp_path / "d.csv"), "text", "hyp", "label", "test", None)
     assert texts == ["good film", "bad film"] and pairs == ["x", "y"] and labels == [1, 0]
     (tmp_path / "d.jsonl").write_text(json.dumps({"review": "ok"}) + "\n" + json.dumps({"review": "meh"}) + "\n")
-    texts, _, _ = cli.load_table(str(tmp_path / "d.jsonl"), "review", None, None, "test", 1)
+    texts, _, _ = tables.load_table(str(tmp_path / "d.jsonl"), "review", None, None, "test", 1)
     assert texts == ["ok"]
     with pytest.raises(ValueError, match="--text-column 'text': no such column"):
-        cli.load_table(str(tmp_path / "d.jsonl"), "text", None, None, "test", None)
+        tables.load_table(str(tmp_path / "d.jsonl"), "text", None, None, "test", None)
     with pytest.raises(ValueError, match="unsupported file type"):
         (tmp_path / "d.xml").write_text("<a/>")
-        cli.load_table(str(tmp_path / "d.xml"), "text", None, None, "test", None)
+        tables.load_table(str(tmp_path / "d.xml"), "text", None, None, "test", None)
 
 
 def test_entry_point_help_runs():
@@ -87,7 +87,7 @@ def test_malformed_files_are_one_clear_line(name, tmp_path):
     content, words = BAD_FILES[name]
     (tmp_path / name).write_bytes(content)
     with pytest.raises(ValueError) as caught:
-        cli.load_table(str(tmp_path / name), "text", None, None, "test", None)
+        tables.load_table(str(tmp_path / name), "text", None, None, "test", None)
     message = str(caught.value)
     assert "\n" not in message and (name in message or "--text-column" in message)
     for word in words:
@@ -100,12 +100,12 @@ def test_empty_and_header_only_parquet(tmp_path):
 
     pq.write_table(pa.table({"text": pa.array([], pa.string())}), tmp_path / "e.parquet")
     with pytest.raises(ValueError, match="e.parquet.*no rows"):
-        cli.load_table(str(tmp_path / "e.parquet"), "text", None, None, "test", None)
+        tables.load_table(str(tmp_path / "e.parquet"), "text", None, None, "test", None)
     pq.write_table(pa.table({"text": ["a", None]}), tmp_path / "n.parquet")
     with pytest.raises(ValueError, match="row 2: column 'text' holds None"):
-        cli.load_table(str(tmp_path / "n.parquet"), "text", None, None, "test", None)
+        tables.load_table(str(tmp_path / "n.parquet"), "text", None, None, "test", None)
     pq.write_table(pa.table({"text": ["a", "b"], "label": [1, 0]}), tmp_path / "ok.parquet")
-    assert cli.load_table(str(tmp_path / "ok.parquet"), "text", None, "label", "test", 1) == (["a"], None, [1])
+    assert tables.load_table(str(tmp_path / "ok.parquet"), "text", None, "label", "test", 1) == (["a"], None, [1])
 
 
 def _cli(*args, cwd=None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from textxai import batching, cli, estimates
+from textxai import batching, cli, estimates, tables
 from textxai.batching import WorkBudgetExceeded, work_budget
 from textxai.classifier import TextClassifier
 from textxai.naopc.method import naopc_evaluations
@@ -64,7 +64,7 @@ def _run_counted(argv, tiny_bert_folder):
     from textxai.classifier import as_classifier
 
     args = cli.build_parser().parse_args(argv + ["--model", tiny_bert_folder, "--no-progress", "--confidence-level", "0"])
-    texts, pairs, labels = cli.load_table(args.data, args.text_column, args.pair_column, args.label_column, args.split,
+    texts, pairs, labels = tables.load_table(args.data, args.text_column, args.pair_column, args.label_column, args.split,
                                           args.limit)
     classifier = as_classifier(args.model)
     estimate = estimates.for_run(args.module, args, texts, pairs, classifier)

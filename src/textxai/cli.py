@@ -20,7 +20,7 @@ from textxai.loading import first_line
 from textxai import cli_intervals, registry
 from textxai.outputs import to_jsonable
 from textxai.modules import list_modules
-from textxai.tables import load_table  # the data reader (textxai.tables; cli.load_table kept for callers)
+from textxai.tables import load_table  # the one data reader
 from textxai.validation import one_line, positive_int_arg
 
 
