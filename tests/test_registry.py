@@ -6,6 +6,7 @@ import argparse
 import csv
 import dataclasses
 import json
+import subprocess
 import sys
 import textwrap
 
@@ -25,6 +26,15 @@ def test_the_built_in_methods_in_their_order():
     assert registry.names()[:5] == BUILT_IN
     assert textxai.MODULE_NAMES == {"inconsistency": "metrics", "fim_difficulty": "measurements",
                                     "toki_trust": "metrics", "naopc": "metrics", "ceval": "metrics"}
+
+
+def test_import_textxai_stays_light_and_module_names_are_read_on_access():
+    code = ("import sys, textxai\n"
+            "light = not any(m in sys.modules for m in ('torch', 'numpy', 'textxai.registry'))\n"
+            "names = textxai.MODULE_NAMES\n"
+            "print(light, sorted(names), 'textxai.registry' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[0] == f"True {sorted(BUILT_IN)} True"
 
 
 @pytest.mark.parametrize("name", BUILT_IN)
