@@ -76,7 +76,7 @@ def runner_intervals(module_name: str, result: dict, options: Mapping | None, fi
     if options.get("sample_size_sweep") and shown:
         sweep = stats.sample_size_sweep(module_name, result, keys=shown, sizes=options["sweep_sizes"],
                                   confidence_level=options["confidence_level"],
-                                  n_resamples=min(options["n_resamples"], 999), seed=options["seed"])
+                                  n_resamples=min(options["n_resamples"], stats.SWEEP_N_RESAMPLES), seed=options["seed"])
         result["sample_size_sweep"] = sweep
         if figures is not None:
             figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)

@@ -63,6 +63,7 @@ __all__ = [
     "mean_of_ratios",
     "IntervalOptions",
     "SWEEP_SIZES",
+    "SWEEP_N_RESAMPLES",
     "Estimand",
     "bootstrap_interval",
     "estimands",
@@ -75,6 +76,8 @@ __all__ = [
 ]
 
 SWEEP_SIZES = (10, 50, 100, 200)
+#: resamples of each interval inside a sample-size sweep (repeats x sizes intervals: at most this many each)
+SWEEP_N_RESAMPLES = 999
 
 
 # ---------------------------------------------------------------------------------------------- checks
@@ -454,8 +457,9 @@ def compare(module_name: str, results_a: Mapping, results_b: Mapping,
 
 
 def sample_size_sweep(module_name: str, result: Mapping, keys: Sequence[str] | None = None,
-                      sizes: Sequence[int] = SWEEP_SIZES, repeats: int = 10, confidence_level: float = 0.95,
-                      n_resamples: int = 999, seed: int | None = 0) -> dict:
+                      sizes: Sequence[int] = SWEEP_SIZES, repeats: int = 10,
+                      confidence_level: float = IntervalOptions.confidence_level,
+                      n_resamples: int = SWEEP_N_RESAMPLES, seed: int | None = IntervalOptions.seed) -> dict:
     """Width of the confidence interval against the number of units (the inconsistency paper's App. sweep).
 
     For every size n: ``repeats`` draws of n units from the result's units -- without replacement when n is at
@@ -503,8 +507,10 @@ def sample_size_sweep(module_name: str, result: Mapping, keys: Sequence[str] | N
 
 
 def compare_sample_size_sweep(module_name: str, results_a: Mapping, results_b: Mapping, key: str,
-                              sizes: Sequence[int] = SWEEP_SIZES, repeats: int = 10, confidence_level: float = 0.95,
-                              n_resamples: int = 999, seed: int | None = 0) -> list[dict]:
+                              sizes: Sequence[int] = SWEEP_SIZES, repeats: int = 10,
+                              confidence_level: float = IntervalOptions.confidence_level,
+                              n_resamples: int = SWEEP_N_RESAMPLES,
+                              seed: int | None = IntervalOptions.seed) -> list[dict]:
     """How many paired examples until a and b differ? (The inconsistency paper's Tables 4-5, paired.)
 
     For every size n: ``repeats`` draws of n common units (without replacement up to the number available, else

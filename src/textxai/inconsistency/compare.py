@@ -9,6 +9,7 @@ import numpy as np
 from textxai.inconsistency.checks import DEFAULT_N, _check_word_tokenizer, check_chains, check_n
 from textxai.inconsistency.metrics import _all_distances, _inc_from_distances
 from textxai.inconsistency.scoring import compute
+from textxai.stats import IntervalOptions
 from textxai.validation import short_repr
 
 
@@ -32,7 +33,8 @@ def _welch(va: np.ndarray, vb: np.ndarray, k: int) -> tuple[float, float]:
 
 
 def compare_editors(chains_a, chains_b, n_values=DEFAULT_N, word_tokenizer: str = "spacy", paired="auto",
-                    confidence_level: float = 0.95, n_resamples: int = 9999, seed: int = 0) -> dict[int, dict]:
+                    confidence_level: float = IntervalOptions.confidence_level,
+                    n_resamples: int = IntervalOptions.n_resamples, seed: int = IntervalOptions.seed) -> dict[int, dict]:
     """Compare the per-chain inc@n of two editors, for every n.
 
     Paired (``paired="auto"`` when chain ``i`` of both editors starts from the same original, or ``True``):

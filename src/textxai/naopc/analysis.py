@@ -122,7 +122,7 @@ def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
         one = {**res[names[0]]}
         sweep = stats.sample_size_sweep("naopc", one, keys=[k for k in SCORES if one.get(k) is not None],
                                         sizes=opts["sweep_sizes"], confidence_level=opts["confidence_level"],
-                                        n_resamples=min(opts["n_resamples"], 999), seed=opts["seed"])
+                                        n_resamples=min(opts["n_resamples"], stats.SWEEP_N_RESAMPLES), seed=opts["seed"])
         results["sample_size_sweep"] = {names[0]: sweep}
         figs["sample_size_sweep"] = render.plot_sample_size_sweep(sweep, f"Interval width against n ({names[0]})")
     return per_method
