@@ -22,9 +22,6 @@ from textxai.editors import EDITORS
 from textxai.lm import bos_arg
 from textxai.validation import positive_int_arg
 
-NAME = "ceval"
-HELP = "CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality"
-DATA_PARALLEL = True  # under accelerate / torchrun: generation, probabilities and perplexities split by original
 GENERATORS = ("substitution", "deletion")  # the built-in editors of textxai.editors the demo compares
 
 

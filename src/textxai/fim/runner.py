@@ -9,9 +9,6 @@ from textxai.fim.analysis import ShowOptions, analyse
 from textxai.fim.staged import FIMOptions
 from textxai.validation import nonnegative_int_arg, number_in, positive_int_arg
 
-NAME = "fim_difficulty"
-DATA_PARALLEL = True  # under accelerate: difficulties, flip strengths and shifts are split across processes
-HELP = "example difficulty: largest eigenvalue of the Fisher information metric of the input embeddings"
 _FIM, _SHOW = FIMOptions(), ShowOptions()
 
 

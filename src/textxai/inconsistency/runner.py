@@ -18,10 +18,7 @@ from textxai.inconsistency.options import EditorOptions, ScoreOptions
 from textxai.lm import bos_arg
 from textxai.validation import positive_int_arg
 
-NAME = "inconsistency"
-HELP = "inc@n of a counterfactual editor: feed it its own edits and count how much larger they get"
-DATA_PARALLEL = True  # under accelerate / torchrun: the editor's chains split by original (given chains: their labels)
-__all__ = ["NAME", "HELP", "DATA_PARALLEL", "add_arguments", "options", "perplexity_lm", "run", "demo"]
+__all__ = ["add_arguments", "options", "perplexity_lm", "run", "demo"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

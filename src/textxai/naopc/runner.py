@@ -14,9 +14,6 @@ from textxai.naopc.analysis import analyse, report
 from textxai.naopc.texts import NORMALIZATIONS, PERTURBATIONS, NAOPCOptions
 from textxai.validation import int_in, nonnegative_int_arg, positive_int_arg, short_repr
 
-NAME = "naopc"
-DATA_PARALLEL = True  # under accelerate: texts (and their attributions) are split across processes
-HELP = "faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC"
 DEMO_METHODS = ("omission", "input_x_gradient", "integrated_gradients")
 
 
