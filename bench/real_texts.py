@@ -39,13 +39,15 @@ def source() -> str:
 
 def reviews_of_words(clf, n_words: int, count: int, offset: int = 0) -> list[str]:
     """``count`` real texts of exactly ``n_words`` words (``clf.words``): IMDb reviews of at least that length cut
-    there (demo reviews joined when the reference data is absent); ``offset`` skips the first matching ones."""
+    there (the longest has 326 words: then two consecutive reviews joined; demo reviews joined when the reference
+    data is absent); ``offset`` skips the first matching ones."""
     from textxai.words import word_spans
 
     pool = imdb_reviews()
     if not pool:
         demo = demo_reviews()
         pool = [" ".join(demo[(i * 7 + k) % len(demo)] for k in range(40)) for i in range(count + offset)]
+    pool = pool + [f"{a} {b}" for a, b in zip(pool[::2], pool[1::2])]  # two reviews joined: lengths beyond the longest
     out = []
     for text in pool:
         spans = word_spans(text)
