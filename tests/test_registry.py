@@ -295,3 +295,14 @@ def test_demo_and_cache_choices_follow_the_registry(sixth):
     assert parser.parse_args(["demo", "--modules", "stability"]).modules == ["stability"]
     assert parser.parse_args(["cache-modules", "stability"]).names == ["stability"]
     assert isinstance(parser.parse_args(["run", "stability", "--model", "m", "--data", "d"]), argparse.Namespace)
+
+
+def test_analysis_rows_from_each_shape_of_per_example_results():
+    """``Analysis.rows``: a list of rows as is, a dict of columns (inconsistency) row by row, toki's "examples"."""
+    from textxai.registry import Analysis
+
+    assert Analysis("m", {"per_example": [{"a": 1}, {"a": 2}]}).rows == [{"a": 1}, {"a": 2}]
+    assert Analysis("m", {"per_example": {"inc": [[0], [1]], "labels": [[1], [0]]}}).rows == [
+        {"inc": [0], "labels": [1]}, {"inc": [1], "labels": [0]}]
+    assert Analysis("toki_trust", {"examples": [{"label": True}]}).rows == [{"label": True}]
+    assert Analysis("m", {"n": 3}).rows == []

@@ -351,13 +351,13 @@ def test_runner_helper_sweep_and_error_bars_against_n():
     incs = [list(np.random.default_rng(c).integers(0, 3, size=3).astype(float)) for c in range(12)]
     res = _inconsistency_result(incs, ks=(1, 2, 3))
     figures = {}
-    ivs = cli_intervals.runner_intervals("inconsistency", res, {**cli_intervals.DEMO_OPTIONS, "sample_size_sweep": True,
+    ivs = render.analysis_intervals("inconsistency", res, {**render.DEMO_OPTIONS, "sample_size_sweep": True,
                                                                 "sweep_sizes": [5, 12, 48]}, figures)
     assert set(figures) == {"intervals", "sample_size_sweep"} and set(ivs) == {"inc@1", "inc@2", "inc@3"}
     assert [r["n"] for r in res["sample_size_sweep"]["inc@1"]] == [5, 12, 48]
     (ax,) = figures["intervals"].axes  # one panel: inc@n against n, one error bar per n
     assert ax.get_title() == "inc@n" and len(ax.containers[0].lines[2][0].get_segments()) == 3
-    assert cli_intervals.runner_intervals("inconsistency", dict(res), {"confidence_level": None}) == {}
+    assert render.analysis_intervals("inconsistency", dict(res), {"confidence_level": None}) == {}
 
 
 def test_toki_run_files_compare_over_texts_both_models_get_right():

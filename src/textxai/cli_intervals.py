@@ -3,8 +3,9 @@
 The numbers come from :mod:`textxai.stats` (with the defaults of :class:`textxai.stats.IntervalOptions`),
 their text and figures from :mod:`textxai.render`.
 
->>> DEMO_OPTIONS["n_resamples"], DEMO_OPTIONS["confidence_level"]
-(2000, 0.95)
+>>> import argparse; parser = argparse.ArgumentParser(); add_cli_arguments(parser)
+>>> cli_options(parser.parse_args(["--confidence-level", "0.9"]))["confidence_level"]
+0.9
 """
 from __future__ import annotations
 
@@ -16,15 +17,9 @@ from textxai.render import compare_table, intervals_table, plot_intervals, plot_
 from textxai.stats import SWEEP_SIZES, IntervalOptions
 from textxai.validation import check_positive_int
 
-__all__ = ["DEMO_OPTIONS", "add_cli_arguments", "cli_options", "runner_intervals", "compare_files",
-           "add_compare_parser"]
+__all__ = ["add_cli_arguments", "cli_options", "compare_files", "add_compare_parser"]
 
 # ---------------------------------------------------------------------------------------------- textxai run, demo
-
-#: intervals in ``textxai demo`` (on by default there and in ``textxai run``; off by default in ``compute``)
-DEMO_OPTIONS = {**dataclasses.asdict(IntervalOptions(n_resamples=2000)), "sample_size_sweep": False,
-                "sweep_sizes": SWEEP_SIZES}
-
 
 def add_cli_arguments(parser) -> None:
     """``--confidence-level``, ``--n-resamples``, ``--sample-size-sweep``, ``--sweep-sizes`` of ``textxai run``."""
@@ -53,34 +48,6 @@ def cli_options(args) -> dict:
     return {"confidence_level": None if level in (None, 0) else float(level), "n_resamples": n_resamples, "seed": seed,
             "sample_size_sweep": bool(getattr(args, "sample_size_sweep", False)),
             "sweep_sizes": list(getattr(args, "sweep_sizes", SWEEP_SIZES))}
-
-
-def runner_intervals(module_name: str, result: dict, options: Mapping | None, figures: dict | None = None,
-                     keys: Sequence[str] | None = None, title: str | None = None) -> dict:
-    """What a runner does with intervals, in one call: ``result["intervals"]`` (``options["confidence_level"]``
-    None = nothing), their error bars as ``figures["intervals"]`` (the summaries ``keys``, default all), and with
-    ``options["sample_size_sweep"]`` the sweep as ``result["sample_size_sweep"]`` / ``figures["sample_size_sweep"]``.
-    Returns ``result["intervals"]`` (``{}`` when off).
-
-    >>> r = {"trust_labels": [True, False, True, True, None, True], "trustworthy_rate": 0.8}
-    >>> runner_intervals("toki_trust", r, DEMO_OPTIONS)["trustworthy_rate"]["n"]
-    5
-    """
-    options = {**DEMO_OPTIONS, **(options or {})}
-    if options.get("confidence_level") is None:
-        return {}
-    stats.add_intervals(module_name, result, options["confidence_level"], options["n_resamples"], options["seed"])
-    shown = [k for k in (keys or result["intervals"]) if k in result["intervals"]]
-    if figures is not None and shown:
-        figures["intervals"] = plot_intervals(result["intervals"], shown, title=title)
-    if options.get("sample_size_sweep") and shown:
-        sweep = stats.sample_size_sweep(module_name, result, keys=shown, sizes=options["sweep_sizes"],
-                                  confidence_level=options["confidence_level"],
-                                  n_resamples=min(options["n_resamples"], stats.SWEEP_N_RESAMPLES), seed=options["seed"])
-        result["sample_size_sweep"] = sweep
-        if figures is not None:
-            figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)
-    return result["intervals"]
 
 
 # ---------------------------------------------------------------------------------------------- textxai compare

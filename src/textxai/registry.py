@@ -49,7 +49,7 @@ class Analysis:
     @property
     def rows(self) -> list:
         """The per-example rows (``results["per_example"]`` as a list; empty when the method keeps none)."""
-        rows = self.results.get("per_example")
+        rows = self.results.get("per_example", self.results.get("examples"))  # toki keeps its rows as "examples"
         if isinstance(rows, Mapping):  # a dict of columns (inconsistency) or of methods (naopc): one list of values
             return [dict(zip(rows, values)) for values in zip(*rows.values())] if all(
                 isinstance(v, list) for v in rows.values()) else []

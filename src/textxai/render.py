@@ -8,15 +8,17 @@ themselves come from :mod:`textxai.stats`.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from textxai.stats import value_at
+from textxai import stats
+from textxai.stats import SWEEP_SIZES, IntervalOptions, value_at
 from textxai.validation import short_repr
 
-__all__ = ["format_interval", "format_value", "fmt", "interval_note", "intervals_table", "compare_table",
+__all__ = ["DEMO_OPTIONS", "analysis_intervals", "format_interval", "format_value", "fmt", "interval_note", "intervals_table", "compare_table",
            "plot_intervals", "plot_sample_size_sweep"]
 
 
@@ -254,3 +256,39 @@ def interval_note(intervals: Mapping) -> str:
     methods = sorted({e.get("method", "") for e in entries if e.get("method")}, key=lambda m: (m != "BCa", m))
     return (f"[brackets]: {level * 100:.0f}% bootstrap confidence intervals, {' / '.join(u + 's' for u in units)} "
             f"resampled ({', '.join(methods)}; scipy.stats.bootstrap, textxai.stats).")
+
+
+# ---------------------------------------------------------------------------------------------- an analysis' intervals
+
+#: intervals in ``textxai demo`` (on by default there and in ``textxai run``; off by default in ``compute``)
+DEMO_OPTIONS = {**dataclasses.asdict(IntervalOptions(n_resamples=2000)), "sample_size_sweep": False,
+                "sweep_sizes": SWEEP_SIZES}
+
+
+
+def analysis_intervals(module_name: str, result: dict, options: Mapping | None, figures: dict | None = None,
+                     keys: Sequence[str] | None = None, title: str | None = None) -> dict:
+    """The intervals an analysis shows, in one call: ``result["intervals"]`` (``options["confidence_level"]``
+    None = nothing), their error bars as ``figures["intervals"]`` (the summaries ``keys``, default all), and with
+    ``options["sample_size_sweep"]`` the sweep as ``result["sample_size_sweep"]`` / ``figures["sample_size_sweep"]``.
+    Returns ``result["intervals"]`` (``{}`` when off).
+
+    >>> r = {"trust_labels": [True, False, True, True, None, True], "trustworthy_rate": 0.8}
+    >>> analysis_intervals("toki_trust", r, DEMO_OPTIONS)["trustworthy_rate"]["n"]
+    5
+    """
+    options = {**DEMO_OPTIONS, **(options or {})}
+    if options.get("confidence_level") is None:
+        return {}
+    stats.add_intervals(module_name, result, options["confidence_level"], options["n_resamples"], options["seed"])
+    shown = [k for k in (keys or result["intervals"]) if k in result["intervals"]]
+    if figures is not None and shown:
+        figures["intervals"] = plot_intervals(result["intervals"], shown, title=title)
+    if options.get("sample_size_sweep") and shown:
+        sweep = stats.sample_size_sweep(module_name, result, keys=shown, sizes=options["sweep_sizes"],
+                                  confidence_level=options["confidence_level"],
+                                  n_resamples=min(options["n_resamples"], stats.SWEEP_N_RESAMPLES), seed=options["seed"])
+        result["sample_size_sweep"] = sweep
+        if figures is not None:
+            figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)
+    return result["intervals"]

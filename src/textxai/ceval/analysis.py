@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from textxai import cli_intervals, render, stats
+from textxai import render, stats
 from textxai.ceval._checks import is_failed
 from textxai.ceval.baselines import pick_counterfactuals
 from textxai.ceval.plots import plot_method_distances, plot_probability_histogram
@@ -62,7 +62,7 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
     warnings and figures.
 
     ``options``: those of :func:`textxai.ceval.compute` (targets, contrast, outputs, quality, run or their
-    fields). ``intervals``: :func:`textxai.cli_intervals.runner_intervals` options (default: the one default,
+    fields). ``intervals``: :func:`textxai.render.analysis_intervals` options (default: the one default,
     :data:`INTERVALS`; ``None``: no intervals); ``figures=False``: no figures (the module's cheap path).
 
     >>> a = analyse(["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]],
@@ -79,7 +79,7 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
     results["counterfactuals"] = [list(c) if isinstance(c, (list, tuple)) else [c] for c in counterfactuals]
     figs = _figures(results, text_pairs is None) if figures else {}
     if intervals is not None:
-        cli_intervals.runner_intervals("ceval", results, intervals, figs if figures else None, keys=list(INTERVAL_KEYS))
+        render.analysis_intervals("ceval", results, intervals, figs if figures else None, keys=list(INTERVAL_KEYS))
     results["warnings"] = warnings(results)
     return Analysis("ceval", results, summary, list(results["warnings"]), figs, report(results, title))
 

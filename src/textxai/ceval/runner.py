@@ -116,7 +116,7 @@ def demo(progress: bool = True):
     for name in GENERATORS + (("llm",) if lm is not None else ()):
         counterfactuals = generate(texts, classifier, name, k=1 if name == "llm" else 2, progress=progress, editor_model=lm)
         generated[name] = counterfactuals
-        analysis = analyse(texts, counterfactuals, classifier, lm=lm, intervals=cli_intervals.DEMO_OPTIONS)
+        analysis = analyse(texts, counterfactuals, classifier, lm=lm, intervals=render.DEMO_OPTIONS)
         results[name] = analysis.results
         sections.append(report(analysis.results, f"CEval — {name} counterfactuals on demo-sentiment ({len(texts)} texts)",
                                max_examples=2))
@@ -130,7 +130,7 @@ def demo(progress: bool = True):
                                                 title="CEval per generator, intervals over the originals")
     pairs = [GENERATORS] + ([("llm", GENERATORS[0])] if "llm" in results else [])
     for a, b in pairs:
-        comparison = stats.compare("ceval", results[a], results[b], n_resamples=cli_intervals.DEMO_OPTIONS["n_resamples"],
+        comparison = stats.compare("ceval", results[a], results[b], n_resamples=render.DEMO_OPTIONS["n_resamples"],
                                    keys=[k for k in ("flip_rate", "probability_change", "token_distance", "diversity",
                                                      "perplexity")
                                          if k in results[a]["intervals"] and k in results[b]["intervals"]])

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textxai import cli_intervals, render
+from textxai import render
 from textxai.fim.plots import figures as _figures
 from textxai.fim.staged import FIMOptions, compute
 from textxai.fim.text import top_words
@@ -27,7 +27,7 @@ from textxai.registry import Analysis
 from textxai.validation import one_line
 
 #: the intervals of the CLI and the demo (``intervals=None``: none, the cheap path of the evaluate module)
-INTERVALS = cli_intervals.DEMO_OPTIONS
+INTERVALS = render.DEMO_OPTIONS
 #: the summaries that get an interval (and the flat scalars the command line prints with theirs)
 INTERVAL_KEYS = ("summary.mean", "summary.median", "summary.q10", "summary.q90")
 _ALIASES = (("mean_difficulty", "summary.mean"), ("median_difficulty", "summary.median"))
@@ -132,7 +132,7 @@ def undetermined_correlations(results: dict) -> list[str]:
 def _intervals(results: dict, figures: dict | None, intervals) -> None:
     if intervals is None:
         return
-    ivs = cli_intervals.runner_intervals("fim_difficulty", results, intervals, figures, keys=list(INTERVAL_KEYS))
+    ivs = render.analysis_intervals("fim_difficulty", results, intervals, figures, keys=list(INTERVAL_KEYS))
     for alias, key in _ALIASES:
         if key in ivs:  # the flat scalars the command line prints
             ivs[alias] = ivs[key]

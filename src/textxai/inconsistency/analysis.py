@@ -18,7 +18,7 @@ import dataclasses
 import warnings
 from collections import Counter
 
-from textxai import cli_intervals, parallel, stats
+from textxai import parallel, render, stats
 from textxai.editors import get_editor
 from textxai.inconsistency.checks import check_n
 from textxai.inconsistency.feedback import FeedbackChains, feedback_chains
@@ -97,7 +97,7 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     Options: :class:`ScoreOptions` (``n``, ``pooling``, ``word_tokenizer``, ``return_per_example``),
     :class:`EditorOptions` (``editor``, ``steps``, ...), :class:`RunOptions` (``batch_size``, ``progress``),
     :class:`Presentation` (``figures``, ``title``, ``max_chains``), each field also as a keyword. ``lm``: a
-    causal LM for perplexity@n. ``intervals``: :func:`textxai.cli_intervals.runner_intervals` options (None: none).
+    causal LM for perplexity@n. ``intervals``: :func:`textxai.render.analysis_intervals` options (None: none).
     ``warnings``: every user warning raised on the way (raised again) and the editor's failed generations.
     """
     groups = apply_keywords("analyse", keywords, scoring=(ScoreOptions, scoring), editing=(EditorOptions, editing),
@@ -121,7 +121,7 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
         results, summary = _score(chains, labels, classifier, lm, scoring, run)
         figures = {"steps": plot_steps(chains, word_tokenizer=scoring.word_tokenizer)} if shown.figures else {}
         if intervals is not None:  # bootstrap over the chains
-            cli_intervals.runner_intervals("inconsistency", results, intervals, figures if shown.figures else None)
+            render.analysis_intervals("inconsistency", results, intervals, figures if shown.figures else None)
     sentences = _sentences(caught)
     for sentence in sentences + notes:
         warnings.warn(sentence, UserWarning, stacklevel=2)

@@ -4,7 +4,7 @@ The section composes :func:`textxai.inconsistency.analyse` calls, one per editor
 """
 from __future__ import annotations
 
-from textxai.cli_intervals import DEMO_OPTIONS
+from textxai.render import DEMO_OPTIONS
 from textxai.editors import get_editor
 from textxai.inconsistency.analysis import analyse
 from textxai.inconsistency.compare import compare_editors

@@ -20,7 +20,7 @@ import numpy as np
 
 import dataclasses
 
-from textxai import cli_intervals, parallel, render, stats
+from textxai import parallel, render, stats
 from textxai.naopc.core import NARROW_LIMITS, narrow_limit_texts, rank_agreement
 from textxai.naopc.texts import (NAOPCOptions, attribution_sets, compare_attributions, default_max_exact_words,
                                  explain_choice, mean_scores, options_from)
@@ -39,7 +39,7 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     ``attributions``: one score list per text (the set ``"attributions"``), ``{name: scores or None}``
     (``None``: computed by that :mod:`textxai.attribution` method), or ``None`` with ``attribution_method``.
     ``options`` / ``keywords``: :class:`NAOPCOptions` (its fields also as keywords). ``intervals``:
-    :func:`textxai.cli_intervals.runner_intervals` options (default: the one default, :data:`INTERVALS`; ``None``:
+    :func:`textxai.render.analysis_intervals` options (default: the one default, :data:`INTERVALS`; ``None``:
     no intervals). ``figures``: ``False`` for none; ``True`` or ``n``: the score bars and the perturbation curves of
     the first ``n`` texts (``True``: 1).
 
@@ -106,14 +106,14 @@ def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
     for name, r in res.items():
         one = {k: r[k] for k in SCORES if r.get(k) is not None}
         one["per_example"] = r["per_example"]
-        per_method[name] = cli_intervals.runner_intervals("naopc", one, {**(options or {}), "sample_size_sweep": False})
+        per_method[name] = render.analysis_intervals("naopc", one, {**(options or {}), "sample_size_sweep": False})
         if "intervals" in one:
             results["methods"][name]["intervals"] = one["intervals"]
             results.setdefault("intervals", {}).update({f"{name}/{k}": e for k, e in one["intervals"].items()})
     if not results.get("intervals"):
         return {}
     names = list(res)
-    opts = {**cli_intervals.DEMO_OPTIONS, **options}
+    opts = {**render.DEMO_OPTIONS, **options}
     results["comparisons"] = {
         f"{a} vs {b}": stats.compare("naopc", {**res[a]}, {**res[b]}, opts["confidence_level"], opts["n_resamples"],
                                      opts["seed"], keys=[k for k in SCORES if res[a].get(k) is not None])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from textxai import cli_intervals, parallel
+from textxai import cli_intervals, parallel, render
 from textxai.attribution import available_methods
 from textxai.naopc.analysis import analyse, report
 from textxai.naopc.texts import NORMALIZATIONS, PERTURBATIONS, NAOPCOptions
@@ -119,6 +119,6 @@ def demo(progress: bool = True):
     classifier = as_classifier("textxai/demo-sentiment")
     analysis = analyse(_demo_texts(), classifier, {m: None for m in DEMO_METHODS},
                        options=NAOPCOptions(normalization="auto", max_exact_words=10, progress=progress),
-                       intervals=cli_intervals.DEMO_OPTIONS,
+                       intervals=render.DEMO_OPTIONS,
                        title="NAOPC — demo sentiment model, three attribution methods")
     return analysis.report, analysis.results, analysis.figures

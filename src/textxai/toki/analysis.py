@@ -30,7 +30,7 @@ COLUMNS = {"trust_labels": "label", "naive_labels": "naive", "no_ki_labels": "no
 class OutputOptions:
     """What :func:`textxai.toki.analyse` adds to the trust labels.
 
-    ``intervals``: the bootstrap options of :func:`textxai.cli_intervals.runner_intervals` (``confidence_level``,
+    ``intervals``: the bootstrap options of :func:`textxai.render.analysis_intervals` (``confidence_level``,
     ``n_resamples``, ``seed``, ``sample_size_sweep``, ``sweep_sizes``; None: no intervals); ``figures``: draw
     them; the report's ``title`` (default "TOKI trust — <model name>") and ``max_examples``; ``attack``: also
     run the TOKI-guided attack on the first N predictions with a verdict (single texts only) under
@@ -177,12 +177,12 @@ def rate_figure(results: dict, class_names: dict[int, str], labels):
 def with_intervals(results: dict, options: Mapping | None, figures: dict | None = None) -> dict:
     """``results["intervals"]`` of the three trustworthy rates, resampling the correct predictions (and the
     sample-size sweep when ``options`` ask for it); their plots into ``figures``. Returns ``results``."""
-    from textxai import cli_intervals
+    from textxai import render
 
     shaped = {**trust_columns(results["examples"]), "trustworthy_rate": results["trustworthy_rate"],
               "naive_trustworthy_rate": results["naive_trustworthy_rate"],
               "no_ki_trustworthy_rate": results["no_ki_trustworthy_rate"]}
-    intervals = cli_intervals.runner_intervals("toki_trust", shaped, options, figures)
+    intervals = render.analysis_intervals("toki_trust", shaped, options, figures)
     if intervals:
         results["intervals"] = intervals
     if "sample_size_sweep" in shaped:

@@ -128,14 +128,14 @@ def run(args, texts, text_pairs, labels, classifier):
 
 def demo(progress: bool = True):
     """Keywords per class of both demo models, trust labels of 12 held-out texts each, one attack."""
-    from textxai import cli_intervals
+    from textxai import render
     from textxai import demo as demo_data
 
     text, results, figures = [], {}, {}
     for kind in ("sentiment", "topic"):
         clf, index = toki.demo_index(kind, progress=progress)
         corpus = demo_data.load_corpus(kind)
-        output = toki.OutputOptions(intervals=cli_intervals.DEMO_OPTIONS, max_examples=4,
+        output = toki.OutputOptions(intervals=render.DEMO_OPTIONS, max_examples=4,
                                     title=f"TOKI trust — textxai/demo-{kind} (omission, 60 training texts)",
                                     attack=4 if kind == "sentiment" else 0, attack_options=toki.demo_attack_options())
         analysis = toki.analyse(corpus["test_texts"][:12], corpus["test_labels"][:12], model=clf, keyword_index=index,
