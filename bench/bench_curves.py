@@ -114,6 +114,35 @@ def exponent(xs, ys) -> float:
     return float(np.polyfit(np.log(xs[ok]), np.log(ys[ok]), 1)[0]) if ok.sum() >= 2 else float("nan")
 
 
+def plot(curves: dict, path: str) -> None:
+    """Log-log panels: model evaluations and seconds per text against words, one line per workload."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, key, label in ((axes[0], "evaluations", "model evaluations per text"), (axes[1], "seconds", "seconds per text")):
+        for name, points in curves.items():
+            ax.loglog([n for n, _ in points], [max(r[key], 1e-3) for _, r in points], marker="o", label=name)
+        ax.set_xlabel("words per text")
+        ax.set_ylabel(label)
+    axes[1].legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def read_tables(paths) -> dict:
+    """The curves of printed runs of this script (``name words tokens evaluations limit ratio s/text peak``)."""
+    curves = {}
+    for path in paths:
+        for line in Path(path).read_text().splitlines():
+            cells = line.split()
+            if len(cells) == 8 and cells[1].isdigit():
+                curves.setdefault(cells[0], []).append((int(cells[1]), {"evaluations": float(cells[3].replace(",", "")),
+                                                                         "seconds": float(cells[6])}))
+    return curves
+
+
 def main(argv=None):
     from baselines import demo_classifier
 
@@ -121,8 +150,12 @@ def main(argv=None):
     parser.add_argument("--words", nargs="*", type=int, default=[25, 50, 100, 200, 400])
     parser.add_argument("--texts", type=int, default=2, help="texts per length")
     parser.add_argument("--only", nargs="*", default=None, help="workload names (default: all)")
-    parser.add_argument("--plot", default=None, help="write a log-log plot of evaluations per text here (png)")
+    parser.add_argument("--plot", default=None, help="write log-log plots of evaluations and seconds per text here (png)")
+    parser.add_argument("--plot-from", nargs="*", default=None, metavar="OUTPUT",
+                        help="only plot (--plot) the tables printed by earlier runs of this script")
     args = parser.parse_args(argv)
+    if args.plot_from:
+        return plot(read_tables(args.plot_from), args.plot or "curves.png")
     clf = demo_classifier()
     jobs = {k: v for k, v in workloads().items() if args.only is None or k in args.only}
     print(f"texts: {source()}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.strftime('%Y-%m-%d %H:%M')}")
@@ -148,18 +181,7 @@ def main(argv=None):
         print(f"{name:<22} growth: evaluations ~ N^{exponent(ns, [r['evaluations'] for _, r in curves[name]]):.2f}, "
               f"seconds ~ N^{exponent(ns, [r['seconds'] for _, r in curves[name]]):.2f}", flush=True)
     if args.plot:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for name, points in curves.items():
-            ax.loglog([n for n, _ in points], [r["evaluations"] for _, r in points], marker="o", label=name)
-        ax.set_xlabel("words per text")
-        ax.set_ylabel("model evaluations per text")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
+        plot(curves, args.plot)
     return curves
 
 
