@@ -122,8 +122,10 @@ def plot(curves: dict, path: str) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, key, label in ((axes[0], "evaluations", "model evaluations per text"), (axes[1], "seconds", "seconds per text")):
-        for name, points in curves.items():
-            ax.loglog([n for n, _ in points], [max(r[key], 1e-3) for _, r in points], marker="o", label=name)
+        colors = plt.cm.tab20(np.linspace(0, 1, max(len(curves), 2)))
+        for i, (name, points) in enumerate(curves.items()):   # 13 workloads: 20 colours, 4 markers, 2 line styles
+            ax.loglog([n for n, _ in points], [max(r[key], 1e-3) for _, r in points], marker="os^D"[i % 4],
+                      linestyle="-" if i % 2 == 0 else "--", color=colors[i], label=name)
         ax.set_xlabel("words per text")
         ax.set_ylabel(label)
     axes[1].legend(fontsize=7, loc="upper left")
