@@ -3,9 +3,11 @@ then the same command again (every stage resumed from the cache in the output fo
 interrupted audit saves), and a screenshot of the report with headless chromium.
 
     .venv/bin/python bench/bench_audit.py [--output audit] [--screenshot docs/audit-report.png] [--limit N]
+    .venv/bin/python bench/bench_audit.py --imdb 200 --screenshot ""     # issue 26: 200 IMDb-length reviews
 
 runs ``textxai audit --model textxai/demo-sentiment --data <held-out texts> --label-column label --output audit``
-with the default options (the held-out texts are written to ``<output>/heldout.jsonl`` first).
+with the default options (the held-out texts are written to ``<output>/heldout.jsonl`` first). ``--imdb N``
+audits the first N of CEval's reference IMDb test reviews instead (../shared/reference; 163 words on average).
 """
 from __future__ import annotations
 
@@ -14,16 +16,25 @@ import json
 import resource
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from textxai import demo
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from real_texts import imdb_labelled  # noqa: E402
 from textxai.cli import main as textxai
 
 
-def heldout(folder: Path, limit: int | None) -> Path:
-    corpus = demo.load_corpus("sentiment")
-    rows = list(zip(corpus["test_texts"], corpus["test_labels"]))[:limit]
+def heldout(folder: Path, limit: int | None, imdb: int | None = None) -> Path:
+    if imdb:
+        rows = imdb_labelled()[:imdb]
+        if len(rows) < imdb:
+            raise SystemExit(f"--imdb {imdb}: the reference data holds {len(rows)} IMDb reviews (../shared/reference)")
+    else:
+        corpus = demo.load_corpus("sentiment")
+        rows = list(zip(corpus["test_texts"], corpus["test_labels"]))[:limit]
     path = folder / "heldout.jsonl"
     path.write_text("".join(json.dumps({"text": t, "label": int(y)}) + "\n" for t, y in rows), encoding="utf-8")
     return path
@@ -41,6 +52,8 @@ def main() -> None:
     parser.add_argument("--output", default="audit")
     parser.add_argument("--screenshot", default="docs/audit-report.png")
     parser.add_argument("--limit", type=int, default=None, help="only the first N held-out texts (default: all 90)")
+    parser.add_argument("--imdb", type=int, default=None, metavar="N",
+                        help="audit the first N of CEval's IMDb reviews (with their labels) instead of the held-out texts")
     parser.add_argument("--keep-cache", action="store_true",
                         help="resume an interrupted bench (the per-stage times printed come from the cache files)")
     args = parser.parse_args()
@@ -48,7 +61,7 @@ def main() -> None:
     if not args.keep_cache:
         shutil.rmtree(out / ".audit-cache", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    command = ["audit", "--model", "textxai/demo-sentiment", "--data", str(heldout(out, args.limit)),
+    command = ["audit", "--model", "textxai/demo-sentiment", "--data", str(heldout(out, args.limit, args.imdb)),
                "--label-column", "label", "--output", str(out)]
     runs, cpu = [], []
     for _ in range(2):
@@ -59,7 +72,8 @@ def main() -> None:
         cpu.append(now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime)
     data = json.loads((out / "audit.json").read_text())
     print(f"\ntextxai {' '.join(command)}")
-    print(f"{data['n_texts']} texts; planned (estimate) {sum(data['work']['planned']['model'].values()):,} model evaluations")
+    words = sorted(len(json.loads(line)["text"].split()) for line in (out / "heldout.jsonl").read_text().splitlines())
+    print(f"{data['n_texts']} texts of {words[0]}-{words[-1]} words (median {words[len(words) // 2]}); planned (estimate) {sum(data['work']['planned']['model'].values()):,} model evaluations")
     stages = {}
     for f in sorted((out / ".audit-cache").glob("model-*.json")):
         saved = json.loads(f.read_text())

@@ -18,14 +18,21 @@ def reference_dir() -> Path:
     return Path(os.environ.get("TEXTXAI_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
 
 
-def imdb_reviews() -> list[str]:
-    """CEval's IMDb test reviews (expert originals, ``<br />`` as spaces), [] when the reference data is absent."""
+def imdb_labelled() -> list[tuple[str, int]]:
+    """CEval's IMDb test reviews (expert originals, ``<br />`` as spaces) with their label (1 = Positive), [] when the
+    reference data is absent."""
     path = reference_dir() / "ceval" / "datasets" / "imdb" / "expert" / "test_original.tsv"
     if not path.exists():
         return []
     with path.open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    return [" ".join(r["Text"].replace("<br />", " ").split()) for r in rows if r.get("Text")]
+    return [(" ".join(r["Text"].replace("<br />", " ").split()), int(r["Sentiment"].strip().lower() == "positive"))
+            for r in rows if r.get("Text")]
+
+
+def imdb_reviews() -> list[str]:
+    """CEval's IMDb test reviews without labels (see :func:`imdb_labelled`)."""
+    return [text for text, _ in imdb_labelled()]
 
 
 def demo_reviews() -> list[str]:

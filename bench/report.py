@@ -351,6 +351,8 @@ def lime_rows(clf, per_group: int, samples: tuple[int, ...], long_words: int = 2
                             f"{seconds[1]:.1f} ({precision}); float32 {seconds[2]:.1f} s = {seconds[0] / seconds[2]:.2f}x; "
                             f"top-5 overlap with lime {ours_vs:.2f} (lime seed 0 vs 1: {top5_overlap(runs['lime'], lime1):.2f})",
                             f"{seconds[0] / seconds[1]:.2f}x faster"))
+            print(f"[lime row] {rows[-1].workload} | {rows[-1].peer_figure} | {rows[-1].ours} | {rows[-1].ratio}",
+                  file=sys.stderr, flush=True)  # as they come: the whole LIME workload takes ~20 min
     return rows
 
 
