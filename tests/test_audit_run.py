@@ -10,11 +10,12 @@ import re
 import numpy as np
 import pytest
 
-from textxai import demo, fim
+from textxai import demo, fim, naopc
 from textxai.cli import main
 
 TEXTS, LABELS = demo.demo_examples("sentiment", 8)
 SMALL = ["--faithfulness.methods", "omission", "input_x_gradient", "--faithfulness.max_texts", "3",
+         "--faithfulness.max_words", "14",
          "--faithfulness.normalization", "beam", "--trust.attack_texts", "1", "--counterfactual.max_texts", "2",
          "--counterfactual.editors", "substitution", "deletion", "--difficulty.test_set_size", "2",
          "--difficulty.hardest", "2", "--intervals.n_resamples", "499", "--no-progress"]
@@ -51,6 +52,12 @@ def test_report_numbers_are_the_librarys(audited):
     lam = fim.difficulty(TEXTS, clf)["difficulty"]
     np.testing.assert_allclose(m["difficulty"]["difficulty"], lam, rtol=1e-4)
     assert m["difficulty"]["hardest"][0]["index"] == int(np.argmax(lam))
+    f = m["faithfulness"]  # the first 3 texts of at most 14 words (TEXTS have 13 17 14 19 15 17 15 14 words)
+    assert f["indices"] == [0, 2, 7] and "the first of at most 14 words" in f["selection"]
+    own = naopc.compare_attributions([TEXTS[i] for i in f["indices"]], clf, {"omission": None, "input_x_gradient": None},
+                                     options=naopc.NAOPCOptions(normalization="beam"))["omission"]["per_example"]
+    np.testing.assert_allclose(f["per_example"]["omission"]["naopc_comprehensiveness"],
+                               [r["naopc_comprehensiveness"] for r in own], rtol=1e-5)
     for method in ("omission", "input_x_gradient"):
         s = m["faithfulness"]["scores"][method]
         c = s["comprehensiveness"]

@@ -74,21 +74,32 @@ def charge(n: int) -> None:
 DEADLINE_BATCH_TOKENS = 1 << 13
 
 
-def _batches(order: list[int], lengths: Sequence[int], batch_size: int, max_tokens: int | None) -> list[list[int]]:
-    if max_tokens is None:
+def _batches(order: list[int], lengths: Sequence[int], batch_size: int, max_tokens: int | None,
+             fill_tokens: int | None = None) -> list[list[int]]:
+    if max_tokens is None and fill_tokens is None:
         return [order[start: start + batch_size] for start in range(0, len(order), batch_size)]
     out, chunk = [], []
     for i in order:  # shortest first: the newest row is the longest of its batch
-        if chunk and (len(chunk) >= batch_size or (len(chunk) + 1) * max(int(lengths[i]), 1) > max_tokens):
-            out.append(chunk)
-            chunk = []
+        if chunk:
+            rows, padded = len(chunk) + 1, (len(chunk) + 1) * max(int(lengths[i]), 1)
+            full = rows > batch_size and (fill_tokens is None or padded > fill_tokens)
+            if full or (max_tokens is not None and padded > max_tokens):
+                out.append(chunk)
+                chunk = []
         chunk.append(i)
     return out + ([chunk] if chunk else [])
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: bool = False,
-                          desc: str = "batches") -> Iterator[list[int]]:
+                          desc: str = "batches", fill_tokens: int | None = None) -> Iterator[list[int]]:
     """Indices of the inputs in batches of ``batch_size``, shortest inputs first (little padding per batch).
+
+    ``fill_tokens``: a batch takes more than ``batch_size`` inputs while its padded size (inputs x the longest)
+    stays within ``fill_tokens`` (inputs of very different lengths, e.g. texts with words deleted: many short
+    ones per batch, few long ones):
+
+    >>> [len(b) for b in length_sorted_batches([10] * 6 + [100] * 3, 2, fill_tokens=200)]
+    [6, 2, 1]
 
     The sort is stable, so the batches depend only on the lengths; ``progress`` shows a bar (:func:`textxai.progress.progress_bar`).
     Inside a :func:`work_budget` with ``seconds``, a batch also holds at most ``DEADLINE_BATCH_TOKENS`` tokens
@@ -101,7 +112,7 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: boo
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     budget = _BUDGET.get()
     max_tokens = DEADLINE_BATCH_TOKENS if budget is not None and budget.deadline is not None else None
-    for chunk in progress_bar(_batches(order, lengths, batch_size, max_tokens), progress, desc, unit="batch"):
+    for chunk in progress_bar(_batches(order, lengths, batch_size, max_tokens, fill_tokens), progress, desc, unit="batch"):
         if budget is not None:
             budget.charge(len(chunk))
         yield chunk

@@ -533,13 +533,15 @@ class TextClassifier:
         return {k: v.to(self.device) for k, v in tensors.items()}
 
     def _proba_of_rows(self, rows: list[tuple[np.ndarray, np.ndarray | None]], batch_size: int, progress: bool = False,
-                       precision: str = "float32") -> np.ndarray:
-        """Probabilities of token-id rows, batched by similar length, returned in input order; ``precision``
-        "bfloat16" runs the passes under ``torch.autocast`` (resolve "auto" first)."""
+                       precision: str = "float32", fill_tokens: int | None = None) -> np.ndarray:
+        """Probabilities of token-id rows, batched by similar length (``fill_tokens``: see
+        :func:`~textxai.batching.length_sorted_batches`), returned in input order; ``precision`` "bfloat16" runs
+        the passes under ``torch.autocast`` (resolve "auto" first)."""
         out = np.empty((len(rows), self.num_labels), dtype=np.float64)
         lower = torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
         with torch.inference_mode(), frozen_eval(self.model), lower:
-            for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier"):
+            for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier",
+                                               fill_tokens):
                 logits = self.checked_logits(self.model(**self._pad([rows[i] for i in chunk])).logits)
                 out[chunk] = self.probabilities(logits.double()).cpu().numpy()
         return out
@@ -645,9 +647,11 @@ class TextClassifier:
         return array
 
     def masked_proba_many(self, texts, masks_list, text_pairs=None, batch_size: int = 32, perturbation: str = "mask",
-                          progress: bool = False, precision: str = "float32") -> list[np.ndarray]:
+                          progress: bool = False, precision: str = "float32",
+                          fill_tokens: int | None = None) -> list[np.ndarray]:
         """``masked_proba`` for many texts at once, all perturbed inputs batched together (``precision``: see
-        :meth:`resolve_precision`)."""
+        :meth:`resolve_precision`; ``fill_tokens``: batches of short inputs take more than ``batch_size`` up to
+        this many padded tokens)."""
         texts = check_texts(texts)
         pairs = check_text_pairs(text_pairs, texts)
         check_positive_int(batch_size, "batch_size")
@@ -668,7 +672,9 @@ class TextClassifier:
             sizes.append(masks.shape[0])
         if not rows:
             return [np.empty((0, self.num_labels)) for _ in texts]
-        probs = self._proba_of_rows(rows, batch_size, progress, precision)
+        if fill_tokens is not None:
+            check_positive_int(fill_tokens, "fill_tokens")
+        probs = self._proba_of_rows(rows, batch_size, progress, precision, fill_tokens)
         return np.split(probs, np.cumsum(sizes)[:-1])
 
     def masked_proba(self, text: str, masks, text_pair: str | None = None, batch_size: int = 32,

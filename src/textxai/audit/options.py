@@ -25,7 +25,7 @@ SECTIONS = ("overview", "difficulty", "faithfulness", "trust", "counterfactual",
 
 
 #: Options that may be 0 (0 attacked texts: no attack).
-ZERO_ALLOWED = ("seed", "attack_texts", "shortcut_examples")
+ZERO_ALLOWED = ("seed", "attack_texts", "shortcut_examples", "max_words")
 
 
 @dataclass(frozen=True)
@@ -42,14 +42,40 @@ class DifficultyOptions:
 
 @dataclass(frozen=True)
 class FaithfulnessOptions:
-    """NAOPC: attribution ``methods`` on the first ``max_texts`` texts, limits by ``normalization`` (exact up to
-    ``max_exact_words`` words, else the beam), ``examples`` heat-mapped explanations."""
+    """NAOPC: attribution ``methods`` on ``max_texts`` texts (:func:`faithfulness_indices`: the first of at most
+    ``max_words`` words, else the shortest; ``max_words=0``: the first, whatever their length), limits by
+    ``normalization`` (exact up to ``max_exact_words`` words, else the beam), ``examples`` heat-mapped explanations.
+
+    The beam's limits of an N-word text cost ~N^1.5 model inputs of N words (bench/bench_curves.py: 5,578 inputs
+    at 100 words), so the default keeps the section to texts of at most 60 words where the data has enough.
+    """
 
     methods: tuple = ("omission", "input_x_gradient", "integrated_gradients")
     max_texts: int = 20
+    max_words: int = 60
     normalization: str = "auto"
     max_exact_words: int = 10
     examples: int = 3
+
+
+def faithfulness_indices(word_counts, options: FaithfulnessOptions) -> list[int]:
+    """Which texts the Faithfulness section explains (ascending indices): the first ``max_texts`` of at most
+    ``max_words`` words; when fewer qualify, the ``max_texts`` shortest (ties: the earlier text);
+    ``max_words=0``: the first ``max_texts``.
+
+    >>> o = FaithfulnessOptions(max_texts=2, max_words=5)
+    >>> faithfulness_indices([9, 3, 12, 4, 2], o), faithfulness_indices([9, 3, 12, 7, 8], o)
+    ([1, 3], [1, 3])
+    >>> faithfulness_indices([9, 3, 12], FaithfulnessOptions(max_texts=2, max_words=0))
+    [0, 1]
+    """
+    counts = list(word_counts)
+    if not options.max_words:
+        return list(range(min(options.max_texts, len(counts))))
+    short = [i for i, n in enumerate(counts) if n <= options.max_words]
+    if len(short) >= options.max_texts:
+        return short[: options.max_texts]
+    return sorted(sorted(range(len(counts)), key=lambda i: (counts[i], i))[: options.max_texts])
 
 
 @dataclass(frozen=True)

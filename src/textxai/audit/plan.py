@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from textxai import estimates
-from textxai.audit.options import AuditOptions, to_dict
+from textxai.audit.options import AuditOptions, faithfulness_indices, to_dict
 from textxai.fim.method import fim_evaluations
 from textxai.inconsistency.method import feedback_evaluations
 from textxai.naopc.method import naopc_evaluations
@@ -38,7 +38,8 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
                              + 2 * size * (num_labels + len(d.strengths) + 1))
     if "faithfulness" in s:
         f = options.faithfulness
-        out["faithfulness"] = naopc_evaluations(words[: f.max_texts], f.normalization, None,
+        chosen = [words[i] for i in faithfulness_indices(words, f)]
+        out["faithfulness"] = naopc_evaluations(chosen, f.normalization, None,
                                                           f.max_exact_words, list(f.methods))
     if "trust" in s or "connections" in s:
         t = options.trust

@@ -112,7 +112,8 @@ def faithfulness(s: dict) -> str:
     methods = s["methods"]
     keys = [k for k in ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")
             if k in s["scores"][methods[0]]]
-    out = [f"<p>{s['n_texts']} texts. Comprehensiveness ↑ (removing the top words should hurt), sufficiency ↓ "
+    chosen = f"{s['n_texts']} texts ({esc(s['selection'])})" if "selection" in s else f"{s['n_texts']} texts"
+    out = [f"<p>{chosen}. Comprehensiveness ↑ (removing the top words should hurt), sufficiency ↓ "
            "(the top words alone should suffice); NAOPC rescales each text between its lowest and highest possible AOPC.</p>",
            table(["method"] + keys, [[esc(m)] + [num(s["scores"][m][k]) for k in keys] for m in methods])]
     if "naopc_comprehensiveness" in keys:

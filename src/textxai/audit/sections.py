@@ -11,7 +11,7 @@ import numpy as np
 from textxai import fim, naopc
 from textxai.parallel import split
 from textxai.audit import numbers as nb
-from textxai.audit.options import DifficultyOptions, FaithfulnessOptions
+from textxai.audit.options import DifficultyOptions, FaithfulnessOptions, faithfulness_indices
 
 N_CALIBRATION_BINS = 10
 
@@ -139,13 +139,26 @@ def _join_methods(parts: list[dict]) -> dict:
     return {name: mean_scores([row for part in parts for row in part[name]["per_example"]]) for name in parts[0]}
 
 
+def _selection(chosen: list[int], n: int, options: FaithfulnessOptions) -> str:
+    """How the section's texts were chosen, as the report says it."""
+    if len(chosen) == n:
+        return f"all {n} texts"
+    if not options.max_words or chosen == list(range(len(chosen))):
+        return f"the first {len(chosen)} of the {n} texts"
+    return (f"{len(chosen)} of the {n} texts: the first of at most {options.max_words} words, else the shortest "
+            "(NAOPC's limits cost ~N^1.5 model inputs of N words; --faithfulness.max_words 0 takes the first texts)")
+
+
 def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, batch_size: int = 32,
                  progress: bool = False) -> dict:
     """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
     and its significance, where normalisation changes the ranking, heat-mapped example explanations."""
     from textxai.naopc.analysis import ranking_flips
 
-    sub = list(texts[: options.max_texts])
+    from textxai.estimates import approx_words
+
+    chosen = faithfulness_indices([approx_words(t) for t in texts], options)
+    sub = [texts[i] for i in chosen]
     methods = list(options.methods)
     opts = naopc.NAOPCOptions(normalization=options.normalization, max_exact_words=options.max_exact_words,
                               batch_size=batch_size, progress=progress)
@@ -155,7 +168,8 @@ def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, bat
     per = {m: {k: [np.nan if row.get(k) is None else row[k] for row in res[m]["per_example"]] for k in keys}
            for m in methods}
     normalized = all(np.isfinite(per[m]["naopc_comprehensiveness"]).any() for m in methods)
-    out = {"n_texts": len(sub), "methods": methods, "per_example": per, "scores": {}, "rankings": {}}
+    out = {"n_texts": len(sub), "indices": chosen, "selection": _selection(chosen, len(texts), options),
+           "methods": methods, "per_example": per, "scores": {}, "rankings": {}}
     for m in methods:
         out["scores"][m] = {k: nb.mean_estimate(per[m][k], iv, f"{m}: {k.replace('_', ' ')}")
                             for k in keys if normalized or not k.startswith("naopc")}
@@ -172,7 +186,7 @@ def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, bat
                                                          [shaped["methods"][m][f"naopc_{k}"] for m in methods])
                                  for k in keys[:2]}
     first = res[methods[0]]["per_example"]
-    out["examples"] = [{"index": i, "text": sub[i], "words": list(first[i]["words"]),
+    out["examples"] = [{"index": chosen[i], "text": sub[i], "words": list(first[i]["words"]),
                         "attributions": {m: list(res[m]["per_example"][i]["attributions"]) for m in methods}}
                        for i in range(min(options.examples, len(sub)))]
     return out
