@@ -145,12 +145,6 @@ class Lazy:
     margin: float | None = 0.03
     polish: float = 0.28
     moves: int = 4
-    refreshes: int | None = None
-
-    def period(self, n: int) -> int:
-        """Levels between two periodic full expansions of an ``n``-feature search: ``refresh``, or longer so that
-        at most ``refreshes`` happen (``None``: every ``refresh`` levels, ~n^2 / (2 refresh) children per limit)."""
-        return self.refresh if self.refreshes is None else max(self.refresh, -(-n // self.refreshes))
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
@@ -194,7 +188,7 @@ class _Beam:
         probs = [values[key | 1 << j] for j in first]
         if (min(probs) if sign > 0 else 1.0 - max(probs)) <= lazy.saturation:
             return True
-        if bin(key).count("1") % lazy.period(memo.n) == 0:
+        if bin(key).count("1") % lazy.refresh == 0:
             return False
         return all(abs(sign * (values[key] - p) - marg[j]) <= lazy.confirm for j, p in zip(first, probs))
 
