@@ -154,10 +154,11 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
     return out
 
 
-def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, perturbation="mask"):
+def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, perturbation="mask", progress=False):
     encodings = clf.word_encodings(texts, pairs)
     masks = [np.eye(e.n_words, dtype=bool) for e in encodings]
-    masked = clf.masked_proba_many(texts, masks, pairs, batch_size=batch_size, perturbation=perturbation)
+    masked = clf.masked_proba_many(texts, masks, pairs, batch_size=batch_size, perturbation=perturbation,
+                                   progress=progress)
     return [probs[i, targets[i]] - m[:, targets[i]] for i, m in enumerate(masked)]
 
 
@@ -404,7 +405,7 @@ def _attributions(clf, texts, pairs, probs, targets, method: str, seed: int, bat
         return _gradient_attributions(clf, texts, pairs, targets, method, batch_size, progress, **kwargs)
     perturbation = options.get("perturbation", "mask")
     if method == "omission":
-        return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation)
+        return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation, progress)
     n_samples = check_positive_int(options.get("n_samples", REGISTRY[method].default_samples), "n_samples")
     precision = clf.resolve_precision(options.get("precision", "auto"))
     sampling = SamplingOptions(method, n_samples, seed, perturbation, options.get("kernel_width", 0.25), precision)
