@@ -656,6 +656,8 @@ class TextClassifier:
         pairs = check_text_pairs(text_pairs, texts)
         check_positive_int(batch_size, "batch_size")
         check_choice(perturbation, "perturbation", PERTURBATIONS)
+        if fill_tokens is not None:
+            check_positive_int(fill_tokens, "fill_tokens")
         precision = self.resolve_precision(precision)
         if len(masks_list) != len(texts):
             raise ValueError(f"masks_list has {len(masks_list)} items but texts has {len(texts)}: expected the same length")
@@ -672,8 +674,6 @@ class TextClassifier:
             sizes.append(masks.shape[0])
         if not rows:
             return [np.empty((0, self.num_labels)) for _ in texts]
-        if fill_tokens is not None:
-            check_positive_int(fill_tokens, "fill_tokens")
         probs = self._proba_of_rows(rows, batch_size, progress, precision, fill_tokens)
         return np.split(probs, np.cumsum(sizes)[:-1])
 

@@ -9,17 +9,16 @@ their text and figures from :mod:`textxai.render`.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 
 from textxai import stats
-from textxai.render import compare_table, intervals_table, plot_intervals, plot_sample_size_sweep
+from textxai.render import compare_table, intervals_table, plot_intervals
 from textxai.stats import SWEEP_SIZES, IntervalOptions
 from textxai.validation import check_positive_int
 
 __all__ = ["add_cli_arguments", "cli_options", "compare_files", "add_compare_parser"]
 
-# ---------------------------------------------------------------------------------------------- textxai run, demo
+# ---------------------------------------------------------------------------------------------- textxai run
 
 def add_cli_arguments(parser) -> None:
     """``--confidence-level``, ``--n-resamples``, ``--sample-size-sweep``, ``--sweep-sizes`` of ``textxai run``."""

@@ -18,7 +18,8 @@ from textxai import stats
 from textxai.stats import SWEEP_SIZES, IntervalOptions, value_at
 from textxai.validation import short_repr
 
-__all__ = ["DEMO_OPTIONS", "analysis_intervals", "format_interval", "format_value", "fmt", "interval_note", "intervals_table", "compare_table",
+__all__ = ["DEMO_OPTIONS", "analysis_intervals", "format_interval", "format_value", "fmt", "interval_note",
+           "intervals_table", "compare_table",
            "plot_intervals", "plot_sample_size_sweep"]
 
 
@@ -265,9 +266,8 @@ DEMO_OPTIONS = {**dataclasses.asdict(IntervalOptions(n_resamples=2000)), "sample
                 "sweep_sizes": SWEEP_SIZES}
 
 
-
 def analysis_intervals(module_name: str, result: dict, options: Mapping | None, figures: dict | None = None,
-                     keys: Sequence[str] | None = None, title: str | None = None) -> dict:
+                       keys: Sequence[str] | None = None, title: str | None = None) -> dict:
     """The intervals an analysis shows, in one call: ``result["intervals"]`` (``options["confidence_level"]``
     None = nothing), their error bars as ``figures["intervals"]`` (the summaries ``keys``, default all), and with
     ``options["sample_size_sweep"]`` the sweep as ``result["sample_size_sweep"]`` / ``figures["sample_size_sweep"]``.
@@ -286,8 +286,9 @@ def analysis_intervals(module_name: str, result: dict, options: Mapping | None, 
         figures["intervals"] = plot_intervals(result["intervals"], shown, title=title)
     if options.get("sample_size_sweep") and shown:
         sweep = stats.sample_size_sweep(module_name, result, keys=shown, sizes=options["sweep_sizes"],
-                                  confidence_level=options["confidence_level"],
-                                  n_resamples=min(options["n_resamples"], stats.SWEEP_N_RESAMPLES), seed=options["seed"])
+                                        confidence_level=options["confidence_level"],
+                                        n_resamples=min(options["n_resamples"], stats.SWEEP_N_RESAMPLES),
+                                        seed=options["seed"])
         result["sample_size_sweep"] = sweep
         if figures is not None:
             figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)

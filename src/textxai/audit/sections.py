@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from textxai import fim, naopc
+from textxai.estimates import approx_words
 from textxai.parallel import split
 from textxai.audit import numbers as nb
 from textxai.audit.options import DifficultyOptions, FaithfulnessOptions, faithfulness_indices
@@ -154,8 +155,6 @@ def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, bat
     """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
     and its significance, where normalisation changes the ranking, heat-mapped example explanations."""
     from textxai.naopc.analysis import ranking_flips
-
-    from textxai.estimates import approx_words
 
     chosen = faithfulness_indices([approx_words(t) for t in texts], options)
     sub = [texts[i] for i in chosen]

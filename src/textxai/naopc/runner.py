@@ -10,7 +10,7 @@ import sys
 
 from textxai import cli_intervals, parallel, render
 from textxai.attribution import available_methods
-from textxai.naopc.analysis import analyse, report
+from textxai.naopc.analysis import analyse
 from textxai.naopc.texts import NORMALIZATIONS, PERTURBATIONS, NAOPCOptions
 from textxai.validation import int_in, nonnegative_int_arg, positive_int_arg, short_repr
 
