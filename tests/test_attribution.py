@@ -330,3 +330,34 @@ def test_native_bfloat16_is_false_without_torch_s_cpu_checks(monkeypatch):
     for check in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
         monkeypatch.delattr(torch.cpu, check, raising=False)
     assert not native_bfloat16(torch.device("cpu")) and not native_bfloat16(torch.device("meta"))
+
+
+# ------------------------------------------------------------------------- bfloat16 for omission (the audit's)
+def test_omission_in_bfloat16_is_its_own_explanation_and_close_to_float32():
+    # precision= reaches omission's passes (the intact probability included), is part of the remembered
+    # explanation's key (a float32 call after a bfloat16 one gets float32 scores), and moves scores little
+    from textxai import demo
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier("textxai/demo-sentiment", device="cpu")
+    texts = [t for t in demo.load_corpus("sentiment")["test_texts"] if 12 <= len(clf.words(t)) <= 20][:4]
+    texts, single = texts[:3], texts[3]
+    exact = word_attributions(texts, clf, "omission", precision="float32")
+    lower = word_attributions(texts, clf, "omission", precision="bfloat16")
+    again = word_attributions(texts, clf, "omission")          # default float32: the remembered float32 scores
+    for a, b, c in zip(exact, lower, again):
+        np.testing.assert_array_equal(a, c)
+        assert np.abs(a - b).max() > 0                        # it did run in bfloat16
+        assert np.abs(a - b).max() < 0.02                      # measured on the demo model: < 0.004
+        assert set(np.argsort(-a)[:3]) == set(np.argsort(-b)[:3])
+    p = clf.predict_proba([single], precision="bfloat16")[0]  # p(x) - p(x without word j), both in bfloat16
+    masked = clf.masked_proba(single, np.eye(len(clf.words(single)), dtype=bool), precision="bfloat16")
+    (b,) = word_attributions([single], clf, "omission", precision="bfloat16")
+    np.testing.assert_allclose(b, p[p.argmax()] - masked[:, p.argmax()], atol=1e-12)
+
+
+def test_predict_proba_precision_errors_name_the_argument(bert_clf):
+    with pytest.raises(ValueError, match="precision='half'"):
+        bert_clf.predict_proba(["a b"], precision="half")
+    with pytest.raises(ValueError, match="precision='half'"):
+        word_attributions(["a b"], bert_clf, "omission", precision="half")

@@ -80,10 +80,12 @@ def test_options_from_mappings_flags_and_files(tmp_path):
     assert audit_options(read_config(tmp_path / "a.yaml")).trust.attack_texts == 0
     (tmp_path / "a.json").write_text(json.dumps({"counterfactual": {"editors": ["deletion"]}}))
     assert audit_options(read_config(tmp_path / "a.json")).counterfactual.editors == ("deletion",)
+    assert audit_options().run.precision == "auto" and audit_options(run={"precision": "float32"}).run.precision == "float32"
     for bad, message in ((({"faithfulness": {"method": []}}), "faithfulness.method: no such option"),
                          (({"faithfulness": {"max_texts": 0}}), "faithfulness.max_texts=0: expected a positive"),
                          (({"trust": {"max_rate": "lots"}}), "trust.max_rate='lots': expected a number"),
-                         (({"sections": ["trsut"]}), "'trsut' is not a section")):
+                         (({"sections": ["trsut"]}), "'trsut' is not a section"),
+                         (({"run": {"precision": "half"}}), r"run.precision='half': expected one of \['auto'")):
         with pytest.raises(ValueError, match=message):
             audit_options(bad)
     with pytest.raises(ValueError, match="no such file"):

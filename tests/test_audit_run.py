@@ -55,7 +55,8 @@ def test_report_numbers_are_the_librarys(audited):
     f = m["faithfulness"]  # the first 3 texts of at most 14 words (TEXTS have 13 17 14 19 15 17 15 14 words)
     assert f["indices"] == [0, 2, 7] and "the first of at most 14 words" in f["selection"]
     own = naopc.compare_attributions([TEXTS[i] for i in f["indices"]], clf, {"omission": None, "input_x_gradient": None},
-                                     options=naopc.NAOPCOptions(normalization="beam"))["omission"]["per_example"]
+                                     options=naopc.NAOPCOptions(normalization="beam", precision=data["precision"]["model"])
+                                     )["omission"]["per_example"]
     np.testing.assert_allclose(f["per_example"]["omission"]["naopc_comprehensiveness"],
                                [r["naopc_comprehensiveness"] for r in own], rtol=1e-5)
     for method in ("omission", "input_x_gradient"):
@@ -89,6 +90,29 @@ def test_second_run_resumes_and_changed_data_invalidates(audited, tmp_path):
     assert main([*changed, "--sections", "difficulty"]) == 0
     third = json.loads((tmp_path / "out" / "audit.json").read_text())
     assert not any(w["cached"] for w in third["work"]["stages"]["model"].values())
+
+
+def test_precision_is_recorded_and_keys_the_stages_it_changes(audited, tmp_path):
+    # run.precision (default "auto") changes the faithfulness, trust and counterfactual stages only (and
+    # connections, which reads trust): asking for float32 recomputes them where "auto" resolved to bfloat16
+    import shutil
+
+    from textxai.classifier import as_classifier
+
+    folder, args, data = audited
+    resolved = as_classifier("textxai/demo-sentiment").resolve_precision("auto")
+    assert data["precision"] == {"model": resolved}
+    html = (folder / "out" / "index.html").read_text()
+    assert ("forward passes in bfloat16 (run.precision)" in html) == (resolved == "bfloat16")
+    shutil.copytree(folder / "out" / ".audit-cache", tmp_path / "out" / ".audit-cache")
+    args = [*args, "--run.precision", "float32"]
+    args[args.index("--output") + 1] = str(tmp_path / "out")
+    assert main(args) == 0
+    again = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert again["precision"] == {"model": "float32"}
+    redone = {k for k, w in again["work"]["stages"]["model"].items() if not w["cached"]}
+    assert redone == ({"faithfulness", "trust", "counterfactual", "connections"} if resolved != "float32" else set())
+    assert "run.precision" not in (tmp_path / "out" / "index.html").read_text()
 
 
 def test_over_budget_refused_before_any_model_call(tmp_path, capsys, monkeypatch):

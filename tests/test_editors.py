@@ -305,3 +305,25 @@ def test_packaged_llm_edits_demo_texts_within_its_estimate(smollm2):
     differ = [bool(c) and c[0] != t for c, t in zip(out, texts)]
     assert sum(differ) >= 6, list(zip(texts, editor.replies))
     assert budget.used <= sum(estimates.llm_edit_evaluations(estimates.approx_words(t))[0] for t in texts)
+
+
+def test_editors_run_their_passes_in_the_precision_asked(bert_clf, monkeypatch):
+    # the audit's counterfactual stage builds both classifier-driven editors with precision="auto"
+    from textxai.classifier import TextClassifier
+
+    seen, real = [], TextClassifier._proba_of_rows
+
+    def spy(self, rows, batch_size, progress=False, precision="float32", fill_tokens=None):
+        seen.append(precision)
+        return real(self, rows, batch_size, progress, precision, fill_tokens)
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", spy)
+    texts = ["the movie was wonderful and the acting was great ."]
+    for make in (lambda p: DeletionEditor(bert_clf, max_words=2, precision=p),
+                 lambda p: get_editor("substitution", bert_clf, precision=p)):
+        for precision in ("bfloat16", "float32"):
+            seen.clear()
+            make(precision)(texts)
+            assert seen and set(seen) == {precision}
+    with pytest.raises(ValueError, match="precision='half'"):
+        DeletionEditor(bert_clf, precision="half")

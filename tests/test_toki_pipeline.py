@@ -237,3 +237,26 @@ def test_no_verdict_on_a_saturated_model(shortcut_clf, shortcut_index):
     plain = toki.assess(shortcut_clf, texts, labels, shortcut_index, explainer="gradient")
     assert plain["n_undetermined"] == 0 and plain["n_correct"] == len(correct)
     assert all(e["label"] is not None for e in plain["examples"] if e["reason"] != "wrong prediction")
+
+
+def test_attack_runs_every_pass_in_the_precision_asked(shortcut_clf, shortcut_index, monkeypatch):
+    # the audit runs the attack with precision="auto": its ranking, candidates and flip checks all in one precision
+    from textxai.classifier import TextClassifier
+
+    seen, real = [], TextClassifier._proba_of_rows
+
+    def spy(self, rows, batch_size, progress=False, precision="float32", fill_tokens=None):
+        seen.append(precision)
+        return real(self, rows, batch_size, progress, precision, fill_tokens)
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", spy)
+    texts, labels = make_data(4, seed=6)
+    kwargs = dict(labels=labels, min_similarity=0.3, max_rate=0.34, min_words=2)
+    lower = toki.toki_attack(shortcut_clf, texts, shortcut_index, precision="bfloat16", **kwargs)
+    assert len(seen) > 2 and set(seen) == {"bfloat16"}
+    seen.clear()
+    exact = toki.toki_attack(shortcut_clf, texts, shortcut_index, **kwargs)
+    assert set(seen) == {"float32"}
+    assert [r.success for r in lower["examples"]] == [r.success for r in exact["examples"]]
+    with pytest.raises(ValueError, match="precision='half'"):
+        toki.toki_attack(shortcut_clf, texts, shortcut_index, precision="half", **kwargs)

@@ -58,7 +58,7 @@ REGISTRY: dict[str, AttributionMethod] = {m.name: m for m in (
     AttributionMethod("integrated_gradients", "gradient", "captum IntegratedGradients from an all-mask-token "
                       "baseline (special tokens kept), summed over the embedding dimension", ("n_steps",), 50),
     AttributionMethod("omission", "perturbation", "drop of the target probability when the word alone is removed",
-                      ("perturbation",)),
+                      ("perturbation", "precision")),
     AttributionMethod("lime", "sampling", "LIME as the lime package's text explainer: word-presence samples, cosine "
                       "kernel of width 0.25, weighted ridge (alpha 1); n_samples=5000 as TOKI",
                       ("n_samples", "perturbation", "kernel_width", "precision"), 5000),
@@ -154,11 +154,12 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
     return out
 
 
-def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, perturbation="mask", progress=False):
+def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, perturbation="mask", progress=False,
+              precision="float32"):
     encodings = clf.word_encodings(texts, pairs)
     masks = [np.eye(e.n_words, dtype=bool) for e in encodings]
     masked = clf.masked_proba_many(texts, masks, pairs, batch_size=batch_size, perturbation=perturbation,
-                                   progress=progress)
+                                   progress=progress, precision=precision)
     return [probs[i, targets[i]] - m[:, targets[i]] for i, m in enumerate(masked)]
 
 
@@ -323,9 +324,10 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
             ``BATCH_TOKENS`` tokens (inference only), so it is a lower bound there.
         options: ``n_samples`` (lime 5000, kernel_shap 1000), ``n_steps`` (integrated_gradients, 50),
             ``perturbation`` ("mask" | "delete": how omission / lime / kernel_shap remove words),
-            ``precision`` of lime / kernel_shap's forward passes ("auto": bfloat16 where the hardware has it and
-            the model agrees, see ``TextClassifier.resolve_precision``; "float32" for the model's exact
-            probabilities; "bfloat16").
+            ``precision`` of lime / kernel_shap / omission's forward passes ("auto": bfloat16 where the hardware
+            has it and the model agrees, see ``TextClassifier.resolve_precision``; "float32" for the model's
+            exact probabilities; "bfloat16"; default "auto" for the sampling methods, "float32" for omission,
+            whose intact probability then comes from the same precision).
     """
     texts = check_texts(texts)
     pairs = check_text_pairs(text_pairs, texts)
@@ -338,7 +340,8 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     clf = as_classifier(classifier)
     probs = None
     if method == "omission" or isinstance(target, str):  # p(x) is needed: omission, or to find the predicted class
-        probs = clf.predict_proba(texts, pairs, batch_size=batch_size)
+        precision = options.get("precision", "float32") if method == "omission" else "float32"
+        probs = clf.predict_proba(texts, pairs, batch_size=batch_size, precision=precision)
     targets = resolve_targets(target, probs, n=len(texts), num_labels=clf.num_labels)
     if method in ("omission", "lime", "kernel_shap"):
         settings = _settings(clf, method, seed, options)
@@ -377,7 +380,7 @@ def weights_digest(clf) -> str:
 def _settings(clf, method: str, seed: int, options: dict) -> tuple:
     perturbation = options.get("perturbation", "mask")
     if method == "omission":
-        return (weights_digest(clf), method, perturbation)
+        return (weights_digest(clf), method, perturbation, clf.resolve_precision(options.get("precision", "float32")))
     samples = options.get("n_samples", REGISTRY[method].default_samples)
     precision = clf.resolve_precision(options.get("precision", "auto"))
     width = options.get("kernel_width", 0.25) if method == "lime" else None
@@ -405,7 +408,8 @@ def _attributions(clf, texts, pairs, probs, targets, method: str, seed: int, bat
         return _gradient_attributions(clf, texts, pairs, targets, method, batch_size, progress, **kwargs)
     perturbation = options.get("perturbation", "mask")
     if method == "omission":
-        return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation, progress)
+        return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation, progress,
+                         clf.resolve_precision(options.get("precision", "float32")))
     n_samples = check_positive_int(options.get("n_samples", REGISTRY[method].default_samples), "n_samples")
     precision = clf.resolve_precision(options.get("precision", "auto"))
     sampling = SamplingOptions(method, n_samples, seed, perturbation, options.get("kernel_width", 0.25), precision)

@@ -23,7 +23,9 @@ Forward passes run in the model's own precision (float32 for the models textxai 
 attributions (LIME, Kernel SHAP), which average thousands of random perturbations, may ask for
 ``precision="bfloat16"``: matrix products in bfloat16 under ``torch.autocast`` (about 3x faster on a CPU
 with AVX512-BF16 or AMX, and on recent GPUs). ``"auto"`` picks it only where the hardware has native bfloat16
-and a probe pass of the model agrees with float32 (:meth:`TextClassifier.resolve_precision`).
+and a probe pass of the model agrees with float32 (:meth:`TextClassifier.resolve_precision`). ``predict_proba``,
+``masked_proba`` and the methods built on them (omission, the editors, the TOKI attack) take the same option
+(default float32); the audit runs its many-pass stages (trust, counterfactual) with ``"auto"``.
 
 Gradient methods feed the model embeddings in place of token ids (``input_embeddings`` ->
 ``logits_from_embeddings``). The embeddings are swapped in at the model's input-embedding layer, so the
@@ -608,15 +610,18 @@ class TextClassifier:
             return False
         return bool(np.abs(lower - self._proba_of_rows(rows, 1)).max() <= BF16_PROBE_TOLERANCE)
 
-    def predict_proba(self, texts, text_pairs=None, batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        """Class probabilities ``[n, C]`` of ``texts`` (and ``text_pairs`` for NLI-style pairs)."""
+    def predict_proba(self, texts, text_pairs=None, batch_size: int = 32, progress: bool = False,
+                      precision: str = "float32") -> np.ndarray:
+        """Class probabilities ``[n, C]`` of ``texts`` (and ``text_pairs`` for NLI-style pairs); ``precision`` of
+        the forward passes: see :meth:`resolve_precision` (default the model's exact float32)."""
         texts = check_texts(texts)
         pairs = check_text_pairs(text_pairs, texts)
         check_positive_int(batch_size, "batch_size")
+        precision = self.resolve_precision(precision)
         encoded = self.word_view.tokenize(texts, pairs)
         types = encoded.get("token_type_ids")
         rows = [(np.asarray(ids), None if types is None else np.asarray(types[i])) for i, ids in enumerate(encoded["input_ids"])]
-        return self._proba_of_rows(rows, batch_size, progress)
+        return self._proba_of_rows(rows, batch_size, progress, precision)
 
     def predict(self, texts, text_pairs=None, batch_size: int = 32) -> np.ndarray:
         """Predicted class index per text."""
@@ -678,14 +683,14 @@ class TextClassifier:
         return np.split(probs, np.cumsum(sizes)[:-1])
 
     def masked_proba(self, text: str, masks, text_pair: str | None = None, batch_size: int = 32,
-                     perturbation: str = "mask") -> np.ndarray:
+                     perturbation: str = "mask", precision: str = "float32") -> np.ndarray:
         """Probabilities ``[k, C]`` with the words chosen by each row of ``masks`` ([k, n_words], True = removed).
 
         ``perturbation="mask"`` replaces every subword token of a chosen word by the mask token (the unk
         token when there is none); ``"delete"`` removes them. Special tokens are never touched.
         """
         pairs = None if text_pair is None else [text_pair]
-        return self.masked_proba_many([text], [masks], pairs, batch_size, perturbation)[0]
+        return self.masked_proba_many([text], [masks], pairs, batch_size, perturbation, precision=precision)[0]
 
     # ------------------------------------------------------------ embeddings
     def encode(self, texts, text_pairs=None) -> Encoding:

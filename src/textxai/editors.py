@@ -138,6 +138,8 @@ class SubstitutionEditor:
         min_similarity: candidates whose MiniLM sentence cosine with the input is below this are dropped.
         target: the class to edit toward (index or label name); default: the runner-up class of each text.
         progress: show a progress bar over the texts of each call.
+        precision: of the editor's forward passes ("float32", "bfloat16" or "auto", see
+            ``TextClassifier.resolve_precision``).
         class_filter: a :class:`ClassFilter`; its fields may also be given as keywords (``class_names``,
             ``min_lean``, ``neighbour_pos``).
 
@@ -148,7 +150,7 @@ class SubstitutionEditor:
 
     def __init__(self, classifier, n_words: int = 3, n_neighbours: int = 30, n_substitutes: int = 3,
                  progress: bool = False, max_words: int | None = None, min_similarity: float = 0.6, target=None,
-                 class_filter: ClassFilter | None = None, **filter_options):
+                 class_filter: ClassFilter | None = None, precision: str = "float32", **filter_options):
         from textxai.classifier import as_classifier
         from textxai.options import apply_keywords
 
@@ -168,6 +170,7 @@ class SubstitutionEditor:
         self.min_similarity = float(min_similarity)
         self.target = None if target is None else self.classifier.class_index(target, "target")
         self.progress = bool(progress)
+        self.precision = self.classifier.resolve_precision(precision)
         self.generator = editor_generator()
         self.class_names = class_names
         if isinstance(min_lean, bool) or not isinstance(min_lean, (int, float)) or not 0 <= min_lean <= 1:
@@ -233,7 +236,7 @@ class SubstitutionEditor:
         n = clf.word_encoding(text).n_words
         spans = _spans(text, clf)[:n]
         masks = np.vstack([np.zeros((1, n), dtype=bool), np.eye(n, dtype=bool)])
-        probs = clf.masked_proba(text, masks)
+        probs = clf.masked_proba(text, masks, precision=self.precision)
         current = int(probs[0].argmax())
         logp = np.log(np.clip(probs[:, current], 1e-300, None))
         return spans, probs[0], logp[0] - logp[1:]
@@ -315,7 +318,7 @@ class SubstitutionEditor:
         if not chosen:
             return []
         edited = [_apply(text, [(spans[w][1], spans[w][2], r)]) for w, options in chosen for r, _ in options]
-        logp = np.log(np.clip(self.classifier.predict_proba(edited), 1e-300, None))
+        logp = np.log(np.clip(self.classifier.predict_proba(edited, precision=self.precision), 1e-300, None))
         margin0 = float(np.log(probs[target]) - np.log(probs[current]))
         out, row = [], 0
         for w, options in chosen:
@@ -385,7 +388,8 @@ class DeletionEditor:
 
     name = "deletion"
 
-    def __init__(self, classifier, max_words: int = 3, progress: bool = False, batch_size: int = 32):
+    def __init__(self, classifier, max_words: int = 3, progress: bool = False, batch_size: int = 32,
+                 precision: str = "float32"):
         from textxai.classifier import as_classifier
 
         self.classifier = as_classifier(classifier).require_single_label("the counterfactual editor (flips the "
@@ -393,6 +397,7 @@ class DeletionEditor:
         self.max_words = check_positive_int(max_words, "max_words")
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.progress = bool(progress)
+        self.precision = self.classifier.resolve_precision(precision)
 
     def __repr__(self) -> str:
         return f"DeletionEditor({self.classifier!r}, max_words={self.max_words})"
@@ -401,7 +406,7 @@ class DeletionEditor:
         from textxai.ceval.baselines import deletion_candidates
 
         return deletion_candidates(texts, self.classifier, max_words=self.max_words, batch_size=self.batch_size,
-                                   progress=self.progress)
+                                   progress=self.progress, precision=self.precision)
 
 
 #: Built-in editors by name.
@@ -553,8 +558,16 @@ class SubstituteGenerator:
             self.sentence_embedder = MiniLMEmbedder()
         if not texts:
             return []
-        vecs = self.sentence_embedder.sentences([original] + list(texts))
-        sims = vecs[1:] @ vecs[0]
+        known = self.__dict__.setdefault("_originals", {})   # the attack asks about one original once per step
+        if original in known:
+            vecs, first = self.sentence_embedder.sentences(list(texts)), known[original]
+        else:
+            vecs = self.sentence_embedder.sentences([original] + list(texts))
+            first, vecs = vecs[0], vecs[1:]
+            if len(known) >= 256:
+                known.clear()
+            known[original] = first
+        sims = vecs @ first
         return [float(s) if s >= min_similarity else None for s in sims]
 
 

@@ -109,13 +109,23 @@ class CounterfactualOptions:
     steps: int = 2
 
 
+#: The stages whose forward passes run in ``run.precision`` (the others always in float32: FIM's gradients and the
+#: overview's calibration read the model's exact outputs; faithfulness's attributions are computed in float32,
+#: its AOPC curves and NAOPC limits in ``run.precision``).
+PRECISION_STAGES = ("faithfulness", "trust", "counterfactual")
+
+
 @dataclass(frozen=True)
 class RunOptions:
-    """How the audit runs: batch size, progress bars, the evaluation limit checked before any work."""
+    """How the audit runs: batch size, progress bars, the evaluation limit checked before any work, and the
+    ``precision`` of the many-pass stages (:data:`PRECISION_STAGES`: NAOPC's curves and limits, TOKI's
+    explanations and attack, the editors; "auto": bfloat16 where the hardware has it and the model agrees with float32, see
+    ``TextClassifier.resolve_precision``; "float32": the model's exact outputs everywhere)."""
 
     batch_size: int = 32
     progress: bool = True
     max_evaluations: int | None = None
+    precision: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -203,6 +213,11 @@ def audit_options(config=None, **stages) -> AuditOptions:
         if s not in SECTIONS:
             raise ValueError(f"sections={list(sections)}: {s!r} is not a section; expected some of {list(SECTIONS)}")
     out = {name: _stage(name, merged[name]) for name in STAGES if name in merged}
+    from textxai.classifier import PRECISIONS
+
+    precision = out["run"].precision if "run" in out else RunOptions.precision
+    if precision not in PRECISIONS:
+        raise ValueError(f"run.precision={short_repr(precision)}: expected one of {list(PRECISIONS)}")
     return AuditOptions(sections=tuple(s for s in SECTIONS if s in sections or s == "overview"), **out)
 
 

@@ -60,7 +60,9 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
 
 def fingerprint(clf, texts, labels, stage: str, options: AuditOptions) -> str:
     """What a stage's result depends on: the model (name, labels, size, weights), the texts and labels, the
-    stage's own options and the interval settings (connections: those of difficulty and trust too)."""
+    stage's own options and the interval settings (connections: those of difficulty and trust too), and for the
+    stages run in ``run.precision`` the precision their forward passes resolve to on this machine."""
+    from textxai.audit.options import PRECISION_STAGES
     from textxai.toki.index import weights_digest
 
     opts = to_dict(options)
@@ -70,6 +72,8 @@ def fingerprint(clf, texts, labels, stage: str, options: AuditOptions) -> str:
              "connections": ["difficulty", "trust", "intervals"]}[stage]
     key = [CACHE_FORMAT, stage, clf.fingerprint, weights_digest(clf), list(texts),
            None if labels is None else [int(y) for y in labels], {p: opts[p] for p in parts}]
+    if stage in PRECISION_STAGES + ("connections",):   # connections reads the trust stage
+        key.append(clf.resolve_precision(options.run.precision))
     return hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:20]
 
 

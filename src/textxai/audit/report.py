@@ -243,6 +243,20 @@ def _model_sections(key: str, data: dict) -> str:
     return _section(key, "".join(parts)) if parts else ""
 
 
+def precision_note(data: dict) -> str:
+    """Where the audit did not compute in float32 (``run.precision``), as a clause of the lead sentence.
+
+    >>> precision_note({"precision": {"model": "bfloat16"}})
+    '; NAOPC, TOKI and the editors ran their forward passes in bfloat16 (run.precision)'
+    >>> precision_note({"precision": {"model": "float32"}}), precision_note({})
+    ('', '')
+    """
+    lower = sorted({p for p in data.get("precision", {}).values() if p != "float32"})
+    if not lower:
+        return ""
+    return f"; NAOPC, TOKI and the editors ran their forward passes in {', '.join(lower)} (run.precision)"
+
+
 def render(data: dict) -> str:
     """The whole report as one HTML string."""
     m = data["models"]["model"]
@@ -258,7 +272,7 @@ def render(data: dict) -> str:
     body = (f"<h1>Audit of {esc(name)}</h1><p class=\"lead\">Is this classifier right for the right reasons? "
             f"{data['n_texts']} texts, {work['evaluations']:,} model evaluations in {work.get('stage_seconds', work['seconds']):.0f} s"
             + (f" ({work['resumed']} stages resumed from the cache; this run {work['seconds']:.0f} s)" if work.get("resumed") else "")
-            + " (textxai audit). [brackets]: 95% bootstrap confidence intervals.</p>"
+            + " (textxai audit)" + esc(precision_note(data)) + ". [brackets]: 95% bootstrap confidence intervals.</p>"
             f"<h2>In short</h2><ul>{first}</ul><nav id=\"toc\"><h2>Contents</h2><ol>{toc}</ol></nav>"
             + _section("overview", over + (f"<h3>Skipped</h3><ul>{skipped}</ul>" if skipped else ""))
             + "".join(_model_sections(k, data) for k in keys[1:] if k != "comparison")

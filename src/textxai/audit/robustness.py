@@ -36,11 +36,14 @@ def available_editors() -> list[str]:
 
 
 def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Intervals, batch_size: int = 32,
-               progress: bool = False) -> dict:
-    """CEval metrics of the best counterfactual per text, and inc@1 of the editor's feedback chains."""
+               progress: bool = False, precision: str = "float32") -> dict:
+    """CEval metrics of the best counterfactual per text, and inc@1 of the editor's feedback chains; the built-in
+    classifier-driven editors run their forward passes in ``precision`` (CEval's metrics in float32)."""
     from textxai.editors import get_editor
 
     extra = {"batch_size": batch_size} if name == "deletion" else {}
+    if name in ("deletion", "substitution"):
+        extra["precision"] = precision
     # every call of the editor shares its texts out under a multi-process audit (textxai.parallel.collective)
     editor = Memo(split(get_editor(name, clf, progress=progress, **extra), over=("texts",)))
     candidates = editor(texts)
@@ -68,7 +71,7 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
 
 
 def counterfactual(clf, texts, options: CounterfactualOptions, iv: nb.Intervals, batch_size: int = 32,
-                   progress: bool = False) -> dict:
+                   progress: bool = False, precision: str = "float32") -> dict:
     """Every editor of ``options.editors`` (unknown ones skipped with a note) on the first ``max_texts`` texts,
     and the paired difference of their flip rates."""
     sub = list(texts[: options.max_texts])
@@ -76,7 +79,7 @@ def counterfactual(clf, texts, options: CounterfactualOptions, iv: nb.Intervals,
     out = {"n_texts": len(sub), "editors": {}, "skipped": [e for e in options.editors if e not in known]}
     for name in options.editors:
         if name in known:
-            out["editors"][name] = one_editor(clf, sub, name, options, iv, batch_size, progress)
+            out["editors"][name] = one_editor(clf, sub, name, options, iv, batch_size, progress, precision)
     names = list(out["editors"])
     if len(names) >= 2:
         a, b = names[:2]

@@ -76,11 +76,11 @@ def _stage(name: str, clf, texts, labels, done: dict, options: AuditOptions):
     if name == "difficulty":
         return sections.difficulty(clf, texts, labels, options.difficulty, iv, pg)
     if name == "faithfulness":
-        return sections.faithfulness(clf, texts, options.faithfulness, iv, bs, pg)
+        return sections.faithfulness(clf, texts, options.faithfulness, iv, bs, pg, run.precision)
     if name == "trust":
-        return trust.trust(clf, texts, labels, done["overview"]["predictions"], options.trust, iv, bs, pg)
+        return trust.trust(clf, texts, labels, done["overview"]["predictions"], options.trust, iv, bs, pg, run.precision)
     if name == "counterfactual":
-        return robustness.counterfactual(clf, texts, options.counterfactual, iv, bs, pg)
+        return robustness.counterfactual(clf, texts, options.counterfactual, iv, bs, pg, run.precision)
     return trust.connections(clf, texts, done["difficulty"], done["trust"], done["overview"]["predictions"], iv, bs)
 
 
@@ -169,7 +169,8 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
     cache = planning.StageCache(output)
     started = time.time()
     data = {"options": to_dict(opts), "n_texts": len(texts), "texts": texts, "labels": ids["model"], "models": {},
-            "work": {"planned": work_plan, "stages": {}}}
+            "work": {"planned": work_plan, "stages": {}},
+            "precision": {tag: clf.resolve_precision(opts.run.precision) for tag, clf in models.items()}}
     for tag, clf in models.items():
         data["models"][tag], data["work"]["stages"][tag] = run_model(clf, texts, ids[tag], opts, cache, tag)
     if compare is not None:

@@ -151,16 +151,17 @@ def _selection(chosen: list[int], n: int, options: FaithfulnessOptions) -> str:
 
 
 def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, batch_size: int = 32,
-                 progress: bool = False) -> dict:
+                 progress: bool = False, precision: str = "float32") -> dict:
     """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
-    and its significance, where normalisation changes the ranking, heat-mapped example explanations."""
+    and its significance, where normalisation changes the ranking, heat-mapped example explanations
+    (``precision``: of the AOPC curves and NAOPC limits, :class:`textxai.naopc.NAOPCOptions`)."""
     from textxai.naopc.analysis import ranking_flips
 
     chosen = faithfulness_indices([approx_words(t) for t in texts], options)
     sub = [texts[i] for i in chosen]
     methods = list(options.methods)
     opts = naopc.NAOPCOptions(normalization=options.normalization, max_exact_words=options.max_exact_words,
-                              batch_size=batch_size, progress=progress)
+                              batch_size=batch_size, progress=progress, precision=precision)
     compare = split(naopc.compare_attributions, over=("texts", "attributions"), merge=_join_methods)
     res = compare(sub, clf, {m: None for m in methods}, options=opts)
     keys = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")

@@ -80,14 +80,15 @@ def _agreement(examples, iv: nb.Intervals) -> dict:
     return out
 
 
-def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: nb.Intervals, batch_size: int) -> dict:
+def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: nb.Intervals, batch_size: int,
+            precision: str = "float32") -> dict:
     chosen = [i for i, e in enumerate(examples) if e["label"] is not None][: options.attack_texts]
     if not chosen:
         return {"n_attacked": 0, "reading": "no correct prediction to attack."}
     sub, labs = [texts[i] for i in chosen], [int(references[i]) for i in chosen]
     attack = on_main(toki.toki_attack)  # its random stream and candidate cache run across the texts: not split
     runs = {s: attack(clf, sub, index, labels=labs, strategy=s, seed=iv.seed, max_rate=options.max_rate,
-                                min_similarity=options.min_similarity, batch_size=batch_size)
+                                min_similarity=options.min_similarity, batch_size=batch_size, precision=precision)
             for s in ("toki", "random")}
     success = {s: [float(bool(r.success)) for r in runs[s]["examples"]] for s in runs}
     out = {"n_attacked": len(chosen), "indices": chosen,
@@ -102,12 +103,17 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
 
 
 def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Intervals, batch_size: int = 32,
-          progress: bool = False) -> dict:
+          progress: bool = False, precision: str = "float32") -> dict:
     """TOKI on the audited texts: trust rate of correct predictions, the three verdicts and their agreement,
-    shortcut candidates with examples, the TOKI attack against random substitution."""
+    shortcut candidates with examples, the TOKI attack against random substitution. ``precision``: of the
+    explanations of the audited texts and of the attack (the keyword index is built in float32)."""
+    from textxai.attribution import REGISTRY
+
     references = list(labels) if labels is not None else list(predictions)
     index, source = keyword_index(clf, texts, references, options, batch_size, progress)
-    explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress)
+    lower = {"precision": precision} if "precision" in REGISTRY[options.explainer].options else None
+    explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress,
+                                  explainer_options=lower)
     res = toki.assess(clf, texts, references, index, explain=explain)
     ex = [{k: e[k] for k in ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")}
           | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]} for e in res["examples"]]
@@ -124,7 +130,7 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
     out["untrusted"] = nb.rate_estimate([None if e["label"] is None else not e["label"] for e in ex], iv,
                                         "rest on words unrelated to their class", of)
     if options.attack_texts:
-        out["attack"] = _attack(clf, texts, references, ex, index, options, iv, batch_size)
+        out["attack"] = _attack(clf, texts, references, ex, index, options, iv, batch_size, precision)
     return out
 
 

@@ -8,12 +8,14 @@ from textxai.ceval.distances import token_distance
 from textxai.progress import progress_bar
 
 
-def deletion_candidates(texts, classifier, max_words: int = 3, batch_size: int = 32, progress: bool = False) -> list[list[str]]:
+def deletion_candidates(texts, classifier, max_words: int = 3, batch_size: int = 32, progress: bool = False,
+                        precision: str = "float32") -> list[list[str]]:
     """A word-deletion baseline generator: candidate counterfactuals of each text.
 
     Greedy: at each step delete the word whose removal most lowers the probability of the original
     predicted class, until the prediction flips or ``max_words`` words are gone. Candidates: every single
     deletion of the first step (best first), then the texts along the greedy path. Deterministic.
+    ``precision`` of its forward passes: see ``TextClassifier.resolve_precision`` (the audit uses "auto").
     """
     from textxai.classifier import as_classifier
     from textxai.validation import check_positive_int, check_texts
@@ -21,20 +23,21 @@ def deletion_candidates(texts, classifier, max_words: int = 3, batch_size: int =
     texts = check_texts(texts)
     check_positive_int(max_words, "max_words")
     clf = as_classifier(classifier)
+    precision = clf.resolve_precision(precision)
     out = []
     for text in progress_bar(texts, progress, "deletion baseline", unit="text"):
         spans = [(s, e) for _, s, e in _words.word_spans(text)]
         if len(spans) < 2:
             out.append([])
             continue
-        original_class = int(np.argmax(clf.predict_proba([text], batch_size=batch_size)[0]))
+        original_class = int(np.argmax(clf.predict_proba([text], batch_size=batch_size, precision=precision)[0]))
         removed: list[int] = []
         path: list[str] = []
         singles: list[str] = []
         for step in range(min(max_words, len(spans) - 1)):
             options = [i for i in range(len(spans)) if i not in removed]
             candidates = [_delete_words(text, spans, removed + [i]) for i in options]
-            probs = clf.predict_proba(candidates, batch_size=batch_size)
+            probs = clf.predict_proba(candidates, batch_size=batch_size, precision=precision)
             order = np.argsort(probs[:, original_class], kind="stable")
             if step == 0:
                 singles = [candidates[j] for j in order]

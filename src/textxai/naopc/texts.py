@@ -38,6 +38,9 @@ class NAOPCOptions:
     batch_size: model batch size (results do not depend on it beyond float32 noise).
     seed: seed of sampling attribution methods computed here (lime, kernel_shap).
     progress: tqdm progress bars.
+    precision: of the passes over removed-word inputs (AOPC curves and limits; the attributions are computed
+        as asked): ``"float32"`` (the model's exact outputs), ``"bfloat16"`` or ``"auto"`` (see
+        ``TextClassifier.resolve_precision``): the NAOPC of the model as it runs in that precision.
     """
 
     normalization: str = "auto"
@@ -47,9 +50,13 @@ class NAOPCOptions:
     batch_size: int = 32
     seed: int = 0
     progress: bool = False
+    precision: str = "float32"
 
     def checked(self) -> "NAOPCOptions":
+        from textxai.classifier import PRECISIONS
+
         check_choice(self.normalization, "normalization", NORMALIZATIONS)
+        check_choice(self.precision, "precision", PRECISIONS)
         check_choice(self.perturbation, "perturbation", PERTURBATIONS)
         if self.beam_size is not None:
             check_positive_int(self.beam_size, "beam_size")
@@ -235,7 +242,8 @@ def _score_many(job: _Job, targets) -> ScoreManyFn:
         if idx:
             probs = job.clf.masked_proba_many([job.texts[i] for i in idx], [masks_list[i] for i in idx],
                                               None if job.pairs is None else [job.pairs[i] for i in idx],
-                                              batch_size=opts.batch_size, perturbation=opts.perturbation, progress=show)
+                                              batch_size=opts.batch_size, perturbation=opts.perturbation, progress=show,
+                                              precision=opts.precision)
             for i, p in zip(idx, probs):
                 outs[i] = p[:, targets[i]]
         return outs
@@ -266,7 +274,8 @@ def _model_outputs(job: _Job):
     opts = job.opts
     first = _first_masks(job)
     probs = job.clf.masked_proba_many(job.texts, first, job.pairs, batch_size=opts.batch_size,
-                                      perturbation=opts.perturbation, progress=opts.progress and any(len(m) > 1 for m in first))
+                                      perturbation=opts.perturbation, progress=opts.progress and any(len(m) > 1 for m in first),
+                                      precision=opts.precision)
     full = np.stack([p[0] for p in probs])  # row 0 of every text: nothing removed
     targets = resolve_targets(job.targets, full) if isinstance(job.targets, str) else job.targets
     for name, attrs in job.sets.items():
@@ -385,7 +394,7 @@ def compute(texts, attributions, classifier, text_pairs=None, target="predicted"
         text_pairs: second texts for sentence-pair models (their words follow the first text's).
         target: ``"predicted"`` (the class predicted on the intact input), a class index, or one per text.
         options / keywords: :class:`NAOPCOptions` (normalization, beam_size, max_exact_words, perturbation,
-            batch_size, seed, progress).
+            batch_size, seed, progress, precision).
 
     Returns a dict with the means ``comprehensiveness``, ``sufficiency``, ``naopc_comprehensiveness``,
     ``naopc_sufficiency`` (``None`` with ``normalization="none"``) and ``per_example``: one dict per text

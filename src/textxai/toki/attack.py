@@ -190,7 +190,8 @@ class AttackResult:
 @dataclass(frozen=True)
 class AttackOptions:
     """The attack's budget and constraints (A2T: ``max_rate`` 0.1, ``min_words`` 2, ``min_similarity`` 0.8);
-    ``n_candidates`` None: every candidate of a position is tried; ``importance``: "omission" or "gradient"."""
+    ``n_candidates`` None: every candidate of a position is tried; ``importance``: "omission" or "gradient";
+    ``precision`` of the forward passes (ranking and candidates; see ``TextClassifier.resolve_precision``)."""
 
     max_rate: float = 0.1
     min_words: int = 2
@@ -201,8 +202,12 @@ class AttackOptions:
     strategy: str = "toki"
     seed: int = 0
     importance: str = "omission"
+    precision: str = "float32"
 
     def checked(self) -> "AttackOptions":
+        from textxai.classifier import PRECISIONS
+
+        check_choice(self.precision, "precision", PRECISIONS)
         check_unit(self.max_rate, "max_rate")
         check_unit(self.min_similarity, "min_similarity", -1.0, 1.0)
         check_choice(self.strategy, "strategy", ("toki", "random"))
@@ -237,7 +242,7 @@ def _budget(n_words: int, max_rate: float, min_words: int) -> int:
     return max(min_words, int(math.floor(max_rate * n_words)))
 
 
-SIMILARITY_CHUNK = 8  # candidates whose sentence similarity is computed at once (then 16, 32, ...)
+SIMILARITY_CHUNK = 2  # candidates whose sentence similarity is computed at once (then 4, 8, ...)
 
 
 def _first_similar(gen, original: str, texts: list[str], min_similarity: float) -> tuple[int, float] | None:
@@ -271,7 +276,7 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         tried = [(j, k) for j in window for k in candidates_of(cur_spans[j][0])]
         edited = [_replace(current, cur_spans, j, k) for j, k in tried]
         queries += len(edited)
-        p = clf.predict_proba(edited, batch_size=batch_size) if edited else np.zeros((0, 1))
+        p = clf.predict_proba(edited, batch_size=batch_size, precision=opts.precision) if edited else np.zeros((0, 1))
         lower = sorted((m for m in range(len(edited)) if p[m, c] < p_c), key=lambda m: (p[m, c], m))
         found = _first_similar(gen, text, [edited[m] for m in lower], opts.min_similarity)
         if found is None:   # no candidate lowering p(c) keeps the meaning
@@ -323,14 +328,16 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     index = check_index(keyword_index, clf)
     embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
     gen = generator or shared_generator(keep_meaning=True)
-    proba = clf.predict_proba(texts, batch_size=batch_size)
+    opts = dataclasses.replace(opts, precision=clf.resolve_precision(opts.precision))
+    proba = clf.predict_proba(texts, batch_size=batch_size, precision=opts.precision)
     predicted = proba.argmax(axis=1)
     todo = {i for i in range(len(texts)) if labels is None or predicted[i] == labels[i]}
     importance = {}
     if opts.strategy == "toki" and todo:
         ordered = sorted(todo)
+        extra = {"precision": opts.precision} if opts.importance == "omission" else {}
         scores = word_attributions([texts[i] for i in ordered], clf, opts.importance,
-                                   target=[int(predicted[i]) for i in ordered], batch_size=batch_size)
+                                   target=[int(predicted[i]) for i in ordered], batch_size=batch_size, **extra)
         importance = dict(zip(ordered, scores))
     rng = random.Random(opts.seed)
     correlation = WordClassCorrelation(clf, batch_size)
