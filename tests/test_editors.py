@@ -41,7 +41,7 @@ def test_substitutions_match_the_classifier(fixture, request):
         n = len(spans)
         masked = clf.masked_proba(text, np.vstack([np.zeros((1, n), bool), np.eye(n, dtype=bool)]))
         c = int(masked[0].argmax())
-        assert np.allclose(importance, np.log(masked[0, c]) - np.log(masked[1:, c]))
+        assert np.allclose(importance, np.log(masked[0, c]) - np.log(masked[1:, c]), atol=1e-5)  # float32 batches
         target = int(np.argsort(-probs, kind="stable")[1])
         for subs in editor.substitutions(text):
             assert 1 <= len(subs) <= 2 and subs[0].importance > 0
@@ -327,3 +327,25 @@ def test_editors_run_their_passes_in_the_precision_asked(bert_clf, monkeypatch):
             assert seen and set(seen) == {precision}
     with pytest.raises(ValueError, match="precision='half'"):
         DeletionEditor(bert_clf, precision="half")
+
+
+def test_substitution_editor_reuses_the_remembered_omission_explanation(bert_clf, monkeypatch):
+    # a text TOKI or the audit explained with omission (same model, class, precision) costs the editor no masked
+    # row; a text nobody explained costs its N masked rows
+    from textxai.attribution import word_attributions
+    from textxai.classifier import TextClassifier
+
+    editor = SubstitutionEditor(bert_clf, n_words=2, n_neighbours=5, min_similarity=-1.0)
+    explained, fresh = "the plot was dull but the music was lovely .", "a bright , warm and clever little comedy ."
+    word_attributions([explained], bert_clf, "omission")
+    rows, real = [], TextClassifier.masked_proba_many
+
+    def spy(self, texts, masks, *args, **kwargs):
+        rows.append(sum(len(m) for m in masks))
+        return real(self, texts, masks, *args, **kwargs)
+
+    monkeypatch.setattr(TextClassifier, "masked_proba_many", spy)
+    spans, probs, importance = editor.importance(explained)
+    assert rows == [] and len(importance) == len(spans)
+    editor.importance(fresh)
+    assert rows == [bert_clf.word_encoding(fresh).n_words]

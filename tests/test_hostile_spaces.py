@@ -107,7 +107,9 @@ def test_wall_time_budget_stops_a_long_job_between_batches(tiny_bert_folder):
 
 
 def test_ceval_csv_download_escapes_formulas_and_prunes_old_files(tmp_path, tiny_bert_folder, monkeypatch):
-    monkeypatch.setenv("TEXTXAI_CACHE", str(tmp_path / "cache"))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))   # spaces.output_dir(): <temp>/textxai-space-outputs
     monkeypatch.setattr(spaces, "MAX_OUTPUT_FILES", 3)
     app = load_space_app("ceval")
     upload = tmp_path / "in.csv"
@@ -115,8 +117,8 @@ def test_ceval_csv_download_escapes_formulas_and_prunes_old_files(tmp_path, tiny
         csv.writer(handle).writerows([["orig_text", "gen_text"], ["=cmd|' /C calc'!A0 is bad", "+good film"],
                                       ["@SUM(1) bad", "-1"]])
     paths = [app.score_csv(tiny_bert_folder, str(upload), "none")[1] for _ in range(5)]
-    assert all(p.startswith(str(tmp_path / "cache" / "space-outputs")) for p in paths)
-    assert sorted(os.listdir(tmp_path / "cache" / "space-outputs")) == sorted(os.path.basename(p) for p in paths[-3:])
+    assert all(p.startswith(str(tmp_path / "textxai-space-outputs")) for p in paths)
+    assert sorted(os.listdir(tmp_path / "textxai-space-outputs")) == sorted(os.path.basename(p) for p in paths[-3:])
     with open(paths[-1], newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))
     assert rows[1][:2] == ["'=cmd|' /C calc'!A0 is bad", "'+good film"] and rows[2][:2] == ["'@SUM(1) bad", "'-1"]

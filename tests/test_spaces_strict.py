@@ -182,6 +182,25 @@ def test_written_csv_cells_never_start_a_formula(tmp_path, monkeypatch):
     assert row == ["' =1+1", "'\n+1", "'\uff1d1", "fine", "a = b"]
 
 
+def test_written_files_are_ones_gradio_serves_wherever_the_cache_is(monkeypatch):
+    # a Space returns write_csv's path to a gr.File: gradio serves files from the working folder or the temporary
+    # one only; with the cache in the home folder (a user's default, a hosted Space's) the download failed
+    from pathlib import Path
+
+    import os
+    import tempfile
+
+    from gradio.utils import abspath, is_allowed_file
+
+    monkeypatch.setenv("TEXTXAI_CACHE", str(Path.home() / ".cache" / "textxai-not-served"))
+    monkeypatch.chdir(Path(__file__).parent)
+    path = spaces.write_csv([["a"]], ["x"], "t")
+    # the rule gradio.processing_utils._check_allowed applies to a launched app's returned files
+    allowed, reason = is_allowed_file(abspath(path), blocked_paths=[], allowed_paths=[os.getcwd(), tempfile.gettempdir()],
+                                      created_paths=[])
+    assert allowed, (path, reason)
+
+
 def test_importing_the_spaces_writes_no_file_into_the_package(apps):
     """gradio writes a ``.pyi`` stub beside the module of any Component subclass: the checked slider is not one."""
     from pathlib import Path

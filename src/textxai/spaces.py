@@ -41,6 +41,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import wraps
+from pathlib import Path
 
 import numpy as np
 
@@ -439,11 +440,17 @@ from textxai.estimates import approx_words, attribution_evaluations  # noqa: E40
 
 
 # --------------------------------------------------------------------------- result files
-def output_dir() -> "os.PathLike":
-    """Where Spaces write downloadable results: ``$HF_HOME/textxai/space-outputs`` (created)."""
-    from textxai.loading import cache_dir
+def output_dir() -> Path:
+    """Where Spaces write downloadable results: ``textxai-space-outputs`` in the system's temporary folder
+    (created), one of the places gradio serves a returned file from without ``allowed_paths`` (a folder under
+    ``$HF_HOME``, as before, made every download fail with gradio's InvalidPathError unless HF_HOME was in /tmp).
 
-    folder = cache_dir() / "space-outputs"
+    >>> import tempfile; output_dir().parent == Path(tempfile.gettempdir())
+    True
+    """
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / "textxai-space-outputs"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
