@@ -160,3 +160,32 @@ def test_compare_gives_a_paired_ece_difference():
     assert "good is better" in d["reading"]
     same = next(x for x in compare(good, good, iv)["differences"] if x["what"].startswith("expected calibration"))
     assert (same["score"], same["ci_low"], same["ci_high"]) == (0.0, 0.0, 0.0)
+
+
+def test_trust_stage_explains_each_audited_text_once_in_the_run_precision(monkeypatch):
+    # a user's model (not a demo name): the keyword index learns from the audited texts; its explanations (run
+    # precision) are the assessment's too, so each correctly predicted text costs its N masked rows once
+    from textxai import demo
+    from textxai.audit import trust
+    from textxai.audit.options import TrustOptions
+    from textxai.classifier import TextClassifier, as_classifier
+
+    folder = as_classifier("textxai/demo-sentiment").model.name_or_path
+    clf = TextClassifier(folder)
+    assert str(clf.name) != "textxai/demo-sentiment"
+    corpus = demo.load_corpus("sentiment")
+    texts, labels = corpus["test_texts"][:8], [int(y) for y in corpus["test_labels"][:8]]
+    correct = [t for t, y, p in zip(texts, labels, clf.predict(texts)) if int(p) == y]
+    rows, precisions, real = [], set(), TextClassifier.masked_proba_many
+
+    def spy(self, texts_, masks, *args, **kwargs):
+        rows.append(sum(len(m) for m in masks))
+        precisions.add(kwargs.get("precision"))
+        return real(self, texts_, masks, *args, **kwargs)
+
+    monkeypatch.setattr(TextClassifier, "masked_proba_many", spy)
+    res = trust.trust(clf, texts, labels, None, TrustOptions(attack_texts=0), nb.Intervals(n_resamples=99),
+                      precision="bfloat16")
+    assert "the audited texts themselves" in res["index_source"] and res["n_correct"] == len(correct)
+    assert sum(rows) == sum(clf.word_encoding(t).n_words for t in correct)   # index: once; assessment: remembered
+    assert precisions == {"bfloat16"}

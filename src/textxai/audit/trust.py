@@ -13,12 +13,26 @@ from textxai.parallel import on_main, split
 VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
 
 
-def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int = 32, progress: bool = False):
+def explain_options(options: TrustOptions, batch_size: int = 32, progress: bool = False,
+                    precision: str = "float32") -> toki.ExplainOptions:
+    """How the trust stage explains, its keyword index's training texts and the audited texts alike (so an audited
+    text that is also a training text is explained once: the remembered explanation, same key):
+    ``precision`` for the explainers that take one (omission, LIME, Kernel SHAP)."""
+    from textxai.attribution import REGISTRY
+
+    lower = {"precision": precision} if "precision" in REGISTRY[options.explainer].options else None
+    return toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress,
+                               explainer_options=lower)
+
+
+def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int = 32, progress: bool = False,
+                  precision: str = "float32"):
     """TOKI's keyword index and where its training texts came from: ``options.train_texts``; else, for a demo
-    model, its packaged training texts (the demo's index); else the audited texts with their labels."""
+    model, its packaged training texts (the demo's index); else the audited texts with their labels (their
+    explanations, in ``precision``, are then the assessment's too)."""
     from textxai.embeddings import EMBEDDER_NAMES
 
-    explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress)
+    explain = explain_options(options, batch_size, progress, precision)
     names = None if options.class_names is None else [  # "negative,bad,poor" (a flag or config) = anchor words
         [w.strip() for w in c.split(",") if w.strip()] if isinstance(c, str) and "," in c else c for c in options.class_names]
     index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES), class_names=names)
@@ -105,16 +119,11 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
 def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Intervals, batch_size: int = 32,
           progress: bool = False, precision: str = "float32") -> dict:
     """TOKI on the audited texts: trust rate of correct predictions, the three verdicts and their agreement,
-    shortcut candidates with examples, the TOKI attack against random substitution. ``precision``: of the
-    explanations of the audited texts and of the attack (the keyword index is built in float32)."""
-    from textxai.attribution import REGISTRY
-
+    shortcut candidates with examples, the TOKI attack against random substitution. ``precision``: of every
+    explanation (the keyword index's and the audited texts') and of the attack."""
     references = list(labels) if labels is not None else list(predictions)
-    index, source = keyword_index(clf, texts, references, options, batch_size, progress)
-    lower = {"precision": precision} if "precision" in REGISTRY[options.explainer].options else None
-    explain = toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress,
-                                  explainer_options=lower)
-    res = toki.assess(clf, texts, references, index, explain=explain)
+    index, source = keyword_index(clf, texts, references, options, batch_size, progress, precision)
+    res = toki.assess(clf, texts, references, index, explain=explain_options(options, batch_size, progress, precision))
     ex = [{k: e[k] for k in ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")}
           | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]} for e in res["examples"]]
     of = "correct predictions" if labels is not None else "predictions (no labels: every prediction taken as correct)"
