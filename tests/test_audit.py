@@ -189,3 +189,23 @@ def test_trust_stage_explains_each_audited_text_once_in_the_run_precision(monkey
     assert "the audited texts themselves" in res["index_source"] and res["n_correct"] == len(correct)
     assert sum(rows) == sum(clf.word_encoding(t).n_words for t in correct)   # index: once; assessment: remembered
     assert precisions == {"bfloat16"}
+
+
+def test_trust_plan_counts_the_index_texts_once():
+    # the estimate checked against --run.max_evaluations: the index's own training texts when given (or a demo
+    # model's), else the audited texts once (the assessment reuses the index's explanations of them)
+    from textxai.audit import plan
+    from textxai.audit.trust import demo_training
+    from textxai.estimates import approx_words
+    from textxai.toki.method import toki_evaluations
+
+    texts = ["a fine film with a good cast", "dull and long", "the plot is thin but the music is lovely"]
+    words = [approx_words(t) for t in texts]
+    only = {"sections": ["trust"], "trust": {"attack_texts": 0}}
+    user = plan.estimate(texts, 2, audit_options(only), labels=True, model_name="me/my-model")["trust"]
+    assert user == toki_evaluations([], words, "omission")
+    given = audit_options({**only, "trust": {"attack_texts": 0, "train_texts": ["x y", "z"], "train_labels": [0, 1]}})
+    assert plan.estimate(texts, 2, given, labels=True)["trust"] == toki_evaluations([2, 1], words, "omission")
+    demo_words = [approx_words(t) for t in demo_training("textxai/demo-sentiment")[0]]
+    assert plan.estimate(texts, 2, audit_options(only), labels=True, model_name="textxai/demo-sentiment")["trust"] == \
+        toki_evaluations(demo_words, words, "omission")

@@ -72,6 +72,8 @@ def test_report_numbers_are_the_librarys(audited):
     assert "hard_vs_untrusted" in m["connections"]
     work = data["work"]["stages"]["model"]
     assert not any(w["cached"] for w in work.values()) and work["faithfulness"]["evaluations"] > 0
+    planned = data["work"]["planned"]["model"]   # the estimate checked against --run.max_evaluations errs on more
+    assert all(planned[stage] >= w["evaluations"] for stage, w in work.items()), (planned, work)
 
 
 def test_second_run_resumes_and_changed_data_invalidates(audited, tmp_path):

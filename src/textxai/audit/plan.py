@@ -25,8 +25,10 @@ from textxai.toki.method import toki_evaluations
 CACHE_FORMAT = 1
 
 
-def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False) -> dict[str, int]:
-    """Model evaluations of each stage of one model's audit (errs on the side of more)."""
+def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False, model_name=None) -> dict[str, int]:
+    """Model evaluations of each stage of one model's audit (errs on the side of more). Trust: TOKI's keyword
+    index costs its training texts (``trust.train_texts``, or the demo's for a demo ``model_name``); without
+    them it learns from the audited texts, whose explanations the assessment then reuses (counted once)."""
     words = [estimates.approx_words(t) for t in texts]
     n, out = len(words), {"overview": len(words)}
     s = set(options.sections)
@@ -43,7 +45,10 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
                                                           f.max_exact_words, list(f.methods))
     if "trust" in s or "connections" in s:
         t = options.trust
-        train = [estimates.approx_words(x) for x in (t.train_texts or [])][: t.train_limit] or words[: t.train_limit]
+        from textxai.audit.trust import demo_training
+
+        given = t.train_texts if t.train_texts is not None else (demo_training(model_name) or [[]])[0]
+        train = [estimates.approx_words(x) for x in given][: t.train_limit]
         attacked = words[: t.attack_texts]
         out["trust"] = (toki_evaluations(train, words, t.explainer)
                         + 2 * toki_evaluations([], [], t.explainer, index_cached=True, attack_words=attacked,

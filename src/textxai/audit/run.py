@@ -161,7 +161,8 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
     if compare is not None:
         models["compare"] = as_classifier(compare)
     ids = {tag: _labels(labels, clf, len(texts)) for tag, clf in models.items()}
-    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None) for tag, clf in models.items()}
+    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None, clf.name)
+                 for tag, clf in models.items()}
     total = sum(sum(p.values()) for p in work_plan.values())
     check_evaluations(total, opts.run.max_evaluations, "textxai audit",
                       "use fewer texts, fewer sections (--sections) or smaller stages (e.g. --faithfulness.max_texts)")

@@ -13,6 +13,24 @@ from textxai.parallel import on_main, split
 VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
 
 
+#: Training texts of a demo model's keyword index (its packaged training corpus, in order).
+DEMO_TRAINING_TEXTS = 60
+
+
+def demo_training(model_name) -> tuple[list[str], list[int]] | None:
+    """The training texts and labels a demo model's keyword index learns from; None for any other model.
+
+    >>> len(demo_training("textxai/demo-sentiment")[0]), demo_training("my/model")
+    (60, None)
+    """
+    if str(model_name) not in ("textxai/demo-sentiment", "textxai/demo-topic"):
+        return None
+    from textxai import demo
+
+    corpus = demo.load_corpus(str(model_name).split("-")[-1])
+    return corpus["train_texts"][:DEMO_TRAINING_TEXTS], corpus["train_labels"][:DEMO_TRAINING_TEXTS]
+
+
 def explain_options(options: TrustOptions, batch_size: int = 32, progress: bool = False,
                     precision: str = "float32") -> toki.ExplainOptions:
     """How the trust stage explains, its keyword index's training texts and the audited texts alike (so an audited
@@ -42,12 +60,9 @@ def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int
         if len(labels) != len(train):
             raise ValueError(f"trust.train_labels has {len(labels)} labels for {len(train)} training texts: expected one each")
         source = f"{len(train)} training texts given"
-    elif str(clf.name) in ("textxai/demo-sentiment", "textxai/demo-topic"):
-        from textxai import demo
-
-        corpus = demo.load_corpus(clf.name.split("-")[-1])
-        train, labels = corpus["train_texts"][:60], corpus["train_labels"][:60]
-        source = "the demo model's first 60 training texts"
+    elif demo_training(clf.name) is not None:
+        train, labels = demo_training(clf.name)
+        source = f"the demo model's first {DEMO_TRAINING_TEXTS} training texts"
     else:
         train, labels = list(texts)[: options.train_limit], list(references)[: options.train_limit]
         source = (f"the audited texts themselves ({len(train)}; no training texts given: the keywords are learnt "
