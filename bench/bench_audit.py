@@ -4,6 +4,7 @@ interrupted audit saves), and a screenshot of the report with headless chromium.
 
     .venv/bin/python bench/bench_audit.py [--output audit] [--screenshot docs/audit-report.png] [--limit N]
     .venv/bin/python bench/bench_audit.py --imdb 200 --screenshot ""     # issue 26: 200 IMDb-length reviews
+    .venv/bin/python bench/bench_audit.py --imdb 200 --screenshot "" --model demo-folder   # ... as a user's model
 
 runs ``textxai audit --model textxai/demo-sentiment --data <held-out texts> --label-column label --output audit``
 with the default options (the held-out texts are written to ``<output>/heldout.jsonl`` first). ``--imdb N``
@@ -54,6 +55,9 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="only the first N held-out texts (default: all 90)")
     parser.add_argument("--imdb", type=int, default=None, metavar="N",
                         help="audit the first N of CEval's IMDb reviews (with their labels) instead of the held-out texts")
+    parser.add_argument("--model", default="textxai/demo-sentiment",
+                        help="the model audited; --model demo-folder: the demo model loaded from its folder, which the "
+                             "audit treats as a user's model (TOKI's keyword index then learns from the audited texts)")
     parser.add_argument("--keep-cache", action="store_true",
                         help="resume an interrupted bench (the per-stage times printed come from the cache files)")
     args = parser.parse_args()
@@ -61,7 +65,12 @@ def main() -> None:
     if not args.keep_cache:
         shutil.rmtree(out / ".audit-cache", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    command = ["audit", "--model", "textxai/demo-sentiment", "--data", str(heldout(out, args.limit, args.imdb)),
+    model = args.model
+    if model == "demo-folder":
+        from textxai.classifier import as_classifier
+
+        model = as_classifier("textxai/demo-sentiment").model.name_or_path
+    command = ["audit", "--model", model, "--data", str(heldout(out, args.limit, args.imdb)),
                "--label-column", "label", "--output", str(out)]
     runs, cpu = [], []
     for _ in range(2):
