@@ -344,8 +344,16 @@ def test_substitution_editor_reuses_the_remembered_omission_explanation(bert_clf
         rows.append(sum(len(m) for m in masks))
         return real(self, texts, masks, *args, **kwargs)
 
+    passes, real_rows = [], TextClassifier._proba_of_rows
+
+    def rows_spy(self, rows_, *args, **kwargs):
+        passes.append(len(rows_))
+        return real_rows(self, rows_, *args, **kwargs)
+
     monkeypatch.setattr(TextClassifier, "masked_proba_many", spy)
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", rows_spy)
     spans, probs, importance = editor.importance(explained)
     assert rows == [] and len(importance) == len(spans)
+    assert passes == [1]   # the intact text once (its class probabilities), nothing else
     editor.importance(fresh)
     assert rows == [bert_clf.word_encoding(fresh).n_words]

@@ -338,18 +338,23 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     if unknown:
         raise TypeError(f"unknown option(s) {unknown} for word_attributions; expected some of {sorted(allowed)}")
     clf = as_classifier(classifier)
+    # p(x): omission's intact probability (in its own precision), or to find the predicted class; with the targets
+    # given, omission reads it for the texts it has not explained yet only (inside compute)
+    intact = _precision(clf, method, options) if method == "omission" else "float32"
     probs = None
-    if method == "omission" or isinstance(target, str):  # p(x) is needed: omission, or to find the predicted class
-        precision = options.get("precision", "float32") if method == "omission" else "float32"
-        probs = clf.predict_proba(texts, pairs, batch_size=batch_size, precision=precision)
+    if isinstance(target, str):
+        probs = clf.predict_proba(texts, pairs, batch_size=batch_size, precision=intact)
     targets = resolve_targets(target, probs, n=len(texts), num_labels=clf.num_labels)
+
+    def compute(idx):
+        sub, sub_pairs = [texts[i] for i in idx], None if pairs is None else [pairs[i] for i in idx]
+        p = probs[idx] if probs is not None else (
+            clf.predict_proba(sub, sub_pairs, batch_size=batch_size, precision=intact) if method == "omission" else None)
+        return _attributions(clf, sub, sub_pairs, p, targets[idx], method, seed, batch_size, progress, options)
+
     if method in ("omission", "lime", "kernel_shap"):
-        settings = _settings(clf, method, seed, options)
-        return _remembered(clf, texts, pairs, targets, settings,
-                           lambda idx: _attributions(clf, [texts[i] for i in idx], None if pairs is None else [pairs[i] for i in idx],
-                                                     None if probs is None else probs[idx], targets[idx], method, seed,
-                                                     batch_size, progress, options))
-    return _attributions(clf, texts, pairs, probs, targets, method, seed, batch_size, progress, options)
+        return _remembered(clf, texts, pairs, targets, _settings(clf, method, seed, options), compute)
+    return compute(np.arange(len(texts)))
 
 
 # ------------------------------------------------------------------------------- explanations remembered
@@ -377,12 +382,18 @@ def weights_digest(clf) -> str:
     return hashlib.sha256(json.dumps([clf.fingerprint, sums]).encode()).hexdigest()[:16]
 
 
+def _precision(clf, method: str, options: dict) -> str:
+    """The resolved precision of a perturbation method's passes: as asked, else float32 for omission (the model's
+    exact drops) and "auto" for the sampling methods."""
+    return clf.resolve_precision(options.get("precision", "float32" if method == "omission" else "auto"))
+
+
 def _settings(clf, method: str, seed: int, options: dict) -> tuple:
     perturbation = options.get("perturbation", "mask")
     if method == "omission":
-        return (weights_digest(clf), method, perturbation, clf.resolve_precision(options.get("precision", "float32")))
+        return (weights_digest(clf), method, perturbation, _precision(clf, method, options))
     samples = options.get("n_samples", REGISTRY[method].default_samples)
-    precision = clf.resolve_precision(options.get("precision", "auto"))
+    precision = _precision(clf, method, options)
     width = options.get("kernel_width", 0.25) if method == "lime" else None
     return (weights_digest(clf), method, perturbation, samples, precision, width, seed)
 
@@ -409,8 +420,8 @@ def _attributions(clf, texts, pairs, probs, targets, method: str, seed: int, bat
     perturbation = options.get("perturbation", "mask")
     if method == "omission":
         return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation, progress,
-                         clf.resolve_precision(options.get("precision", "float32")))
+                         _precision(clf, method, options))
     n_samples = check_positive_int(options.get("n_samples", REGISTRY[method].default_samples), "n_samples")
-    precision = clf.resolve_precision(options.get("precision", "auto"))
+    precision = _precision(clf, method, options)
     sampling = SamplingOptions(method, n_samples, seed, perturbation, options.get("kernel_width", 0.25), precision)
     return _sampling_attributions(clf, texts, pairs, targets, sampling, batch_size, progress)

@@ -562,15 +562,16 @@ class SubstituteGenerator:
             self.sentence_embedder = MiniLMEmbedder()
         if not texts:
             return []
-        known = self.__dict__.setdefault("_originals", {})   # the attack asks about one original once per step
-        if original in known:
-            vecs, first = self.sentence_embedder.sentences(list(texts)), known[original]
+        from textxai.loading import LRUCache
+
+        known = self.__dict__.setdefault("_originals", LRUCache(256))   # the attack asks about one original per step
+        first = known.get(original)
+        if first is not None:
+            vecs = self.sentence_embedder.sentences(list(texts))
         else:
             vecs = self.sentence_embedder.sentences([original] + list(texts))
             first, vecs = vecs[0], vecs[1:]
-            if len(known) >= 256:
-                known.clear()
-            known[original] = first
+            known.put(original, first)
         sims = vecs @ first
         return [float(s) if s >= min_similarity else None for s in sims]
 

@@ -35,12 +35,9 @@ def explain_options(options: TrustOptions, batch_size: int = 32, progress: bool 
                     precision: str = "float32") -> toki.ExplainOptions:
     """How the trust stage explains, its keyword index's training texts and the audited texts alike (so an audited
     text that is also a training text is explained once: the remembered explanation, same key):
-    ``precision`` for the explainers that take one (omission, LIME, Kernel SHAP)."""
-    from textxai.attribution import REGISTRY
-
-    lower = {"precision": precision} if "precision" in REGISTRY[options.explainer].options else None
+    ``precision`` of the perturbation explainers (omission, LIME, Kernel SHAP; the gradient ones ignore it)."""
     return toki.ExplainOptions(options.explainer, top_k=options.top_k, batch_size=batch_size, progress=progress,
-                               explainer_options=lower)
+                               explainer_options={"precision": precision})
 
 
 def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int = 32, progress: bool = False,

@@ -335,9 +335,8 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     importance = {}
     if opts.strategy == "toki" and todo:
         ordered = sorted(todo)
-        extra = {"precision": opts.precision} if opts.importance == "omission" else {}
-        scores = word_attributions([texts[i] for i in ordered], clf, opts.importance,
-                                   target=[int(predicted[i]) for i in ordered], batch_size=batch_size, **extra)
+        scores = word_attributions([texts[i] for i in ordered], clf, opts.importance, precision=opts.precision,
+                                   target=[int(predicted[i]) for i in ordered], batch_size=batch_size)
         importance = dict(zip(ordered, scores))
     rng = random.Random(opts.seed)
     correlation = WordClassCorrelation(clf, batch_size)
