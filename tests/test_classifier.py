@@ -335,3 +335,27 @@ def test_model_that_cannot_be_fed_embeddings_names_its_class(bert_parts):
         clf.logits_from_embeddings(clf.input_embeddings(enc.tensors), enc.tensors)
     with pytest.raises(ValueError, match="'input_ids' included"):
         clf.logits_from_embeddings(clf.input_embeddings(enc.tensors), {"attention_mask": enc.tensors["attention_mask"]})
+
+
+
+def test_cpu_batches_hold_at_most_cpu_batch_tokens_and_give_the_same_probabilities(bert_clf, monkeypatch):
+    """On a CPU a batch holds at most CPU_BATCH_TOKENS padded tokens (one longer row alone), whatever batch_size
+    asks (the tiny model takes 64 tokens: the cap is lowered to 200 to split its rows the same way)."""
+    shapes = []
+    hook = bert_clf.model.register_forward_hook(
+        lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    monkeypatch.setattr("textxai.classifier.CPU_BATCH_TOKENS", 200)
+    try:
+        text = " ".join(["a terrible boring film , i hated it"] * 6)   # 62 tokens
+        masks = np.eye(len(bert_clf.words(text)), dtype=bool)
+        capped = bert_clf.masked_proba(text, masks, batch_size=32)
+        assert max(r for r, _ in shapes) == 3, shapes  # 3 x 62 <= 200 < 4 x 62
+        assert all(r * n <= 200 for r, n in shapes) and sum(r for r, _ in shapes) == len(masks)
+        np.testing.assert_allclose(capped, bert_clf.masked_proba(text, masks, batch_size=1), atol=1e-6)
+        texts = [" ".join(["good"] * k) for k in (3, 5, 8, 20, 40, 60)] * 3
+        shapes.clear()
+        mixed = bert_clf.predict_proba(texts, batch_size=64)
+        assert all(r == 1 or r * n <= 200 for r, n in shapes) and max(r for r, _ in shapes) > 1, shapes
+        np.testing.assert_allclose(mixed, bert_clf.predict_proba(texts, batch_size=1), atol=1e-6)
+    finally:
+        hook.remove()

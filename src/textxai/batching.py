@@ -74,6 +74,15 @@ def charge(n: int) -> None:
 DEADLINE_BATCH_TOKENS = 1 << 13
 
 
+# On a CPU a batch of long inputs holds at most this many tokens: past ~2-4 thousand tokens the activations
+# (the attention's [rows, heads, L, L] above all) leave the caches and each input costs more. Per input of the
+# demo MiniLM on 2 idle cores (bench/bench_batch_tokens.py, 2026-11-25, best of 3), 32 rows vs rows up to 2,048
+# tokens: 220 tokens 30.5 -> 26.7 ms in float32 (12.1 -> 10.8 in bfloat16), 400 tokens 59.8 -> 49.5 (26.0 ->
+# 23.1), 512 tokens 80.7 -> 70.6 (37.2 -> 33.3): 1.12-1.21x from 120 tokens on; rows of <= 64 tokens (32 x 64 =
+# 2,048) are not split. Results do not depend on the batches.
+CPU_BATCH_TOKENS = 1 << 11
+
+
 def _batches(order: list[int], lengths: Sequence[int], batch_size: int, max_tokens: int | None,
              fill_tokens: int | None = None) -> list[list[int]]:
     if max_tokens is None and fill_tokens is None:
@@ -91,7 +100,8 @@ def _batches(order: list[int], lengths: Sequence[int], batch_size: int, max_toke
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: bool = False,
-                          desc: str = "batches", fill_tokens: int | None = None) -> Iterator[list[int]]:
+                          desc: str = "batches", fill_tokens: int | None = None,
+                          max_tokens: int | None = None) -> Iterator[list[int]]:
     """Indices of the inputs in batches of ``batch_size``, shortest inputs first (little padding per batch).
 
     ``fill_tokens``: a batch takes more than ``batch_size`` inputs while its padded size (inputs x the longest)
@@ -100,6 +110,12 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: boo
 
     >>> [len(b) for b in length_sorted_batches([10] * 6 + [100] * 3, 2, fill_tokens=200)]
     [6, 2, 1]
+
+    ``max_tokens``: a batch holds fewer than ``batch_size`` inputs when its padded size would pass this many
+    tokens (an input longer than that alone), e.g. :data:`CPU_BATCH_TOKENS` for the forward passes on a CPU:
+
+    >>> [len(b) for b in length_sorted_batches([300] * 10, 32, max_tokens=CPU_BATCH_TOKENS)]
+    [6, 4]
 
     The sort is stable, so the batches depend only on the lengths; ``progress`` shows a bar (:func:`textxai.progress.progress_bar`).
     Inside a :func:`work_budget` with ``seconds``, a batch also holds at most ``DEADLINE_BATCH_TOKENS`` tokens
@@ -111,7 +127,8 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: boo
     """
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     budget = _BUDGET.get()
-    max_tokens = DEADLINE_BATCH_TOKENS if budget is not None and budget.deadline is not None else None
+    if budget is not None and budget.deadline is not None:
+        max_tokens = min(max_tokens or DEADLINE_BATCH_TOKENS, DEADLINE_BATCH_TOKENS)
     for chunk in progress_bar(_batches(order, lengths, batch_size, max_tokens, fill_tokens), progress, desc, unit="batch"):
         if budget is not None:
             budget.charge(len(chunk))

@@ -54,7 +54,7 @@ import torch
 
 from textxai import demo as _demo
 from textxai import words as _words
-from textxai.batching import length_sorted_batches
+from textxai.batching import CPU_BATCH_TOKENS, length_sorted_batches
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts, short_repr
 from textxai.wordview import PERTURBATIONS, WordEncoding, WordView, token_limit
 
@@ -543,7 +543,7 @@ class TextClassifier:
         lower = torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
         with torch.inference_mode(), frozen_eval(self.model), lower:
             for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier",
-                                               fill_tokens):
+                                               fill_tokens, CPU_BATCH_TOKENS if self.device.type == "cpu" else None):
                 logits = self.checked_logits(self.model(**self._pad([rows[i] for i in chunk])).logits)
                 out[chunk] = self.probabilities(logits.double()).cpu().numpy()
         return out
