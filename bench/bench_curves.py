@@ -92,17 +92,44 @@ def workloads():
     }
 
 
+def _status_mb(key: str) -> float | None:
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) / 1024 for line in f if line.startswith(key + ":"))
+    except (OSError, StopIteration):
+        return None
+
+
+class PeakMemory:
+    """Peak resident memory of the process inside the block, above what it held at the start (MB). On Linux the
+    kernel's high-water mark is reset first (``/proc/self/clear_refs`` 5), so each row measures its own peak;
+    elsewhere ``ru_maxrss`` only grows, and a row below an earlier row's peak reads 0."""
+
+    def __enter__(self):
+        try:
+            with open("/proc/self/clear_refs", "w") as f:
+                f.write("5")
+            self.exact = True
+        except OSError:
+            self.exact = False
+        self.start = _status_mb("VmRSS") if self.exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        return self
+
+    def __exit__(self, *exc):
+        end = _status_mb("VmHWM") if self.exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.mb = max(end - self.start, 0.0)
+
+
 def measure(clf, name, run, texts) -> dict:
     from textxai import attribution
     from textxai.batching import work_budget
 
     attribution._EXPLANATIONS._data.clear()      # each row pays for its own explanations
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    with work_budget() as budget:
+    with PeakMemory() as memory, work_budget() as budget:
         run(clf, texts)
     seconds = time.perf_counter() - start
-    peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before, 0) / 1024
+    peak = memory.mb
     tokens = sum(len(clf.word_encoding(t).input_ids) for t in texts)
     return {"evaluations": budget.used / len(texts), "tokens": tokens / len(texts), "seconds": seconds / len(texts),
             "peak_mb": peak}
