@@ -101,11 +101,20 @@ def _status_mb(key: str) -> float | None:
 
 
 class PeakMemory:
-    """Peak resident memory of the process inside the block, above what it held at the start (MB). On Linux the
-    kernel's high-water mark is reset first (``/proc/self/clear_refs`` 5), so each row measures its own peak;
-    elsewhere ``ru_maxrss`` only grows, and a row below an earlier row's peak reads 0."""
+    """Peak resident memory of the process inside the block, above what it held at the start (MB). Freed memory
+    is given back first (``gc.collect``, glibc's ``malloc_trim``) and on Linux the kernel's high-water mark is
+    reset (``/proc/self/clear_refs`` 5), so each row measures its own peak; elsewhere ``ru_maxrss`` only grows,
+    and a row below an earlier row's peak reads 0."""
 
     def __enter__(self):
+        import ctypes
+        import gc
+
+        gc.collect()
+        try:   # glibc keeps freed memory resident (an earlier row's 1 GB would hide this row's peak): give it back
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
         try:
             with open("/proc/self/clear_refs", "w") as f:
                 f.write("5")
@@ -125,10 +134,10 @@ def measure(clf, name, run, texts) -> dict:
     from textxai.batching import work_budget
 
     attribution._EXPLANATIONS._data.clear()      # each row pays for its own explanations
-    start = time.perf_counter()
     with PeakMemory() as memory, work_budget() as budget:
+        start = time.perf_counter()   # after PeakMemory's collection
         run(clf, texts)
-    seconds = time.perf_counter() - start
+        seconds = time.perf_counter() - start
     peak = memory.mb
     tokens = sum(len(clf.word_encoding(t).input_ids) for t in texts)
     return {"evaluations": budget.used / len(texts), "tokens": tokens / len(texts), "seconds": seconds / len(texts),

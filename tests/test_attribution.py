@@ -361,3 +361,22 @@ def test_predict_proba_precision_errors_name_the_argument(bert_clf):
         bert_clf.predict_proba(["a b"], precision="half")
     with pytest.raises(ValueError, match="precision='half'"):
         word_attributions(["a b"], bert_clf, "omission", precision="half")
+
+
+def test_integrated_gradients_steps_in_rows_of_at_most_cpu_batch_tokens_same_scores(bert_clf, monkeypatch):
+    """On a CPU the steps of integrated gradients go through forward and backward in rows of at most
+    CPU_BATCH_TOKENS tokens (lowered here to split the tiny model's short rows); the scores do not change."""
+    texts = ["a terrible boring film , i hated it", "the food was not good but the service was lovely ."]
+    whole = word_attributions(texts, bert_clf, "integrated_gradients", target=1, n_steps=12, batch_size=32)
+    shapes = []
+    hook = bert_clf.model.register_forward_hook(
+        lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    monkeypatch.setattr("textxai.attribution.CPU_BATCH_TOKENS", 60)
+    try:
+        split = word_attributions(texts, bert_clf, "integrated_gradients", target=1, n_steps=12, batch_size=32)
+    finally:
+        hook.remove()
+    longest = max(n for _, n in shapes)
+    assert max(r for r, _ in shapes) == 60 // longest and sum(r for r, _ in shapes) >= 12 * len(texts), shapes
+    for a, b in zip(whole, split):
+        np.testing.assert_allclose(a, b, atol=1e-6)
