@@ -289,6 +289,7 @@ SAMPLES_PER_CALL = 1 << 15  # perturbed inputs per classifier call (several text
 # On the 2 idle cores here (demo MiniLM, rows of 15-45 tokens) 2,048-4,096 tokens per batch were the fastest in
 # float32 and in bfloat16; 16,384 cost 5-20 % more, 512 (rows one by one for long texts) up to 20 % more. LIME
 # deleting words of a 200-word review, 1,000 samples, float32: 13.2 s filled per batch, 14.5-14.9 s at 32 rows.
+# On a CPU the classifier caps every batch at batching.CPU_BATCH_TOKENS (2,048), so there batches fill to that.
 BATCH_TOKENS = 1 << 12
 
 
