@@ -380,3 +380,22 @@ def test_integrated_gradients_steps_in_rows_of_at_most_cpu_batch_tokens_same_sco
     assert max(r for r, _ in shapes) == 60 // longest and sum(r for r, _ in shapes) >= 12 * len(texts), shapes
     for a, b in zip(whole, split):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["gradient", "input_x_gradient"])
+def test_gradient_methods_take_texts_in_batches_of_at_most_cpu_batch_tokens_same_scores(bert_clf, monkeypatch, method):
+    """The texts of one forward and backward pass hold at most CPU_BATCH_TOKENS tokens on a CPU (lowered here)."""
+    texts = ["a terrible boring film , i hated it", "good", "the food was not good but the service was lovely .",
+             "fine", "i loved every minute of this wonderful , moving story"]
+    whole = word_attributions(texts, bert_clf, method, target=1, batch_size=32)
+    shapes = []
+    hook = bert_clf.model.register_forward_hook(
+        lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    monkeypatch.setattr("textxai.attribution.CPU_BATCH_TOKENS", 30)
+    try:
+        split = word_attributions(texts, bert_clf, method, target=1, batch_size=32)
+    finally:
+        hook.remove()
+    assert all(r == 1 or r * n <= 30 for r, n in shapes) and len(shapes) > 1 and sum(r for r, _ in shapes) == len(texts), shapes
+    for a, b in zip(whole, split):
+        np.testing.assert_allclose(a, b, atol=1e-6)

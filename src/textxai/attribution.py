@@ -122,8 +122,9 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
         return clf.probabilities(clf.logits_from_embeddings(embeds, tensors))  # softmax, or per-label sigmoid
 
     out: list[np.ndarray] = [None] * len(texts)  # type: ignore[list-item]
-    lengths = [len(texts[i]) + len(pairs[i] if pairs else "") for i in range(len(texts))]
-    for chunk in length_sorted_batches(lengths, batch_size, progress, method):
+    lengths = [len(e.input_ids) for e in clf.word_encodings(texts, pairs)]   # tokens (the encodings are cached)
+    cap = CPU_BATCH_TOKENS if clf.device.type == "cpu" else None   # 32 texts of 400 words: ~2 GB for the backward
+    for chunk in length_sorted_batches(lengths, batch_size, progress, method, max_tokens=cap):
         encoding = clf.encode([texts[i] for i in chunk], [pairs[i] for i in chunk] if pairs else None)
         tensors = encoding.tensors
         with torch.no_grad():
