@@ -371,7 +371,7 @@ def test_integrated_gradients_steps_in_rows_of_at_most_cpu_batch_tokens_same_sco
     shapes = []
     hook = bert_clf.model.register_forward_hook(
         lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
-    monkeypatch.setattr("textxai.attribution.CPU_BATCH_TOKENS", 60)
+    monkeypatch.setattr("textxai.classifier.CPU_BATCH_TOKENS", 60)
     try:
         split = word_attributions(texts, bert_clf, "integrated_gradients", target=1, n_steps=12, batch_size=32)
     finally:
@@ -391,7 +391,7 @@ def test_gradient_methods_take_texts_in_batches_of_at_most_cpu_batch_tokens_same
     shapes = []
     hook = bert_clf.model.register_forward_hook(
         lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
-    monkeypatch.setattr("textxai.attribution.CPU_BATCH_TOKENS", 30)
+    monkeypatch.setattr("textxai.classifier.CPU_BATCH_TOKENS", 30)
     try:
         split = word_attributions(texts, bert_clf, method, target=1, batch_size=32)
     finally:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from textxai.batching import CPU_BATCH_TOKENS, length_sorted_batches
+from textxai.batching import length_sorted_batches
 from textxai.classifier import TextClassifier, as_classifier
 from textxai.loading import LRUCache, cache_size
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
@@ -123,8 +123,8 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
 
     out: list[np.ndarray] = [None] * len(texts)  # type: ignore[list-item]
     lengths = [len(e.input_ids) for e in clf.word_encodings(texts, pairs)]   # tokens (the encodings are cached)
-    cap = CPU_BATCH_TOKENS if clf.device.type == "cpu" else None   # 32 texts of 400 words: ~2 GB for the backward
-    for chunk in length_sorted_batches(lengths, batch_size, progress, method, max_tokens=cap):
+    # on a CPU at most clf.batch_tokens per forward and backward pass (32 texts of 400 words held ~2 GB)
+    for chunk in length_sorted_batches(lengths, batch_size, progress, method, max_tokens=clf.batch_tokens):
         encoding = clf.encode([texts[i] for i in chunk], [pairs[i] for i in chunk] if pairs else None)
         tensors = encoding.tensors
         with torch.no_grad():
@@ -147,21 +147,12 @@ def _gradient_attributions(clf: TextClassifier, texts, pairs, targets, method, b
                 baseline = clf.input_embeddings({"input_ids": torch.where(is_word, baseline_id, ids)}).detach()
             token_scores = IntegratedGradients(forward).attribute(
                 embeds, baselines=baseline, target=target, additional_forward_args=extra, n_steps=n_steps,
-                internal_batch_size=_gradient_rows(clf, batch_size, ids.shape[1]),
+                internal_batch_size=clf.rows_per_batch(batch_size, ids.shape[1]),
             ).sum(-1)
         token_scores = token_scores.detach().double().cpu().numpy()
         for row, i in enumerate(chunk):
             out[i] = _to_words(token_scores[row], encoding.word_ids[row], len(encoding.words[row]))
     return out
-
-
-def _gradient_rows(clf: TextClassifier, batch_size: int, length: int) -> int:
-    """Rows per forward and backward pass of integrated gradients' steps: ``batch_size``, and on a CPU at most
-    :data:`~textxai.batching.CPU_BATCH_TOKENS` tokens of ``length`` (one row at least): the steps of a 400-word
-    review in rows of 32 held 1.3-1.9 GB of activations for the backward pass (now ~0.3 GB)."""
-    if clf.device.type != "cpu":
-        return max(batch_size, 1)
-    return max(1, min(batch_size, CPU_BATCH_TOKENS // max(length, 1)))
 
 
 def _omission(clf: TextClassifier, texts, pairs, probs, targets, batch_size, perturbation="mask", progress=False,

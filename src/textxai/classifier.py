@@ -543,10 +543,21 @@ class TextClassifier:
         lower = torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
         with torch.inference_mode(), frozen_eval(self.model), lower:
             for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier",
-                                               fill_tokens, CPU_BATCH_TOKENS if self.device.type == "cpu" else None):
+                                               fill_tokens, self.batch_tokens):
                 logits = self.checked_logits(self.model(**self._pad([rows[i] for i in chunk])).logits)
                 out[chunk] = self.probabilities(logits.double()).cpu().numpy()
         return out
+
+    @property
+    def batch_tokens(self) -> int | None:
+        """The most padded tokens per batch of this model's passes: :data:`~textxai.batching.CPU_BATCH_TOKENS` on a
+        CPU (long inputs in fewer rows stay in the caches), None (``batch_size`` rows) elsewhere."""
+        return CPU_BATCH_TOKENS if self.device.type == "cpu" else None
+
+    def rows_per_batch(self, batch_size: int, length: int) -> int:
+        """Rows of ``length`` tokens per pass: ``batch_size``, within :attr:`batch_tokens` (one row at least)."""
+        cap = self.batch_tokens
+        return max(batch_size, 1) if cap is None else max(1, min(batch_size, cap // max(length, 1)))
 
     @property
     def multi_label(self) -> bool:
