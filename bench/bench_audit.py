@@ -5,6 +5,7 @@ interrupted audit saves), and a screenshot of the report with headless chromium.
     .venv/bin/python bench/bench_audit.py [--output audit] [--screenshot docs/audit-report.png] [--limit N]
     .venv/bin/python bench/bench_audit.py --imdb 200 --screenshot ""     # issue 26: 200 IMDb-length reviews
     .venv/bin/python bench/bench_audit.py --imdb 200 --screenshot "" --model demo-folder   # ... as a user's model
+    .venv/bin/python bench/bench_audit.py --imdb 200 --screenshot "" --profile quick       # ... the quick profile
 
 runs ``textxai audit --model textxai/demo-sentiment --data <held-out texts> --label-column label --output audit``
 with the default options (the held-out texts are written to ``<output>/heldout.jsonl`` first). ``--imdb N``
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--model", default="textxai/demo-sentiment",
                         help="the model audited; --model demo-folder: the demo model loaded from its folder, which the "
                              "audit treats as a user's model (TOKI's keyword index then learns from the audited texts)")
+    parser.add_argument("--profile", default=None, help="the audit's --profile (default: none given, the full audit)")
     parser.add_argument("--keep-cache", action="store_true",
                         help="resume an interrupted bench (the per-stage times printed come from the cache files)")
     args = parser.parse_args()
@@ -71,7 +73,7 @@ def main() -> None:
 
         model = as_classifier("textxai/demo-sentiment").model.name_or_path
     command = ["audit", "--model", model, "--data", str(heldout(out, args.limit, args.imdb)),
-               "--label-column", "label", "--output", str(out)]
+               "--label-column", "label", "--output", str(out)] + (["--profile", args.profile] if args.profile else [])
     runs, cpu = [], []
     for _ in range(2):
         started, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)

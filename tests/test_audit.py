@@ -209,3 +209,35 @@ def test_trust_plan_counts_the_index_texts_once():
     demo_words = [approx_words(t) for t in demo_training("textxai/demo-sentiment")[0]]
     assert plan.estimate(texts, 2, audit_options(only), labels=True, model_name="textxai/demo-sentiment")["trust"] == \
         toki_evaluations(demo_words, words, "omission")
+
+
+
+def test_profile_presets_sit_beneath_the_options_given():
+    from argparse import ArgumentParser
+
+    from textxai.audit import cli
+    from textxai.audit.options import PROFILES
+    from textxai.audit.report import headlines
+
+    full, quick = audit_options(), audit_options(profile="quick")
+    assert full.profile == "full" and full.trust.max_texts is None and full.trust.explainer == quick.trust.explainer
+    assert quick.trust.max_texts == 100 and quick.faithfulness.max_texts == quick.counterfactual.max_texts == 10
+    changed = {(s, k) for s, given in PROFILES["quick"].items() for k in given}
+    for stage in ("difficulty", "faithfulness", "trust", "counterfactual", "intervals", "run"):  # nothing else moves
+        for k, v in vars(getattr(full, stage)).items():
+            assert (stage, k) in changed or getattr(getattr(quick, stage), k) == v, (stage, k)
+    mixed = audit_options({"profile": "quick", "trust": {"explainer": "lime"}, "faithfulness": {"max_texts": 3}})
+    assert (mixed.trust.explainer, mixed.trust.max_texts, mixed.faithfulness.max_texts) == ("lime", 100, 3)
+    parser = ArgumentParser()
+    cli.add_arguments(parser)
+    args = parser.parse_args(["--model", "m", "--data", "d", "--profile", "quick", "--counterfactual.max_texts", "4"])
+    o = audit_options(cli.options_from(args))
+    assert (o.profile, o.counterfactual.max_texts, o.faithfulness.max_texts) == ("quick", 4, 10)
+    for bad, message in (({"profile": "fast"}, r"profile='fast': expected one of \['full', 'quick'\]"),
+                         ({"trust": {"explainer": "omision"}}, r"trust.explainer='omision': expected one of \["),
+                         ({"trust": {"max_texts": 0}}, r"trust.max_texts=0: expected a positive")):
+        with pytest.raises(ValueError, match=message):
+            audit_options(bad)
+    data = {"n_texts": 3, "options": {"profile": "quick"}, "models": {"model": {"overview": {"model": "m"}}}}
+    assert headlines(data)[0].startswith("m: 3 texts (quick profile: trust.max_texts=100, faithfulness.max_texts=10")
+    assert headlines({**data, "options": {}}) == ["m: 3 texts"]  # an audit.json of before the profiles

@@ -178,3 +178,26 @@ def test_fim_test_set_against_direct_pushes(bert_clf):
         assert got[name]["kept"] == pytest.approx(kept) and got[name]["kept"][0] == 1.0
     with pytest.raises(ValueError, match="strengths="):
         fim.perturbed_test_set(texts, bert_clf, strengths=[-1.0])
+
+
+
+def test_trust_on_the_first_texts_only_under_the_quick_profile(audited, tmp_path):
+    folder, args, data = audited
+    args = [*args, "--profile", "quick", "--sections", "trust", "--trust.max_texts", "3"]
+    args[args.index("--output") + 1] = str(tmp_path / "out")
+    assert main(args) == 0
+    quick = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert quick["options"]["profile"] == "quick" and quick["options"]["counterfactual"]["max_texts"] == 2  # flags win
+    t, full = quick["models"]["model"]["trust"], data["models"]["model"]["trust"]
+    assert t["n_assessed"] == 3
+    for mine, theirs in zip(t["examples"][:3], full["examples"][:3]):   # the same texts, the same verdicts
+        assert mine.pop("confidence") == pytest.approx(theirs.pop("confidence"), abs=1e-6)  # batches of 3 vs 8
+        assert mine == theirs
+    assert all(e["label"] is None and e["reason"] == "not assessed (trust.max_texts=3)" and not e["top_words"]
+               for e in t["examples"][3:]) and len(t["examples"]) == len(TEXTS)
+    verdicts = [e["label"] for e in full["examples"][:3] if e["label"] is not None]
+    assert t["rates"]["TOKI"]["n"] == len(verdicts) and t["rates"]["TOKI"]["score"] == pytest.approx(np.mean(verdicts))
+    assert "of the first 3 texts (trust.max_texts)" in t["rates"]["TOKI"]["reading"]
+    work = quick["work"]
+    assert work["planned"]["model"]["trust"] >= work["stages"]["model"]["trust"]["evaluations"]
+    assert "The quick profile: trust.max_texts=100" in (tmp_path / "out" / "index.html").read_text()

@@ -21,7 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from textxai.audit.options import SECTIONS, audit_options, flag_names, read_config
+from textxai.audit.options import PROFILES, SECTIONS, audit_options, flag_names, read_config
 from textxai.validation import positive_int_arg
 
 
@@ -37,6 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default=None)
     parser.add_argument("--output", default="audit", help="folder for index.html, audit.json and the stage cache")
     parser.add_argument("--config", default=None, help="YAML or JSON file of stage options (flags win over it)")
+    parser.add_argument("--profile", default=None, choices=list(PROFILES),
+                        help="preset stage options beneath --config and the flags: full (default, every method's "
+                             "defaults) or quick (TOKI-grad explanations and attack ranking, NAOPC and the editors on "
+                             "10 texts: other methods, smaller samples)")
     parser.add_argument("--sections", nargs="+", default=None, choices=SECTIONS, help="only these sections")
     parser.add_argument("--max-evaluations", type=positive_int_arg, default=None, metavar="N",
                         help="refuse (exit 2) an audit estimated above N model evaluations, before it starts")
@@ -57,6 +61,8 @@ def options_from(args) -> dict:
             config.setdefault(stage, {})[name] = value
     if args.sections:
         config["sections"] = args.sections
+    if args.profile:
+        config["profile"] = args.profile
     run = dict(config.get("run") or {})
     run.update(progress=not args.no_progress, max_evaluations=args.max_evaluations)
     config["run"] = run

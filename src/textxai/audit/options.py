@@ -8,7 +8,7 @@ omission gradient``). Unknown stages or fields are refused, naming them and what
 >>> audit_options({"faithfulnes": {}})
 Traceback (most recent call last):
 ...
-ValueError: faithfulnes: no such audit stage; expected one of ['counterfactual', 'difficulty', 'faithfulness', 'intervals', 'run', 'sections', 'trust']
+ValueError: faithfulnes: no such audit stage; expected one of ['counterfactual', 'difficulty', 'faithfulness', 'intervals', 'profile', 'run', 'sections', 'trust']
 """
 from __future__ import annotations
 
@@ -84,10 +84,12 @@ class TrustOptions:
     the audited texts), ``explainer`` and ``top_k``; ``class_names`` (anchor words per class); the TOKI attack
     vs random substitution on ``attack_texts`` correct predictions (``class_names``: one entry per class, a name or
     anchor words, as a list or joined by commas: ``negative,bad,poor``) (A2T budget ``max_rate``, ``min_similarity``);
-    ``shortcuts`` candidates shown, ``shortcut_examples`` each."""
+    ``shortcuts`` candidates shown, ``shortcut_examples`` each; ``max_texts``: TOKI assesses the predictions of the
+    first ``max_texts`` audited texts only (None: all)."""
 
     explainer: str = "omission"
     top_k: int = 10
+    max_texts: int | None = None
     train_texts: tuple | None = None
     train_labels: tuple | None = None
     train_limit: int = 200
@@ -128,9 +130,33 @@ class RunOptions:
     precision: str = "auto"
 
 
+#: Named presets of stage options (``profile=`` / ``--profile``), beneath the config file and the flags (an option
+#: given wins over its preset value). "full": every method's defaults on the texts they take. "quick": the same
+#: methods on fewer texts (TOKI on the first 100 texts' correct predictions, NAOPC's limits and the editors on 10
+#: instead of 20): estimates of the same quantities with wider intervals, for a first look at long texts.
+PROFILES = {
+    "full": {},
+    "quick": {"trust": {"max_texts": 100}, "faithfulness": {"max_texts": 10}, "counterfactual": {"max_texts": 10}},
+}
+
+
+def profile_note(profile: str) -> str:
+    """What a profile changes, in one line (the report's and the summary's words); "" for the full audit.
+
+    >>> profile_note("quick")
+    'quick profile: trust.max_texts=100, faithfulness.max_texts=10, counterfactual.max_texts=10 (the same methods on fewer texts than the full audit: wider intervals)'
+    """
+    preset = PROFILES[profile]
+    if not preset:
+        return ""
+    changes = ", ".join(f"{stage}.{k}={v}" for stage, given in preset.items() for k, v in given.items())
+    return f"{profile} profile: {changes} (the same methods on fewer texts than the full audit: wider intervals)"
+
+
 @dataclass(frozen=True)
 class AuditOptions:
     sections: tuple = SECTIONS
+    profile: str = "full"
     difficulty: DifficultyOptions = field(default_factory=DifficultyOptions)
     faithfulness: FaithfulnessOptions = field(default_factory=FaithfulnessOptions)
     trust: TrustOptions = field(default_factory=TrustOptions)
@@ -139,7 +165,7 @@ class AuditOptions:
     run: RunOptions = field(default_factory=RunOptions)
 
 
-STAGES = {f.name: f.type for f in dataclasses.fields(AuditOptions) if f.name != "sections"}
+STAGES = {f.name: f.type for f in dataclasses.fields(AuditOptions) if f.name not in ("sections", "profile")}
 _CLASSES = {"difficulty": DifficultyOptions, "faithfulness": FaithfulnessOptions, "trust": TrustOptions,
             "counterfactual": CounterfactualOptions, "intervals": Intervals, "run": RunOptions}
 
@@ -172,7 +198,7 @@ def _coerce(stage: str, name: str, value, default):
             if float(number) != int(number):
                 raise ValueError(f"{where}: expected a whole number")
             number = int(number)
-        if number < 0 or (isinstance(default, int) and number == 0 and name not in ZERO_ALLOWED):
+        if number < 0 or ((isinstance(default, int) or default is None) and number == 0 and name not in ZERO_ALLOWED):
             raise ValueError(f"{stage}.{name}={number!r}: expected a positive number")
         return number
     if not isinstance(value, str):
@@ -196,14 +222,25 @@ def _stage(stage: str, given) -> object:
 
 def audit_options(config=None, **stages) -> AuditOptions:
     """Options from a mapping (a parsed config file) and/or keywords (``faithfulness={"max_texts": 12}``);
-    keywords win over the mapping per stage."""
+    keywords win over the mapping per stage; a ``profile`` (:data:`PROFILES`) fills the options neither gives.
+
+    >>> o = audit_options({"profile": "quick", "faithfulness": {"max_texts": 4}})
+    >>> o.profile, o.trust.max_texts, o.faithfulness.max_texts, o.counterfactual.max_texts
+    ('quick', 100, 4, 10)
+    """
     if isinstance(config, AuditOptions) and not stages:
         return config
     merged = {} if config is None else dict(config) if isinstance(config, dict) else None
     if merged is None:
         raise ValueError(f"config={short_repr(config)}: expected a mapping of stage -> options")
     merged.update({k: v for k, v in stages.items() if v is not None})
-    valid = sorted(["sections", *STAGES])
+    profile = merged.pop("profile", "full")
+    if profile not in PROFILES:
+        raise ValueError(f"profile={short_repr(profile)}: expected one of {list(PROFILES)}")
+    for stage, preset in PROFILES[profile].items():  # beneath what is given; a stage given as its dataclass is whole
+        given = merged.get(stage, {})
+        merged[stage] = {**preset, **given} if isinstance(given, dict) else given
+    valid = sorted(["profile", "sections", *STAGES])
     for key in merged:
         if key not in valid:
             raise ValueError(f"{key}: no such audit stage; expected one of {valid}")
@@ -213,12 +250,15 @@ def audit_options(config=None, **stages) -> AuditOptions:
         if s not in SECTIONS:
             raise ValueError(f"sections={list(sections)}: {s!r} is not a section; expected some of {list(SECTIONS)}")
     out = {name: _stage(name, merged[name]) for name in STAGES if name in merged}
+    from textxai.attribution import METHODS
     from textxai.classifier import PRECISIONS
 
     precision = out["run"].precision if "run" in out else RunOptions.precision
     if precision not in PRECISIONS:
         raise ValueError(f"run.precision={short_repr(precision)}: expected one of {list(PRECISIONS)}")
-    return AuditOptions(sections=tuple(s for s in SECTIONS if s in sections or s == "overview"), **out)
+    if "trust" in out and out["trust"].explainer not in METHODS:  # before any model runs, not when the stage starts
+        raise ValueError(f"trust.explainer={short_repr(out['trust'].explainer)}: expected one of {list(METHODS)}")
+    return AuditOptions(sections=tuple(s for s in SECTIONS if s in sections or s == "overview"), profile=profile, **out)
 
 
 def read_config(path) -> dict:

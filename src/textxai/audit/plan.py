@@ -50,7 +50,7 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
         given = t.train_texts if t.train_texts is not None else (demo_training(model_name) or [[]])[0]
         train = [estimates.approx_words(x) for x in given][: t.train_limit]
         attacked = words[: t.attack_texts]
-        out["trust"] = (toki_evaluations(train, words, t.explainer)
+        out["trust"] = (toki_evaluations(train, words[: t.max_texts], t.explainer)
                         + 2 * toki_evaluations([], [], t.explainer, index_cached=True, attack_words=attacked,
                                                          max_rate=t.max_rate))
     if "counterfactual" in s:

@@ -207,10 +207,19 @@ def _ok(x) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- the page
+def profile_note(data: dict) -> str:
+    """The options profile the audit ran with, in words ("" for the full audit or an older audit.json)."""
+    from textxai.audit.options import PROFILES, profile_note as note
+
+    profile = data.get("options", {}).get("profile", "full")
+    return note(profile) if profile in PROFILES else ""
+
+
 def headlines(data: dict) -> list[str]:
     """The first readings of each section of the audited model (``AuditResult.summary``)."""
     m = data["models"]["model"]
-    out = [f"{m['overview']['model']}: {data['n_texts']} texts"]
+    note = profile_note(data)
+    out = [f"{m['overview']['model']}: {data['n_texts']} texts" + (f" ({note})" if note else "")]
     picks = [m["overview"].get("accuracy"), m["overview"].get("ece"), m.get("difficulty", {}).get("mean_log10"),
              *[r for r in (m.get("trust", {}).get("rates", {}).get("TOKI"),)],
              *[e.get("flip_rate") for e in m.get("counterfactual", {}).get("editors", {}).values()],
@@ -272,7 +281,9 @@ def render(data: dict) -> str:
     body = (f"<h1>Audit of {esc(name)}</h1><p class=\"lead\">Is this classifier right for the right reasons? "
             f"{data['n_texts']} texts, {work['evaluations']:,} model evaluations in {work.get('stage_seconds', work['seconds']):.0f} s"
             + (f" ({work['resumed']} stages resumed from the cache; this run {work['seconds']:.0f} s)" if work.get("resumed") else "")
-            + " (textxai audit)" + esc(precision_note(data)) + ". [brackets]: 95% bootstrap confidence intervals.</p>"
+            + " (textxai audit)" + esc(precision_note(data))
+            + (f'. <span class="warn">The {esc(profile_note(data))}.</span>' if profile_note(data) else "")
+            + ". [brackets]: 95% bootstrap confidence intervals.</p>"
             f"<h2>In short</h2><ul>{first}</ul><nav id=\"toc\"><h2>Contents</h2><ol>{toc}</ol></nav>"
             + _section("overview", over + (f"<h3>Skipped</h3><ul>{skipped}</ul>" if skipped else ""))
             + "".join(_model_sections(k, data) for k in keys[1:] if k != "comparison")

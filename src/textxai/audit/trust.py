@@ -135,11 +135,18 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
     explanation (the keyword index's and the audited texts') and of the attack."""
     references = list(labels) if labels is not None else list(predictions)
     index, source = keyword_index(clf, texts, references, options, batch_size, progress, precision)
-    res = toki.assess(clf, texts, references, index, explain=explain_options(options, batch_size, progress, precision))
+    assessed = len(texts) if options.max_texts is None else min(options.max_texts, len(texts))
+    res = toki.assess(clf, texts[:assessed], references[:assessed], index,
+                      explain=explain_options(options, batch_size, progress, precision))
     ex = [{k: e[k] for k in ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")}
           | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]} for e in res["examples"]]
+    ex += [{"label": None, "reason": f"not assessed (trust.max_texts={options.max_texts})", "predicted": int(predictions[i]),
+            "confidence": None, "is_rel": None, "is_unr": None, "naive": None, "no_ki": None, "top_words": []}
+           for i in range(assessed, len(texts))]   # one entry per audited text: connections pairs them with difficulty
     of = "correct predictions" if labels is not None else "predictions (no labels: every prediction taken as correct)"
-    out = {"index_source": source, "n_correct": res["n_correct"], "n_undetermined": res["n_undetermined"],
+    if assessed < len(texts):
+        of += f" of the first {assessed} texts (trust.max_texts)"
+    out = {"index_source": source, "n_assessed": assessed, "n_correct": res["n_correct"], "n_undetermined": res["n_undetermined"],
            "keywords": {index.class_names[c]: index.keyword_list(c)[:20] for c in sorted(index.class_names)},
            "examples": ex,
            "rates": {name: nb.rate_estimate([e[key] for e in ex], iv,
