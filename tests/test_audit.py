@@ -206,6 +206,11 @@ def test_trust_plan_counts_the_index_texts_once():
     assert user == toki_evaluations([], words, "omission")
     given = audit_options({**only, "trust": {"attack_texts": 0, "train_texts": ["x y", "z"], "train_labels": [0, 1]}})
     assert plan.estimate(texts, 2, given, labels=True)["trust"] == toki_evaluations([2, 1], words, "omission")
+    at_most = audit_options({**only, "trust": {"attack_texts": 0, "max_texts": 1, "train_limit": 2}})
+    assert plan.estimate(texts, 2, at_most, labels=True, model_name="me/my-model")["trust"] == \
+        toki_evaluations([], words[:2], "omission")   # the index learns from 2 audited texts, the first of them assessed
+    assert plan.estimate(texts, 2, at_most, labels=True, model_name="textxai/demo-sentiment")["trust"] == \
+        toki_evaluations([approx_words(t) for t in demo_training("textxai/demo-sentiment")[0]], words[:1], "omission")
     demo_words = [approx_words(t) for t in demo_training("textxai/demo-sentiment")[0]]
     assert plan.estimate(texts, 2, audit_options(only), labels=True, model_name="textxai/demo-sentiment")["trust"] == \
         toki_evaluations(demo_words, words, "omission")
@@ -221,7 +226,8 @@ def test_profile_presets_sit_beneath_the_options_given():
 
     full, quick = audit_options(), audit_options(profile="quick")
     assert full.profile == "full" and full.trust.max_texts is None and full.trust.explainer == quick.trust.explainer
-    assert quick.trust.max_texts == 100 and quick.faithfulness.max_texts == quick.counterfactual.max_texts == 10
+    assert quick.trust.max_texts == quick.trust.train_limit == 100 < full.trust.train_limit
+    assert quick.faithfulness.max_texts == quick.counterfactual.max_texts == 10
     changed = {(s, k) for s, given in PROFILES["quick"].items() for k in given}
     for stage in ("difficulty", "faithfulness", "trust", "counterfactual", "intervals", "run"):  # nothing else moves
         for k, v in vars(getattr(full, stage)).items():
@@ -239,5 +245,5 @@ def test_profile_presets_sit_beneath_the_options_given():
         with pytest.raises(ValueError, match=message):
             audit_options(bad)
     data = {"n_texts": 3, "options": {"profile": "quick"}, "models": {"model": {"overview": {"model": "m"}}}}
-    assert headlines(data)[0].startswith("m: 3 texts (quick profile: trust.max_texts=100, faithfulness.max_texts=10")
+    assert headlines(data)[0].startswith("m: 3 texts (quick profile: trust.max_texts=100, trust.train_limit=100, faith")
     assert headlines({**data, "options": {}}) == ["m: 3 texts"]  # an audit.json of before the profiles

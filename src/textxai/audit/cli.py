@@ -39,8 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default=None, help="YAML or JSON file of stage options (flags win over it)")
     parser.add_argument("--profile", default=None, choices=list(PROFILES),
                         help="preset stage options beneath --config and the flags: full (default, every method's "
-                             "defaults) or quick (TOKI-grad explanations and attack ranking, NAOPC and the editors on "
-                             "10 texts: other methods, smaller samples)")
+                             "defaults) or quick (the same methods on fewer texts: TOKI on the first 100 texts, its "
+                             "keyword index from at most 100, NAOPC and the editors on 10)")
     parser.add_argument("--sections", nargs="+", default=None, choices=SECTIONS, help="only these sections")
     parser.add_argument("--max-evaluations", type=positive_int_arg, default=None, metavar="N",
                         help="refuse (exit 2) an audit estimated above N model evaluations, before it starts")

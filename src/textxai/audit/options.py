@@ -132,11 +132,13 @@ class RunOptions:
 
 #: Named presets of stage options (``profile=`` / ``--profile``), beneath the config file and the flags (an option
 #: given wins over its preset value). "full": every method's defaults on the texts they take. "quick": the same
-#: methods on fewer texts (TOKI on the first 100 texts' correct predictions, NAOPC's limits and the editors on 10
-#: instead of 20): estimates of the same quantities with wider intervals, for a first look at long texts.
+#: methods on fewer texts (TOKI on the first 100 texts' correct predictions, its keyword index learnt from at most
+#: 100 training texts instead of 200, NAOPC's limits and the editors on 10 texts instead of 20): estimates of the
+#: same quantities with wider intervals, for a first look at long texts.
 PROFILES = {
     "full": {},
-    "quick": {"trust": {"max_texts": 100}, "faithfulness": {"max_texts": 10}, "counterfactual": {"max_texts": 10}},
+    "quick": {"trust": {"max_texts": 100, "train_limit": 100}, "faithfulness": {"max_texts": 10},
+              "counterfactual": {"max_texts": 10}},
 }
 
 
@@ -144,7 +146,7 @@ def profile_note(profile: str) -> str:
     """What a profile changes, in one line (the report's and the summary's words); "" for the full audit.
 
     >>> profile_note("quick")
-    'quick profile: trust.max_texts=100, faithfulness.max_texts=10, counterfactual.max_texts=10 (the same methods on fewer texts than the full audit: wider intervals)'
+    'quick profile: trust.max_texts=100, trust.train_limit=100, faithfulness.max_texts=10, counterfactual.max_texts=10 (the same methods on fewer texts than the full audit: wider intervals)'
     """
     preset = PROFILES[profile]
     if not preset:

@@ -47,10 +47,13 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
         t = options.trust
         from textxai.audit.trust import demo_training
 
-        given = t.train_texts if t.train_texts is not None else (demo_training(model_name) or [[]])[0]
-        train = [estimates.approx_words(x) for x in given][: t.train_limit]
+        given = t.train_texts if t.train_texts is not None else (demo_training(model_name) or [None])[0]
+        limit = t.train_limit if t.train_texts is not None else None   # a demo's index: all its packaged texts
+        train = [] if given is None else [estimates.approx_words(x) for x in given][:limit]
+        # the assessed texts; when the index learns from the audited texts, those it learns from too (each explained once)
+        assessed = words[: t.max_texts] if given is not None else words[: max(t.train_limit, t.max_texts or len(words))]
         attacked = words[: t.attack_texts]
-        out["trust"] = (toki_evaluations(train, words[: t.max_texts], t.explainer)
+        out["trust"] = (toki_evaluations(train, assessed, t.explainer)
                         + 2 * toki_evaluations([], [], t.explainer, index_cached=True, attack_words=attacked,
                                                          max_rate=t.max_rate))
     if "counterfactual" in s:
