@@ -143,12 +143,13 @@ PROFILES = {
 
 
 def profile_note(profile: str) -> str:
-    """What a profile changes, in one line (the report's and the summary's words); "" for the full audit.
+    """What a profile changes, in one line (the report's and the summary's words); "" for the full audit (or a
+    profile this version does not know, from another version's audit.json).
 
     >>> profile_note("quick")
     'quick profile: trust.max_texts=100, trust.train_limit=100, faithfulness.max_texts=10, counterfactual.max_texts=10 (the same methods on fewer texts than the full audit: wider intervals)'
     """
-    preset = PROFILES[profile]
+    preset = PROFILES.get(profile)
     if not preset:
         return ""
     changes = ", ".join(f"{stage}.{k}={v}" for stage, given in preset.items() for k, v in given.items())

@@ -208,11 +208,10 @@ def _ok(x) -> bool:
 
 # ---------------------------------------------------------------------------------------------- the page
 def profile_note(data: dict) -> str:
-    """The options profile the audit ran with, in words ("" for the full audit or an older audit.json)."""
-    from textxai.audit.options import PROFILES, profile_note as note
+    """The options profile the audit ran with, in words ("" for the full audit or an audit.json without one)."""
+    from textxai.audit.options import profile_note as note
 
-    profile = data.get("options", {}).get("profile", "full")
-    return note(profile) if profile in PROFILES else ""
+    return note(data.get("options", {}).get("profile", "full"))
 
 
 def headlines(data: dict) -> list[str]:
@@ -273,7 +272,7 @@ def render(data: dict) -> str:
     keys = ["overview"] + [k for k in ("difficulty", "faithfulness", "trust", "counterfactual", "connections")
                            if any(k in s for s in data["models"].values())] + (["comparison"] if "comparison" in data else [])
     toc = "".join(f'<li><a href="#{k}">{esc(TITLES[k])}</a></li>' for k in keys)
-    work = data["work"]
+    work, profile = data["work"], profile_note(data)
     first = "".join(f"<li>{esc(h)}</li>" for h in headlines(data)[1:])
     over = "".join((f"<h3>{esc(s['overview']['model'])}</h3>" if len(data["models"]) > 1 else "")
                    + overview(s["overview"], work["stages"][t]) for t, s in data["models"].items())
@@ -282,7 +281,7 @@ def render(data: dict) -> str:
             f"{data['n_texts']} texts, {work['evaluations']:,} model evaluations in {work.get('stage_seconds', work['seconds']):.0f} s"
             + (f" ({work['resumed']} stages resumed from the cache; this run {work['seconds']:.0f} s)" if work.get("resumed") else "")
             + " (textxai audit)" + esc(precision_note(data))
-            + (f'. <span class="warn">The {esc(profile_note(data))}.</span>' if profile_note(data) else "")
+            + (f'. <span class="warn">The {esc(profile)}.</span>' if profile else "")
             + ". [brackets]: 95% bootstrap confidence intervals.</p>"
             f"<h2>In short</h2><ul>{first}</ul><nav id=\"toc\"><h2>Contents</h2><ol>{toc}</ol></nav>"
             + _section("overview", over + (f"<h3>Skipped</h3><ul>{skipped}</ul>" if skipped else ""))

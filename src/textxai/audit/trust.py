@@ -138,11 +138,12 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
     assessed = len(texts) if options.max_texts is None else min(options.max_texts, len(texts))
     res = toki.assess(clf, texts[:assessed], references[:assessed], index,
                       explain=explain_options(options, batch_size, progress, precision))
-    ex = [{k: e[k] for k in ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")}
-          | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]} for e in res["examples"]]
-    ex += [{"label": None, "reason": f"not assessed (trust.max_texts={options.max_texts})", "predicted": int(predictions[i]),
-            "confidence": None, "is_rel": None, "is_unr": None, "naive": None, "no_ki": None, "top_words": []}
-           for i in range(assessed, len(texts))]   # one entry per audited text: connections pairs them with difficulty
+    keys = ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")
+    ex = [{k: e[k] for k in keys} | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]}
+          for e in res["examples"]]
+    ex += [dict.fromkeys(keys) | {"reason": f"not assessed (trust.max_texts={options.max_texts})",   # one entry per
+                                  "predicted": int(predictions[i]), "top_words": []}   # text: connections pairs them
+           for i in range(assessed, len(texts))]
     of = "correct predictions" if labels is not None else "predictions (no labels: every prediction taken as correct)"
     if assessed < len(texts):
         of += f" of the first {assessed} texts (trust.max_texts)"
