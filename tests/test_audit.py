@@ -247,3 +247,5 @@ def test_profile_presets_sit_beneath_the_options_given():
     data = {"n_texts": 3, "options": {"profile": "quick"}, "models": {"model": {"overview": {"model": "m"}}}}
     assert headlines(data)[0].startswith("m: 3 texts (quick profile: trust.max_texts=100, trust.train_limit=100, faith")
     assert headlines({**data, "options": {}}) == ["m: 3 texts"]  # an audit.json of before the profiles
+    data["options"]["trust"] = {"max_texts": 2}   # the values in effect, not the preset's
+    assert headlines(data)[0].startswith("m: 3 texts (quick profile: trust.max_texts=2, trust.train_limit=100, faith")

@@ -142,8 +142,9 @@ PROFILES = {
 }
 
 
-def profile_note(profile: str) -> str:
-    """What a profile changes, in one line (the report's and the summary's words); "" for the full audit (or a
+def profile_note(profile: str, options: dict | None = None) -> str:
+    """What a profile changes, in one line (the report's and the summary's words), with the values in effect when
+    ``options`` (:func:`to_dict`) are given (an option given wins over the preset); "" for the full audit (or a
     profile this version does not know, from another version's audit.json).
 
     >>> profile_note("quick")
@@ -152,7 +153,8 @@ def profile_note(profile: str) -> str:
     preset = PROFILES.get(profile)
     if not preset:
         return ""
-    changes = ", ".join(f"{stage}.{k}={v}" for stage, given in preset.items() for k, v in given.items())
+    changes = ", ".join(f"{stage}.{k}={(options or {}).get(stage, {}).get(k, v)}"
+                        for stage, given in preset.items() for k, v in given.items())
     return f"{profile} profile: {changes} (the same methods on fewer texts than the full audit: wider intervals)"
 
 

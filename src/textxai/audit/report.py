@@ -211,7 +211,8 @@ def profile_note(data: dict) -> str:
     """The options profile the audit ran with, in words ("" for the full audit or an audit.json without one)."""
     from textxai.audit.options import profile_note as note
 
-    return note(data.get("options", {}).get("profile", "full"))
+    options = data.get("options", {})
+    return note(options.get("profile", "full"), options)
 
 
 def headlines(data: dict) -> list[str]:
