@@ -200,4 +200,4 @@ def test_trust_on_the_first_texts_only_under_the_quick_profile(audited, tmp_path
     assert "of the first 3 texts (trust.max_texts)" in t["rates"]["TOKI"]["reading"]
     work = quick["work"]
     assert work["planned"]["model"]["trust"] >= work["stages"]["model"]["trust"]["evaluations"]
-    assert "The quick profile: trust.max_texts=100" in (tmp_path / "out" / "index.html").read_text()
+    assert "The quick profile: trust.max_texts=3, trust.train_limit=100" in (tmp_path / "out" / "index.html").read_text()
