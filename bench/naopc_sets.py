@@ -12,6 +12,10 @@ Sets (demo sentiment model; word and token features each):
 
 Per set: model inputs of ours and theirs (each search counts the distinct sets IT asks; the model sees each
 (text, set) once, shared), the ratio, and the limits against theirs (mean and worst per text; + = ours looser).
+
+``--ceilings``: how many fewer inputs than the authors' B = 5 ANY search could ask on a set, and what the cheapest
+searches lose (see :func:`ceilings`): a beam limit is the AOPC of an ordering, so a search reports it only after
+evaluating that ordering's N - 1 inner prefix sets (and the intact and the empty input), two orderings per text.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_texts import reference_dir, reviews_of_words  # noqa: E402
+from authors_beam import authors_beam  # noqa: E402
 from report import CachedScores, beam_problems, versus_authors  # noqa: E402
 
 SETS = ("project", "sst2", "yelp", "long", "stored")
@@ -105,6 +110,78 @@ def compare(clf, sets, store, searches=("beam",), count=None):
     return lines
 
 
+def _prefix_keys(order) -> list[int]:
+    keys, key = [], 0
+    for j in order:
+        key |= 1 << int(j)
+        keys.append(key)
+    return keys
+
+
+def _aopc(scores, n: int, order) -> float:
+    keys = _prefix_keys(order)
+    masks = ((np.asarray(keys, dtype=object)[:, None] >> np.arange(n)) & 1).astype(bool)
+    p0 = float(np.asarray(scores(np.zeros((1, n), dtype=bool)), dtype=float).reshape(-1)[0])
+    return float(np.mean(p0 - np.asarray(scores(masks), dtype=float)))
+
+
+def one_look(scores, n: int):
+    """The cheapest search that looks at every feature: p without each single feature (N inputs), then ONE
+    ordering per limit by those drops (upper: the largest drop first; lower: the reverse); ``(upper, lower,
+    model inputs)``. Exact for a model additive in its features."""
+    p_single = np.asarray(scores(np.eye(n, dtype=bool)), dtype=float)
+    up_order = np.argsort(p_single, kind="stable").tolist()
+    lo_order = up_order[::-1]
+    asked = {0, (1 << n) - 1} | {1 << j for j in range(n)} | set(_prefix_keys(up_order)) | set(_prefix_keys(lo_order))
+    return _aopc(scores, n, up_order), _aopc(scores, n, lo_order), len(asked)
+
+
+def ceilings(problems, exact_words: int = 12) -> dict:
+    """What any search can reach against the authors' B = 5 beam on one set of ``(scores, n)`` problems.
+
+    - ``floor``: the inputs of the two best orderings known (exact DP when N <= ``exact_words``, else the better
+      of the authors' and ours per limit) — the intact input plus the union of their prefix sets. Any search
+      reporting those limits evaluates at least these, so ``theirs / floor`` bounds the ratio from above (a
+      search returning other orderings within 0.01 still evaluates N + 1 sets per ordering).
+    - ``one_look``: :func:`one_look` (N singles + one chain per limit): its ratio and texts > 0.01 looser.
+    - ``greedy``: the paper's beam at B = 1 (every child of one state per level): ratio and texts > 0.01 looser.
+    - ``ours``: ``method="beam"``: ratio and texts > 0.01 looser.
+    """
+    from report import _search
+
+    from textxai import naopc
+
+    out = {"texts": len(problems), "theirs": 0, "floor": 0, "one_look": 0, "greedy": 0, "ours": 0,
+           "one_look_looser": 0, "greedy_looser": 0, "ours_looser": 0}
+    for scores, n in problems:
+        theirs = authors_beam(scores, n, 5)
+        out["theirs"] += theirs.model_inputs
+        ours, ours_inputs = _search(scores, n, "beam")
+        greedy, greedy_inputs = _search(scores, n, "beam-paper:1")
+        if n <= exact_words:
+            best = naopc.aopc_limits(scores, n, method="exact", max_exact_words=exact_words)
+            up_order, lo_order = best.upper_order, best.lower_order
+        else:
+            up_order = max((theirs.upper, theirs.upper_order), (ours.upper, ours.upper_order))[1]
+            lo_order = min((theirs.lower, theirs.lower_order), (ours.lower, ours.lower_order))[1]
+        out["floor"] += len({0, (1 << n) - 1} | set(_prefix_keys(up_order)) | set(_prefix_keys(lo_order)))
+        up, lo, inputs = one_look(scores, n)
+        out["one_look"] += inputs
+        out["ours"] += ours_inputs
+        out["greedy"] += greedy_inputs
+        for name, (u, low) in {"one_look": (up, lo), "greedy": (greedy.upper, greedy.lower),
+                               "ours": (ours.upper, ours.lower)}.items():
+            out[f"{name}_looser"] += int(theirs.upper - u > 0.01 or low - theirs.lower > 0.01)
+    return out
+
+
+def format_ceilings(name: str, features: str, c: dict) -> str:
+    t = c["theirs"]
+    return (f"{name:<8} {features:<38} {c['texts']:>3} texts, theirs {t:>7,}: any search <= {t / c['floor']:.2f}x | "
+            f"one look {t / c['one_look']:.2f}x, {c['one_look_looser']} looser | greedy B=1 {t / c['greedy']:.2f}x, "
+            f"{c['greedy_looser']} looser | ours {t / c['ours']:.2f}x, {c['ours_looser']} looser")
+
+
 def format_line(r: dict) -> str:
     return (f"{r['set']:<8} {r['features']:<38} {r['search']:<10} {r['texts']:>3} N={r['n'][0]}-{r['n'][1]:<3} "
             f"{r['ours']:>8,} {r['theirs']:>9,} {r['ratio']:>6.2f}x  upper {r['up_mean']:+.4f}/{r['up_worst']:+.4f}  "
@@ -119,12 +196,22 @@ def main(argv=None):
     parser.add_argument("--searches", nargs="*", default=["beam"])
     parser.add_argument("--count", type=int, default=None, help="texts per set (default: 20 / 60 / 60 / 5)")
     parser.add_argument("--cache", default=None, help="a pickle file keeping the model outputs between runs")
+    parser.add_argument("--ceilings", action="store_true", help="per set: the most any search could save (see ceilings)")
     args = parser.parse_args(argv)
     cache = Path(args.cache) if args.cache else None
     store = pickle.loads(cache.read_bytes()) if cache and cache.exists() else {}
     clf = None if args.sets == ["stored"] else demo_classifier()
     start = time.perf_counter()
     try:
+        if args.ceilings:
+            for name in args.sets:
+                kinds = [f"{d}_{m}" for d in ("sst2", "yelp") for m in STORED_MODELS] if name == "stored" else FEATURES
+                for features in kinds:
+                    probs = (stored_problems(*features.split("_")) if name == "stored"
+                             else problems(clf, name, features, store, args.count))
+                    if probs:
+                        print(format_ceilings(name, features, ceilings(probs)), flush=True)
+            return
         for line in compare(clf, args.sets, store, args.searches, args.count):
             print(format_line(line), flush=True)
     finally:
