@@ -92,11 +92,11 @@ def problems(clf, name: str, features: str, store: dict, count: int | None = Non
     return out
 
 
-def compare(clf, sets, store, searches=("beam",), count=None):
+def compare(clf, sets, store, searches=("beam",), count=None, features_of_sets=FEATURES):
     """One line per (set, features, search): inputs, theirs, ratio, mean / worst differences, texts > 0.01."""
     lines = []
     for name in sets:
-        kinds = [f"{d}_{m}" for d in ("sst2", "yelp") for m in STORED_MODELS] if name == "stored" else FEATURES
+        kinds = [f"{d}_{m}" for d in ("sst2", "yelp") for m in STORED_MODELS] if name == "stored" else features_of_sets
         for features in kinds:
             probs = stored_problems(*features.split("_")) if name == "stored" else problems(clf, name, features, store, count)
             if not probs:
@@ -196,6 +196,7 @@ def main(argv=None):
     parser.add_argument("--searches", nargs="*", default=["beam"])
     parser.add_argument("--count", type=int, default=None, help="texts per set (default: 20 / 60 / 60 / 5)")
     parser.add_argument("--cache", default=None, help="a pickle file keeping the model outputs between runs")
+    parser.add_argument("--features", nargs="*", default=list(FEATURES), choices=FEATURES, help="of the demo-model sets")
     parser.add_argument("--ceilings", action="store_true", help="per set: the most any search could save (see ceilings)")
     args = parser.parse_args(argv)
     cache = Path(args.cache) if args.cache else None
@@ -205,14 +206,14 @@ def main(argv=None):
     try:
         if args.ceilings:
             for name in args.sets:
-                kinds = [f"{d}_{m}" for d in ("sst2", "yelp") for m in STORED_MODELS] if name == "stored" else FEATURES
+                kinds = [f"{d}_{m}" for d in ("sst2", "yelp") for m in STORED_MODELS] if name == "stored" else args.features
                 for features in kinds:
                     probs = (stored_problems(*features.split("_")) if name == "stored"
                              else problems(clf, name, features, store, args.count))
                     if probs:
                         print(format_ceilings(name, features, ceilings(probs)), flush=True)
             return
-        for line in compare(clf, args.sets, store, args.searches, args.count):
+        for line in compare(clf, args.sets, store, args.searches, args.count, args.features):
             print(format_line(line), flush=True)
     finally:
         if cache:
