@@ -357,3 +357,22 @@ def test_substitution_editor_reuses_the_remembered_omission_explanation(bert_clf
     assert passes == [1]   # the intact text once (its class probabilities), nothing else
     editor.importance(fresh)
     assert rows == [bert_clf.word_encoding(fresh).n_words]
+
+
+def test_llm_editor_on_a_short_context_lm_bounds_its_reply_by_the_context(tiny_gpt2_parts):
+    """A 60-word review on a GPT-2-style LM of 64 positions: the editor's own bound (1.5 x the text's tokens + 8)
+    exceeded the context (an IndexError inside torch, then a max_new_tokens error the user never set); it is kept
+    within half the context, the prompt keeps its end (the text and the request)."""
+    import copy
+
+    from textxai.lm import CausalLM
+    from textxai.llm_editor import LLMEditor, _MEMO
+
+    model, tokenizer = tiny_gpt2_parts
+    model = copy.deepcopy(model)
+    model.generation_config.eos_token_id = None  # writes every token it may
+    _MEMO.clear()
+    editor = LLMEditor(_Clf(), lm=CausalLM(model, tokenizer))
+    out = editor([" ".join(["the movie was great"] * 15), "The plot was great."])
+    assert len(out) == 2 and len(editor.replies) == 2
+    assert all(len(tokenizer(r, add_special_tokens=False)["input_ids"]) <= 32 + 2 for r in editor.replies)

@@ -190,3 +190,26 @@ def test_packaged_lm_separates_sentences_from_word_salad(smollm2):
         salad.append(" ".join(words))
     ppl_real, ppl_salad = perplexity(real, smollm2), perplexity(salad, smollm2)
     assert (ppl_salad > ppl_real).all() and np.median(ppl_salad / ppl_real) > 2
+
+
+def _endless(tiny_gpt2_parts):
+    """The tiny GPT-2 (64 positions) with no end-of-sequence token: it always writes every token it is allowed."""
+    import copy
+
+    model, tokenizer = tiny_gpt2_parts
+    model = copy.deepcopy(model)
+    model.generation_config.eos_token_id = None
+    return CausalLM(model, tokenizer)
+
+
+def test_generation_never_writes_past_the_lms_context(tiny_gpt2_parts):
+    """A GPT-2-style LM has learned positions only up to ``max_length`` (64 here). A bound that leaves no room for the
+    prompt is refused naming max_new_tokens (it was an IndexError inside torch's embedding); prompts of different
+    bounds in one batch stay within the context whatever the batch size (a long prompt with a small bound beside a
+    short one with a large bound was an IndexError at batch_size=2 and fine at batch_size=1)."""
+    lm = _endless(tiny_gpt2_parts)
+    with pytest.raises(ValueError, match=r"max_new_tokens=64: .*maximum of 64 tokens"):
+        generate(lm, ["the movie was good"], max_new_tokens=64)
+    prompts, bounds = [" ".join(["the movie was good"] * 20), "a"], [5, 40]
+    replies = [generate(lm, prompts, max_new_tokens=bounds, batch_size=b) for b in (1, 2)]
+    assert replies[0] == replies[1] and len(replies[0][1]) > len(replies[0][0])

@@ -6,7 +6,7 @@ own output. For each text the classifier gives the current label and the target 
 the one asked for); the LM gets CEval's one-shot request (:func:`edit_messages`, ``prompt="ceval"``: its
 wording and its IMDb example pair, the example sent as a previous chat turn), through the tokenizer's chat
 template when there is one. Decoding is greedy unless ``do_sample=True`` (then seeded per text), batched
-with the KV cache (:func:`textxai.lm.generate`), with at most ``1.5 x the text's tokens + 8`` new tokens.
+with the KV cache (:func:`textxai.lm.generate`), with at most ``1.5 x the text's tokens + 8`` new tokens (and half the LM's context).
 
 The reply is cleaned to the rewritten text only (:func:`clean_reply`: the label prefix "Negative:", CEval's
 ``[Start Edited Text]`` markers, quotes, a "Here is ..." line, anything after a blank line); a reply that is
@@ -176,7 +176,7 @@ class LLMEditor:
             target = self.target if self.target is not None and self.target != current else \
                 int(np.argsort(-p, kind="stable")[1])
             messages.append(edit_messages(text, names[current], names[target], self.prompt, self.task))
-            limits.append(new_token_limit(self.lm, text))
+            limits.append(new_token_limit(self.lm, text, cap=min(256, self.lm.max_length // 2)))  # room for the prompt
         replies = _cached_generate(self.lm, messages, limits, self.do_sample, self.seed, self.batch_size, self.progress)
         self.replies = list(replies)
         out = []

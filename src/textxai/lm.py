@@ -369,6 +369,14 @@ def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool,
     return [r.tolist() for r in out[:, length:].cpu()]
 
 
+def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[int]) -> list[list[int]]:
+    """``chunk`` as batches that fit the LM's context: a batch writes its largest bound for every row, so a row that
+    would then pass ``max_length`` (a long prompt kept for its own small bound) goes alone, with its own bound."""
+    new = max(limits[i] for i in chunk)
+    fits = [i for i in chunk if len(rows[i]) + new <= lm.max_length]
+    return ([fits] if fits else []) + [[i] for i in chunk if i not in fits]
+
+
 def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
              progress: bool = False, generate_kwargs=None) -> list[str]:
     """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
@@ -387,6 +395,9 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
         raise ValueError(f"max_new_tokens has {len(limits)} values for {len(prompts)} prompts: expected one per prompt")
     for value in limits:
         check_positive_int(value, "max_new_tokens")
+        if value >= lm.max_length:  # a GPT-2-style LM has no position past its maximum: leave room for the prompt
+            raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
+                             f"{lm.max_length} tokens (prompt and reply together)")
     options = {k: v for k, v in dict(generate_kwargs or {}).items() if k != "do_sample"}
     rows = _prompt_ids(lm, prompts, limits)
     generated: list[list[int]] = [[] for _ in rows]
@@ -397,9 +408,10 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
                 generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options)[0]
     else:
         for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "generation"):
-            out = _generate_batch(lm, [rows[i] for i in chunk], max(limits[i] for i in chunk), False, options)
-            for i, ids in zip(chunk, out):
-                generated[i] = ids[: limits[i]]
+            for part in _within_context(lm, chunk, rows, limits):
+                out = _generate_batch(lm, [rows[i] for i in part], max(limits[i] for i in part), False, options)
+                for i, ids in zip(part, out):
+                    generated[i] = ids[: limits[i]]
     return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
 
 
