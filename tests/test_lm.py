@@ -213,3 +213,17 @@ def test_generation_never_writes_past_the_lms_context(tiny_gpt2_parts):
     prompts, bounds = [" ".join(["the movie was good"] * 20), "a"], [5, 40]
     replies = [generate(lm, prompts, max_new_tokens=bounds, batch_size=b) for b in (1, 2)]
     assert replies[0] == replies[1] and len(replies[0][1]) > len(replies[0][0])
+
+
+def test_a_diverged_lm_is_an_error_not_a_nan_perplexity(tiny_gpt2_parts):
+    """NaN weights (a diverged checkpoint): perplexity was silently NaN, which CEval then reported as "no
+    counterfactual text to score" (num_perplexity 0) and inconsistency as perplexity@n = NaN over 2 chains. The
+    classifier refuses non-finite logits; the LM does too, naming itself."""
+    import copy
+
+    model, tokenizer = tiny_gpt2_parts
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        model.transformer.wte.weight[5:50] = float("nan")
+    with pytest.raises(ValueError, match=r"lm=.* returned NaN log-probabilities for 2 of 2 texts"):
+        perplexity(["the movie was good", "a film"], CausalLM(model, tokenizer))

@@ -310,7 +310,18 @@ def token_nll(texts, model, batch_size: int = 16, progress: bool = False, bos="a
             nll = (torch.logsumexp(logits.float(), dim=-1).double() - target).cpu().numpy()
             for j, i in enumerate(chunk):
                 out[i] = nll[j, : len(rows[i]) - 1]
+            _check_finite_nll(lm, [out[i] for i in chunk])
     return out
+
+
+def _check_finite_nll(lm, nlls: list[np.ndarray]) -> None:
+    """A diverged LM (NaN weights or activations) is an error, as for the classifier: a NaN perplexity would read as
+    "nothing to score" downstream."""
+    bad = sum(bool(np.isnan(nll).any()) for nll in nlls)
+    if bad:
+        raise ValueError(f"lm={lm.name!r} returned NaN log-probabilities for {bad} of {len(nlls)} texts of a batch: its "
+                         "weights or inputs have diverged; expected finite outputs (check the checkpoint, e.g. "
+                         "torch.isfinite on its parameters)")
 
 
 def perplexity(texts, model, batch_size: int = 16, progress: bool = False, bos="auto") -> np.ndarray:
