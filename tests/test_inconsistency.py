@@ -406,3 +406,19 @@ def test_analyse_refuses_unclear_inputs_before_any_work():
         inc.analyse(texts=[1], classifier=object())
     a = inc.analyse(chains, n=[1], intervals=None, scoring=inc.ScoreOptions(pooling="per_chain"), figures=False)
     assert a.summary == inc.compute(chains, n=[1], pooling="per_chain") and a.figures == {}
+
+
+def test_perplexity_at_n_leaves_out_texts_with_no_token_to_score(tiny_gpt2_parts):
+    """Without a start token (bos=None) a one-token text has no token to score: its perplexity is NaN (textxai.lm).
+    perplexity@1 was NaN with perplexity@1_chains = 2 (the NaN averaged in, the count saying both chains
+    contributed); it is the other chain's perplexity over 1 chain, and NaN with a warning when no chain has one."""
+    from textxai.lm import as_lm, perplexity
+
+    lm = as_lm(tiny_gpt2_parts, bos=None)
+    chains = [["the movie was good", "the"], ["a film", "a good film"]]
+    r = inc.compute(chains, n=[1], lm=lm)
+    assert r["perplexity@1"] == pytest.approx(float(perplexity(["a good film"], lm)[0]))
+    assert r["perplexity@1_chains"] == 1
+    with pytest.warns(UserWarning, match="no chain contributes to .*perplexity@1"):
+        r = inc.compute(chains[:1], n=[1], lm=lm)
+    assert math.isnan(r["perplexity@1"]) and r["perplexity@1_chains"] == 0

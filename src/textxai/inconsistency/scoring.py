@@ -148,7 +148,7 @@ def _flip_rate_metrics(labels, failed, n_values) -> dict:
 def _perplexity_metrics(perplexities, n_values) -> dict:
     out = {}
     for k in n_values:
-        vals = [p[k] for p in perplexities if k in p]
+        vals = [p[k] for p in perplexities if k in p and not np.isnan(p[k])]  # NaN: no token to score (textxai.lm)
         out[f"perplexity@{k}"] = float(np.mean(vals)) if vals else float("nan")
         out[f"perplexity@{k}_chains"] = len(vals)
     return out
