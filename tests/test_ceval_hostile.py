@@ -38,6 +38,10 @@ def spied(bert_clf, monkeypatch):
     ({"original_labels": [5]}, "original_labels[0]=5"),
     ({"counterfactual_probs": [[0.5, 0.6]]}, "counterfactual_probs[0]"),
     ({"counterfactual_probs": [[0.2, 0.3, 0.5]]}, "classes"),
+    ({"judge": lambda p: ["3"] * len(p), "seed": None}, "seed=None"),             # was int(None) deep in generate
+    ({"judge": lambda p: ["3"] * len(p), "seed": "a"}, "seed='a'"),
+    ({"progress": "no"}, "progress='no'"),                                         # was a progress bar
+    ({"return_per_example": "yes"}, "return_per_example='yes'"),
 ])
 def test_bad_options_are_refused_before_any_model_call(spied, kwargs, argument):
     clf, calls = spied
@@ -92,6 +96,13 @@ def test_valid_call_runs_two_passes_and_label_name_targets_work(spied):
     (lambda: ceval.compute([""], ["b"]), "references[0]=''"),
     (lambda: ceval.compute(["a"], ["b"], reference_pairs=["h"]), "prediction_pairs=None"),
     (lambda: ceval.compute(["a"], ["b"], original_probs=[[0.5, 0.5]]), "counterfactual_probs (or"),
+    # a lone surrogate (text decoded with errors="surrogateescape"): a UnicodeEncodeError inside spaCy before
+    (lambda: ceval.compute(["a \ud800 film"], ["b"], original_labels=[0], counterfactual_labels=[1]), "references[0]="),
+    (lambda: ceval.compute(["a"], ["b \udc80"], original_labels=[0], counterfactual_labels=[1]), "predictions[0]="),
+    (lambda: ceval.compute(["a"], [["b", "c \udc80"]], original_labels=[0], counterfactual_labels=[1]),
+     "predictions[0][1]="),
+    (lambda: ceval.compute(["a"], ["b"], reference_pairs=["h \udc80"], prediction_pairs=["h"], original_labels=[0],
+                           counterfactual_labels=[1]), "reference_pairs[0]="),
 ])
 def test_public_functions_refuse_bad_input_naming_the_argument(call, argument):
     with pytest.raises((ValueError, TypeError)) as caught:

@@ -26,7 +26,7 @@ from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_qual
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flips, probability_change
 from textxai import parallel
 from textxai.options import apply_keywords
-from textxai.validation import check_positive_int, check_same_length, short_repr
+from textxai.validation import check_positive_int, check_same_length, check_unicode, short_repr
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,7 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
                 raise TypeError(f"reference_pairs[{i}]={short_repr(h)} ({type(h).__name__}): expected the original hypothesis as a string")
             if not h.strip():
                 raise ValueError(f"reference_pairs[{i}]={h!r}: the original hypothesis is missing; expected a non-empty string")
+            check_unicode(h, f"reference_pairs[{i}]")
         pred_pairs = _check_list(prediction_pairs, "prediction_pairs")
         check_same_length(refs, pred_pairs, "references", "prediction_pairs")
         originals = [(p, h) for p, h in zip(refs, ref_pairs)]
@@ -145,6 +146,9 @@ def _check_quality(options: QualityOptions) -> None:
     lm = options.lm
     if lm is not None and isinstance(lm, str) and not lm.strip():
         raise ValueError(f"lm={lm!r}: expected a causal LM id or folder, or None (no perplexity)")
+    seed = options.seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed={short_repr(seed)}: expected an integer (the judge's sampling seed)")
     bos = options.bos
     if not (bos is None or isinstance(bos, str) or isinstance(bos, (int, np.integer)) and not isinstance(bos, bool)):
         raise ValueError(f"bos={short_repr(bos)}: expected 'auto', None, a token string or a token id")
@@ -170,6 +174,9 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
              outputs: ClassifierOutputs, quality: QualityOptions, run: RunOptions) -> Request:
     """Stage 1: every check, before any model call. Loads (does not run) the classifier when one is needed."""
     check_positive_int(run.batch_size, "batch_size")
+    for flag in ("progress", "return_per_example"):
+        if not isinstance(getattr(run, flag), (bool, np.bool_)):
+            raise TypeError(f"{flag}={short_repr(getattr(run, flag))}: expected True or False")
     originals, sets, multi, nli = _prepare(references, predictions, reference_pairs, prediction_pairs)
     n = len(originals)
     if contrast is not None and contrast not in CONTRASTS:
