@@ -253,6 +253,7 @@ def test_plot_steps_boxes():
         ([[None, "b"]], ValueError, r"chains\[0\]\[0\]=None"),
         (["a b"], TypeError, r"chains\[0\]='a b'"),
         ([], ValueError, r"chains=\[\]"),
+        ([["a", "b \udc80"]], ValueError, r"chains\[0\]\[1\]='b \\udc80' holds"),  # was a UnicodeEncodeError in spaCy
     ],
 )
 def test_bad_chains(chains, exc, match):
@@ -422,3 +423,26 @@ def test_perplexity_at_n_leaves_out_texts_with_no_token_to_score(tiny_gpt2_parts
     with pytest.warns(UserWarning, match="no chain contributes to .*perplexity@1"):
         r = inc.compute(chains[:1], n=[1], lm=lm)
     assert math.isnan(r["perplexity@1"]) and r["perplexity@1_chains"] == 0
+
+
+def test_a_blank_edit_is_a_failed_step_as_in_ceval():
+    """An editor that answers with white space only: CEval counts such a generation as failed (is_failed), the LLM
+    editor as "empty"; a chain took it as an edit deleting every word (minimality@1 = 4, and an inc@1 of 0 when
+    the editor then "wrote" a text from nothing) and fed the blank text to the editor again."""
+    with pytest.warns(UserWarning, match="no chain contributes"):
+        r = inc.compute([["the film was good", "  \n"], ["a film", "a good film"]], n=[1], labels=[[1, 0], [0, 1]])
+    assert r["minimality@1"] == 1.0 and r["minimality@1_chains"] == 1  # was (4 + 1) / 2 over 2 chains
+    assert r["flip_rate@1"] == 0.5 and r["flip_rate@1_chains"] == 2    # the blank step: attempted, not flipped
+    assert inc.check_chain(["a b", " ", None]) == ["a b"]
+    with pytest.raises(ValueError, match=r"chain\[2\]='c' follows chain\[1\]=' '"):
+        inc.check_chain(["a b", " ", "c"])
+    editor = lambda xs: [["   ", x + " indeed"] if x == "so good" else ["\t"] for x in xs]  # noqa: E731
+
+    class Clf:
+        def predict_proba(self, texts):
+            return np.array([[0.0, 1.0] if "good" in t else [1.0, 0.0] for t in texts])
+
+    fc = inc.feedback_chains(editor, ["so good"], Clf(), steps=2, progress=False)
+    assert fc.chains == [["so good", "so good indeed", None]]
+    with pytest.raises(ValueError, match=r"texts\[1\]=' \\t': expected a non-empty text"):
+        inc.feedback_chains(editor, ["so good", " \t"], Clf(), steps=2, progress=False)
