@@ -272,6 +272,9 @@ def test_bad_options():
         inc.compute([["a", "b"]], word_tokenizer="nltk")
     with pytest.raises(ValueError, match="pooling='mean'"):
         inc.compute([["a", "b"]], pooling="mean")
+    assert inc.check_n(np.array([3, 1])) == [3, 1]  # was refused as "not a non-empty list"
+    with pytest.raises(ValueError, match=r"n=array\(\[0\]\): 0 is not a positive integer"):
+        inc.check_n(np.array([0]))
 
 
 def test_n_beyond_every_chain_is_nan_with_warning():

@@ -100,6 +100,8 @@ def check_n(n, name: str = "n") -> list[int]:
     [1, 3]
     """
     values = [n] if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else n
+    if isinstance(values, np.ndarray) and values.ndim == 1:  # np.array([1, 3]): a list of them
+        values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence) or not values:
         raise ValueError(f"{name}={short_repr(n)}: expected a positive integer or a non-empty list of them")
     out: list[int] = []
