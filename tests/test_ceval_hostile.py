@@ -146,3 +146,15 @@ def test_every_nan_has_its_count_and_one_warning(kwargs, key, count_key):
     _, none = _nan_warnings(lambda: ceval.compute(
         ["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]]))
     assert none == []  # nothing to warn about when every metric has examples
+
+
+def test_numpy_arrays_of_texts_give_the_same_result_as_lists():
+    """references / predictions as numpy arrays: a 2-d array of counterfactuals (two per original) was refused
+    ("predictions[0]=array(['a good film', ...]) (ndarray): expected a string"), while the list of lists works."""
+    refs, cfs = ["a bad film", "the plot was dull"], [["a good film", "a fine film"], ["the plot was sharp", "-1"]]
+    kwargs = dict(original_labels=[0, 0], counterfactual_labels=[1, 0], return_per_example=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = ceval.compute(refs, cfs, **kwargs)
+        got = ceval.compute(np.array(refs), np.array(cfs), **kwargs)
+    assert repr(got) == repr(expected) and expected["num_diversity_examples"] == 1  # repr: NaN == NaN

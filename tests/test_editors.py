@@ -376,3 +376,17 @@ def test_llm_editor_on_a_short_context_lm_bounds_its_reply_by_the_context(tiny_g
     out = editor([" ".join(["the movie was great"] * 15), "The plot was great."])
     assert len(out) == 2 and len(editor.replies) == 2
     assert all(len(tokenizer(r, add_special_tokens=False)["input_ids"]) <= 32 + 2 for r in editor.replies)
+
+
+def test_editors_take_a_numpy_array_of_texts_like_a_list(bert_clf):
+    """np.array(texts) holds numpy.str_ items: spaCy's tokenizer refused them with "Argument 'string' has incorrect
+    type (expected str, got numpy.str_)", from the deletion editor, CEval's baseline and the feedback loop."""
+    from textxai import ceval, inconsistency
+
+    texts = ["the movie was great", "a terrible film"]
+    deletion = get_editor("deletion", bert_clf, max_words=2)
+    assert deletion(np.array(texts)) == deletion(texts)
+    assert ceval.deletion_candidates(np.array(texts), bert_clf) == ceval.deletion_candidates(texts, bert_clf)
+    chains = inconsistency.feedback_chains(deletion, np.array(texts), bert_clf, steps=1, progress=False)
+    assert chains == inconsistency.feedback_chains(deletion, texts, bert_clf, steps=1, progress=False)
+    assert all(type(t) is str for chain in chains.chains for t in chain if t is not None)

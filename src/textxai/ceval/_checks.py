@@ -34,7 +34,7 @@ def _check_originals(texts, name: str) -> list[str]:
         if not text.strip():
             raise ValueError(f"{name}[{i}]={text!r}: expected a non-empty original text")
         check_unicode(text, f"{name}[{i}]")
-    return texts
+    return [t if type(t) is str else str(t) for t in texts]  # numpy.str_ items of an array: spaCy takes str only
 
 
 def _check_generation(text, name: str):
@@ -43,7 +43,7 @@ def _check_generation(text, name: str):
         return None
     if not isinstance(text, str):
         raise TypeError(f"{name}={short_repr(text)} ({type(text).__name__}): expected a string (or None / '-1' for a failed generation)")
-    return check_unicode(text, name)
+    return str(check_unicode(text, name))  # numpy.str_ -> str
 
 
 def _check_probs(probs, name: str, n: int | None = None, num_classes: int | None = None, atol: float = 1e-3) -> np.ndarray:

@@ -99,6 +99,7 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
     refs = _check_originals(references, "references")
     preds = _check_list(predictions, "predictions")
     check_same_length(refs, preds, "references", "predictions")
+    preds = [p.tolist() if isinstance(p, np.ndarray) and p.ndim == 1 else p for p in preds]  # rows of a 2-d array
     multi = any(isinstance(p, (list, tuple)) and len(p) > 1 for p in preds)
     pred_pairs = None
     originals = [(p,) for p in refs]
@@ -115,7 +116,8 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
             if not h.strip():
                 raise ValueError(f"reference_pairs[{i}]={h!r}: the original hypothesis is missing; expected a non-empty string")
             check_unicode(h, f"reference_pairs[{i}]")
-        pred_pairs = _check_list(prediction_pairs, "prediction_pairs")
+        pred_pairs = [p.tolist() if isinstance(p, np.ndarray) and p.ndim == 1 else p
+                      for p in _check_list(prediction_pairs, "prediction_pairs")]
         check_same_length(refs, pred_pairs, "references", "prediction_pairs")
         originals = [(p, h) for p, h in zip(refs, ref_pairs)]
 
