@@ -158,3 +158,18 @@ def test_numpy_arrays_of_texts_give_the_same_result_as_lists():
         expected = ceval.compute(refs, cfs, **kwargs)
         got = ceval.compute(np.array(refs), np.array(cfs), **kwargs)
     assert repr(got) == repr(expected) and expected["num_diversity_examples"] == 1  # repr: NaN == NaN
+
+
+def test_an_aspect_the_judge_never_answers_is_a_named_nan():
+    """A judge that answers three of the four questions (under half its replies unparsed, so no judge warning):
+    cohesiveness was NaN with no warning, and text_quality the mean of the other three aspects, silently."""
+    def judge(prompts):
+        return ["no idea" if "fit together" in p else "4" for p in prompts]
+
+    result, seen = _nan_warnings(lambda: ceval.compute(["a bad film", "a dull plot"], ["a good film", "a sharp plot"],
+                                                       original_labels=[0, 0], counterfactual_labels=[1, 1], judge=judge))
+    assert np.isnan(result["cohesiveness"]) and result["grammar"] == 4.0 and result["num_unparsed_judgements"] == 2
+    assert len(seen) == 1 and "cohesiveness (= NaN: no judge reply about it could be parsed" in str(seen[0].message)
+    assert "judge_warning" not in result
+    # labels only: probability_change_flipped is NaN for want of probabilities, not because nothing flipped
+    assert "no counterfactual flipped" not in str(seen[0].message) and result["num_flipped"] == 2

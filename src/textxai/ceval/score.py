@@ -376,6 +376,7 @@ _NAN_REASONS = {  # key -> (count key that is 0 beside it, why)
     "perplexity": ("num_perplexity", "no counterfactual text to score"),
     "perplexity_flipped": ("num_flipped", "no counterfactual flipped the prediction"),
     "text_quality": ("num_unparsed_judgements", "no judge reply could be parsed"),
+    **{aspect: ("num_unparsed_judgements", "no judge reply about it could be parsed") for aspect in QUALITY_ASPECTS},
 }
 
 
@@ -385,8 +386,14 @@ def nan_notes(result: Mapping) -> list[str]:
     >>> nan_notes({"num_flipped": 0, "flip_rate": 0.0, "probability_change_flipped": float("nan")})
     ['probability_change_flipped (= NaN: no counterfactual flipped the prediction, num_flipped=0)']
     """
+    def nan(key):
+        return isinstance(result.get(key), float) and np.isnan(result[key])
+
+    # a "_flipped" key whose overall key is NaN too has that key's reason (e.g. no probabilities), and an aspect
+    # of an all-NaN text_quality has its reason: named once
     return [f"{k} (= NaN: {why}, {count}={result.get(count)})" for k, (count, why) in _NAN_REASONS.items()
-            if isinstance(result.get(k), float) and np.isnan(result[k])]
+            if nan(k) and not (k.endswith("_flipped") and nan(k[: -len("_flipped")]))
+            and not (k in QUALITY_ASPECTS and nan("text_quality"))]
 
 
 def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example: bool) -> dict:
