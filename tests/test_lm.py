@@ -227,3 +227,21 @@ def test_a_diverged_lm_is_an_error_not_a_nan_perplexity(tiny_gpt2_parts):
         model.transformer.wte.weight[5:50] = float("nan")
     with pytest.raises(ValueError, match=r"lm=.* returned NaN log-probabilities for 2 of 2 texts"):
         perplexity(["the movie was good", "a film"], CausalLM(model, tokenizer))
+
+
+def test_a_model_that_is_not_a_causal_lm_is_refused(bert_parts):
+    """The classifier given as the LM too (lm=(model, tokenizer) of a sequence classifier) was a RuntimeError inside
+    torch.gather ("Index tensor must have the same number of dimensions"); a masked LM gave a perplexity silently
+    (51 on a random tiny BERT: it sees the token it is asked to predict). Both name the class and what was expected."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    model, tokenizer = bert_parts
+    masked = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
+                                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
+    for wrong in (model, masked):
+        with pytest.raises(TypeError, match=rf"lm=.*\({type(wrong).__name__}\): expected a causal language model"):
+            perplexity(["the movie was good"], (wrong, tokenizer))
+    from textxai import ceval
+
+    with pytest.raises(TypeError, match=r"judge=.*\(BertForSequenceClassification\): expected a causal language model"):
+        ceval.judge_quality(["a film"], (model, tokenizer))

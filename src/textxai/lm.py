@@ -107,8 +107,10 @@ class CausalLM:
         self.name = model if isinstance(model, str) else type(model).__name__
         if isinstance(model, tuple) and len(model) == 2:
             model, tokenizer = model
+            self.name = model if isinstance(model, str) else type(model).__name__  # not 'tuple'
         elif _is_pipeline(model):
             model, tokenizer = model.model, tokenizer or model.tokenizer
+            self.name = type(model).__name__
         if isinstance(model, os.PathLike):
             model = os.fspath(model)
         if isinstance(model, str):
@@ -118,6 +120,7 @@ class CausalLM:
             raise ValueError(f"gguf_file={gguf_file!r}: only for an LM given by name or folder, not a loaded model")
         if not isinstance(model, PreTrainedModel):
             raise TypeError(f"lm={model!r:.80} ({type(model).__name__}): expected {_FORMS}")
+        _require_causal(model, self.name)
         if tokenizer is None:
             raise ValueError(f"tokenizer=None: the loaded language model {type(model).__name__} needs its tokenizer")
         if device is None:
@@ -141,6 +144,19 @@ class CausalLM:
         other.__dict__.update(self.__dict__)
         other.bos_token_id, other.bos = _start_id(self.tokenizer, self.model.config, bos, self.name), bos
         return other
+
+
+def _require_causal(model, name) -> None:
+    """A causal LM head (``...ForCausalLM``, ``...LMHeadModel``): a sequence classifier has no next-token logits, and a
+    masked LM sees the token it is asked to predict (its "perplexity" would be a silent, meaningless low number)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    cls = type(model).__name__
+    if cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel")):
+        return
+    raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}): expected a causal language "
+                    f"model (a ...ForCausalLM / ...LMHeadModel that predicts each next token), not a classifier or a "
+                    f"masked LM")
 
 
 def _is_pipeline(model) -> bool:
