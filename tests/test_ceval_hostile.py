@@ -40,6 +40,7 @@ def spied(bert_clf, monkeypatch):
     ({"counterfactual_probs": [[0.2, 0.3, 0.5]]}, "classes"),
     ({"judge": lambda p: ["3"] * len(p), "seed": None}, "seed=None"),             # was int(None) deep in generate
     ({"judge": lambda p: ["3"] * len(p), "seed": "a"}, "seed='a'"),
+    ({"targets": [1], "contrast": "argmin"}, "contrast='argmin' does not use targets"),  # were ignored silently
     ({"progress": "no"}, "progress='no'"),                                         # was a progress bar
     ({"return_per_example": "yes"}, "return_per_example='yes'"),
 ])

@@ -185,6 +185,9 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
         raise ValueError(f"contrast={short_repr(contrast)}: expected one of {list(CONTRASTS)} or None (CEval's default per task)")
     if contrast == "target" and targets is None:
         raise ValueError("contrast='target' needs targets= (one target class per example)")
+    if contrast not in (None, "target") and targets is not None:
+        raise ValueError(f"contrast={contrast!r} does not use targets, but targets= is given: expected contrast='target' "
+                         "(or None) with targets, or no targets")
     contrast = contrast or ("target" if targets is not None else "counterfactual_argmax" if nli else "argmin")
     _check_quality(quality)
     failed = np.array([_failed_any(s[0]) for s in sets], dtype=bool)
