@@ -41,6 +41,7 @@ def spied(bert_clf, monkeypatch):
     ({"judge": lambda p: ["3"] * len(p), "seed": None}, "seed=None"),             # was int(None) deep in generate
     ({"judge": lambda p: ["3"] * len(p), "seed": "a"}, "seed='a'"),
     ({"targets": [1], "contrast": "argmin"}, "contrast='argmin' does not use targets"),  # were ignored silently
+    ({"device": "gpu7"}, "device='gpu7'"),          # was ignored for a loaded classifier and for the LM
     ({"progress": "no"}, "progress='no'"),                                         # was a progress bar
     ({"return_per_example": "yes"}, "return_per_example='yes'"),
 ])

@@ -176,6 +176,10 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
              outputs: ClassifierOutputs, quality: QualityOptions, run: RunOptions) -> Request:
     """Stage 1: every check, before any model call. Loads (does not run) the classifier when one is needed."""
     check_positive_int(run.batch_size, "batch_size")
+    if run.device is not None:  # also for a loaded classifier and the LM / judge, before any model call
+        from textxai.classifier import check_device
+
+        check_device(run.device)
     for flag in ("progress", "return_per_example"):
         if not isinstance(getattr(run, flag), (bool, np.bool_)):
             raise TypeError(f"{flag}={short_repr(getattr(run, flag))}: expected True or False")
@@ -332,7 +336,7 @@ def perplexity_metrics(request: Request, lm, flipped, run: RunOptions, bos="auto
 
     ok, joined = _scored_texts(request)
     ppl = np.full(request.n, np.nan)
-    lm = _lm.as_lm(lm, bos=bos)
+    lm = _lm.as_lm(lm, device=run.device, bos=bos)  # the run's device, as the classifier's and the judge's
     if len(ok):
         perplexity = parallel.split(_lm.perplexity, over=("texts",))
         ppl[ok] = np.asarray(perplexity(joined, lm, batch_size=run.batch_size, progress=run.progress), dtype=np.float64)
