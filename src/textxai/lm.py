@@ -373,6 +373,34 @@ def _prompt_ids(lm, prompts: list, max_new_tokens: list[int]) -> list[list[int]]
     return out
 
 
+#: generate() options textxai sets itself (the prompt, its padding, the reply's length, one reply per prompt)
+RESERVED_GENERATE_KWARGS = {"input_ids": "the prompts", "attention_mask": "the prompts", "inputs": "the prompts",
+                            "max_new_tokens": "max_new_tokens=", "max_length": "max_new_tokens=",
+                            "pad_token_id": "the tokenizer's pad or EOS token",
+                            "use_cache": "always on", "num_return_sequences": "one reply per prompt",
+                            "return_dict_in_generate": "the reply text"}
+
+
+def check_generate_kwargs(options, name: str = "generate_kwargs") -> dict:
+    """``options`` (a mapping of ``generate()`` options, or None) without the keys textxai sets itself, else a
+    ``ValueError`` naming the key (a duplicate was a TypeError inside transformers; ``max_length`` cut every reply).
+
+    >>> check_generate_kwargs({"do_sample": True, "top_k": 50})
+    {'do_sample': True, 'top_k': 50}
+    """
+    from collections.abc import Mapping
+
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{name}={short_repr(options)}: expected a dict of generate() options")
+    for key in options:
+        if key in RESERVED_GENERATE_KWARGS:
+            raise ValueError(f"{name}={short_repr(dict(options))}: {key!r} is set by textxai ({RESERVED_GENERATE_KWARGS[key]}); "
+                             "expected other generate() options, such as do_sample, top_k, temperature")
+    return dict(options)
+
+
 def _pad_id(tok) -> int:
     for value in (tok.pad_token_id, tok.eos_token_id):
         if value is not None:
@@ -425,7 +453,7 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
         if value >= lm.max_length:  # a GPT-2-style LM has no position past its maximum: leave room for the prompt
             raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
                              f"{lm.max_length} tokens (prompt and reply together)")
-    options = {k: v for k, v in dict(generate_kwargs or {}).items() if k != "do_sample"}
+    options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
     rows = _prompt_ids(lm, prompts, limits)
     generated: list[list[int]] = [[] for _ in rows]
     if do_sample:
