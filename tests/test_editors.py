@@ -390,3 +390,16 @@ def test_editors_take_a_numpy_array_of_texts_like_a_list(bert_clf):
     chains = inconsistency.feedback_chains(deletion, np.array(texts), bert_clf, steps=1, progress=False)
     assert chains == inconsistency.feedback_chains(deletion, texts, bert_clf, steps=1, progress=False)
     assert all(type(t) is str for chain in chains.chains for t in chain if t is not None)
+
+
+def test_llm_editor_refuses_a_classifier_with_nan_probabilities(tiny_gguf_file):
+    """A classifier object of one's own (anything with predict_proba) returning NaN: argmax read every text as
+    class 0 and the edit was asked from 'negative' to 'positive' whatever the text said."""
+    from textxai.llm_editor import LLMEditor
+
+    class NaNClf(_Clf):
+        def predict_proba(self, texts):
+            return np.full((len(texts), 2), np.nan)
+
+    with pytest.raises(ValueError, match=r"classifier.predict_proba returned non-finite probabilities for 1 of 1 texts"):
+        LLMEditor(NaNClf(), lm=str(tiny_gguf_file))(["The plot was great."])

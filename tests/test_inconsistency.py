@@ -449,3 +449,28 @@ def test_a_blank_edit_is_a_failed_step_as_in_ceval():
     assert fc.chains == [["so good", "so good indeed", None]]
     with pytest.raises(ValueError, match=r"texts\[1\]=' \\t': expected a non-empty text"):
         inc.feedback_chains(editor, ["so good", " \t"], Clf(), steps=2, progress=False)
+
+
+def test_a_user_classifier_or_editor_with_numpy_outputs():
+    """Any object with predict_proba is used as the classifier: NaN probabilities were read as label 0 by argmax
+    (flip_rate@1 = 0.0, silently); an editor returning numpy.str_ candidates failed inside spaCy ("Argument
+    'string' has incorrect type"), numpy arrays of candidates were refused as "not a list"."""
+    flip = lambda x: x.replace("good", "bad") if "good" in x else x.replace("bad", "good")  # noqa: E731
+
+    class Clf:
+        def predict_proba(self, texts):
+            return np.array([[0.0, 1.0] if "good" in t else [1.0, 0.0] for t in texts])
+
+    class NaNClf:
+        def predict_proba(self, texts):
+            return np.full((len(texts), 2), np.nan)
+
+    with pytest.raises(ValueError, match=r"model.predict_proba returned non-finite probabilities for 2 of 2 texts"):
+        inc.compute([["so good", "so bad"]], n=[1], model=NaNClf())
+    with pytest.raises(ValueError, match=r"model.predict_proba returned non-finite probabilities"):
+        inc.feedback_chains(lambda xs: [[flip(x)] for x in xs], ["so good"], NaNClf(), steps=1, progress=False)
+    expected = inc.feedback_chains(lambda xs: [[flip(x)] for x in xs], ["so good"], Clf(), steps=2, progress=False)
+    for editor in (lambda xs: [[np.str_(flip(x))] for x in xs], lambda xs: [np.array([flip(x)]) for x in xs],
+                   lambda xs: np.array([[flip(x)] for x in xs])):
+        got = inc.feedback_chains(editor, ["so good"], Clf(), steps=2, progress=False)
+        assert got == expected and all(type(t) is str for t in got.chains[0])

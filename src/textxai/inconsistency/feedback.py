@@ -29,6 +29,8 @@ def _select(candidates: list[str], distances: list[int], flipped: list[bool], se
 
 def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
     """The editor's output checked: one list of non-empty candidate strings per text (a string alone is a list)."""
+    if isinstance(outputs, np.ndarray) and outputs.ndim >= 1:  # numpy arrays: lists of str (not numpy.str_)
+        outputs = outputs.tolist()
     if isinstance(outputs, str) or not isinstance(outputs, Sequence) or len(outputs) != n_texts:
         raise ValueError(
             f"editor returned {short_repr(outputs)} for {n_texts} texts at step {step}: expected a list of "
@@ -40,6 +42,8 @@ def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
             cands = [cands]
         if cands is None:
             cands = []
+        if isinstance(cands, np.ndarray) and cands.ndim == 1:
+            cands = cands.tolist()
         if not isinstance(cands, Sequence):
             raise TypeError(f"editor output [{j}]={short_repr(cands)} at step {step}: expected a list of candidate strings")
         for k, cand in enumerate(cands):
@@ -48,7 +52,7 @@ def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
                     f"editor output [{j}][{k}]={short_repr(cand)} ({type(cand).__name__}) at step {step}: "
                     "expected a string"
                 )
-        cand_lists.append([cand for cand in cands if not blank(cand)])
+        cand_lists.append([str(cand) for cand in cands if not blank(cand)])  # numpy.str_ -> str (spaCy takes str)
     return cand_lists
 
 

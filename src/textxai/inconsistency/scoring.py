@@ -46,6 +46,10 @@ def _predict(classifier, texts: list[str], batch_size: int = 32, progress: bool 
         raise ValueError(
             f"model.predict_proba returned shape {proba.shape} for {len(texts)} texts: expected [n_texts, n_classes]"
         )
+    bad = int((~np.isfinite(proba.astype(np.float64))).any(axis=1).sum())
+    if bad:  # argmax would read a NaN row as class 0
+        raise ValueError(f"model.predict_proba returned non-finite probabilities for {bad} of {len(texts)} texts: "
+                         "expected finite probabilities (a diverged model?)")
     return proba.argmax(axis=1).astype(np.int64)
 
 
