@@ -168,7 +168,7 @@ class LLMEditor:
         texts = check_texts(texts)
         if not texts:
             return []
-        probs = self.classifier.predict_proba(texts)
+        probs = _checked_probs(self.classifier, texts)
         names = self._label_names()
         messages, limits = [], []
         for text, p in zip(texts, probs):
@@ -187,6 +187,22 @@ class LLMEditor:
             self.log.append((text, reply, reason))
             out.append([] if reason else [rewrite])
         return out
+
+
+def _checked_probs(classifier, texts: list[str]):
+    """``classifier.predict_proba(texts)`` as ``[n, num_labels]`` finite rows (a classifier object of one's own may
+    return NaN, which argmax would read as class 0)."""
+    import numpy as np
+
+    probs = np.asarray(classifier.predict_proba(texts), dtype=np.float64)
+    if probs.shape != (len(texts), classifier.num_labels):
+        raise ValueError(f"classifier.predict_proba returned shape {probs.shape} for {len(texts)} texts: expected "
+                         f"({len(texts)}, {classifier.num_labels})")
+    bad = int((~np.isfinite(probs)).any(axis=1).sum())
+    if bad:
+        raise ValueError(f"classifier.predict_proba returned non-finite probabilities for {bad} of {len(texts)} texts: "
+                         "expected finite probabilities (a diverged model?)")
+    return probs
 
 
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
