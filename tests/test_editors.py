@@ -403,3 +403,29 @@ def test_llm_editor_refuses_a_classifier_with_nan_probabilities(tiny_gguf_file):
 
     with pytest.raises(ValueError, match=r"classifier.predict_proba returned non-finite probabilities for 1 of 1 texts"):
         LLMEditor(NaNClf(), lm=str(tiny_gguf_file))(["The plot was great."])
+
+
+def test_llm_editor_never_returns_the_replies_of_a_model_that_is_gone(monkeypatch):
+    """The greedy replies were remembered under id(lm.model): once a model was freed, the next one created at the same
+    address (CPython reuses it) got the old model's edits, silently (seen with 2 of 12 fresh tiny GPT-2s). A reply is
+    remembered for the model object itself, and forgotten with it. Here the LM's "reply" names its model."""
+    import gc
+
+    from textxai import lm as lm_module
+    from textxai.llm_editor import _cached_generate
+
+    monkeypatch.setattr(lm_module, "generate", lambda lm, prompts, limits, **kwargs: [lm.model.name for _ in prompts])
+
+    class Model:
+        def __init__(self, name):
+            self.name = name
+
+    class LM:
+        def __init__(self, name):
+            self.model = Model(name)
+
+    for i in range(20):
+        lm = LM(f"model {i}")
+        assert _cached_generate(lm, [[{"role": "user", "content": "edit"}]], [5], False, 0, 8, False) == [f"model {i}"]
+        del lm
+        gc.collect()

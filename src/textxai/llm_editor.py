@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
 
 from textxai.validation import check_positive_int, check_texts, short_repr
@@ -207,7 +208,9 @@ def _checked_probs(classifier, texts: list[str]):
 
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
 SAMPLING = {"top_k": 50, "temperature": 0.7}
-_MEMO: dict = {}
+#: model -> {(prompt, bound): greedy reply}; weak: a freed model's replies go with it (an id() key was reused by the
+#: next model loaded at the same address, which then got the old model's edits)
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MEMO_SIZE = 4096
 
 
@@ -219,12 +222,15 @@ def _cached_generate(lm, messages, limits, do_sample, seed, batch_size, progress
     if do_sample:  # seeded per position in the call: not memoised
         return generate(lm, messages, limits, do_sample=True, seed=seed, batch_size=batch_size, progress=progress,
                         generate_kwargs=SAMPLING)
-    keys = [(id(lm.model), repr(m), n) for m, n in zip(messages, limits)]
-    todo = [i for i, k in enumerate(keys) if k not in _MEMO]
+    memo = _MEMO.setdefault(lm.model, {})
+    keys = [(repr(m), n) for m, n in zip(messages, limits)]
+    found = {k: memo[k] for k in keys if k in memo}
+    todo = [i for i, k in enumerate(keys) if k not in found]
     if todo:
         replies = generate(lm, [messages[i] for i in todo], [limits[i] for i in todo], batch_size=batch_size,
                            progress=progress)
-        if len(_MEMO) + len(todo) > _MEMO_SIZE:
-            _MEMO.clear()
-        _MEMO.update((keys[i], r) for i, r in zip(todo, replies))
-    return [_MEMO[k] for k in keys]
+        if len(memo) + len(todo) > _MEMO_SIZE:
+            memo.clear()  # (what this call found is kept in `found`)
+        for i, reply in zip(todo, replies):
+            found[keys[i]] = memo[keys[i]] = reply
+    return [found[k] for k in keys]
