@@ -396,11 +396,13 @@ def nan_notes(result: Mapping) -> list[str]:
     def nan(key):
         return isinstance(result.get(key), float) and np.isnan(result[key])
 
-    # a "_flipped" key whose overall key is NaN too has that key's reason (e.g. no probabilities), and an aspect
-    # of an all-NaN text_quality has its reason: named once
+    def named_by_another(key):  # its reason is another key's: a "_flipped" key when something did flip (e.g. no
+        # probabilities at all), an aspect of an all-NaN text_quality
+        return (key.endswith("_flipped") and nan(key[: -len("_flipped")]) and bool(result.get("num_flipped"))
+                or key in QUALITY_ASPECTS and nan("text_quality"))
+
     return [f"{k} (= NaN: {why}, {count}={result.get(count)})" for k, (count, why) in _NAN_REASONS.items()
-            if nan(k) and not (k.endswith("_flipped") and nan(k[: -len("_flipped")]))
-            and not (k in QUALITY_ASPECTS and nan("text_quality"))]
+            if nan(k) and not named_by_another(k)]
 
 
 def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example: bool) -> dict:
