@@ -38,6 +38,12 @@ def spied(bert_clf, monkeypatch):
     ({"original_labels": [5]}, "original_labels[0]=5"),
     ({"counterfactual_probs": [[0.5, 0.6]]}, "counterfactual_probs[0]"),
     ({"counterfactual_probs": [[0.2, 0.3, 0.5]]}, "classes"),
+    ({"judge": lambda p: ["3"] * len(p), "seed": None}, "seed=None"),             # was int(None) deep in generate
+    ({"judge": lambda p: ["3"] * len(p), "seed": "a"}, "seed='a'"),
+    ({"targets": [1], "contrast": "argmin"}, "contrast='argmin' does not use targets"),  # were ignored silently
+    ({"device": "gpu7"}, "device='gpu7'"),          # was ignored for a loaded classifier and for the LM
+    ({"progress": "no"}, "progress='no'"),                                         # was a progress bar
+    ({"return_per_example": "yes"}, "return_per_example='yes'"),
 ])
 def test_bad_options_are_refused_before_any_model_call(spied, kwargs, argument):
     clf, calls = spied
@@ -92,6 +98,13 @@ def test_valid_call_runs_two_passes_and_label_name_targets_work(spied):
     (lambda: ceval.compute([""], ["b"]), "references[0]=''"),
     (lambda: ceval.compute(["a"], ["b"], reference_pairs=["h"]), "prediction_pairs=None"),
     (lambda: ceval.compute(["a"], ["b"], original_probs=[[0.5, 0.5]]), "counterfactual_probs (or"),
+    # a lone surrogate (text decoded with errors="surrogateescape"): a UnicodeEncodeError inside spaCy before
+    (lambda: ceval.compute(["a \ud800 film"], ["b"], original_labels=[0], counterfactual_labels=[1]), "references[0]="),
+    (lambda: ceval.compute(["a"], ["b \udc80"], original_labels=[0], counterfactual_labels=[1]), "predictions[0]="),
+    (lambda: ceval.compute(["a"], [["b", "c \udc80"]], original_labels=[0], counterfactual_labels=[1]),
+     "predictions[0][1]="),
+    (lambda: ceval.compute(["a"], ["b"], reference_pairs=["h \udc80"], prediction_pairs=["h"], original_labels=[0],
+                           counterfactual_labels=[1]), "reference_pairs[0]="),
 ])
 def test_public_functions_refuse_bad_input_naming_the_argument(call, argument):
     with pytest.raises((ValueError, TypeError)) as caught:
@@ -135,3 +148,30 @@ def test_every_nan_has_its_count_and_one_warning(kwargs, key, count_key):
     _, none = _nan_warnings(lambda: ceval.compute(
         ["a bad film"], ["a good film"], original_probs=[[0.9, 0.1]], counterfactual_probs=[[0.2, 0.8]]))
     assert none == []  # nothing to warn about when every metric has examples
+
+
+def test_numpy_arrays_of_texts_give_the_same_result_as_lists():
+    """references / predictions as numpy arrays: a 2-d array of counterfactuals (two per original) was refused
+    ("predictions[0]=array(['a good film', ...]) (ndarray): expected a string"), while the list of lists works."""
+    refs, cfs = ["a bad film", "the plot was dull"], [["a good film", "a fine film"], ["the plot was sharp", "-1"]]
+    kwargs = dict(original_labels=[0, 0], counterfactual_labels=[1, 0], return_per_example=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = ceval.compute(refs, cfs, **kwargs)
+        got = ceval.compute(np.array(refs), np.array(cfs), **kwargs)
+    assert repr(got) == repr(expected) and expected["num_diversity_examples"] == 1  # repr: NaN == NaN
+
+
+def test_an_aspect_the_judge_never_answers_is_a_named_nan():
+    """A judge that answers three of the four questions (under half its replies unparsed, so no judge warning):
+    cohesiveness was NaN with no warning, and text_quality the mean of the other three aspects, silently."""
+    def judge(prompts):
+        return ["no idea" if "fit together" in p else "4" for p in prompts]
+
+    result, seen = _nan_warnings(lambda: ceval.compute(["a bad film", "a dull plot"], ["a good film", "a sharp plot"],
+                                                       original_labels=[0, 0], counterfactual_labels=[1, 1], judge=judge))
+    assert np.isnan(result["cohesiveness"]) and result["grammar"] == 4.0 and result["num_unparsed_judgements"] == 2
+    assert len(seen) == 1 and "cohesiveness (= NaN: no judge reply about it could be parsed" in str(seen[0].message)
+    assert "judge_warning" not in result
+    # labels only: probability_change_flipped is NaN for want of probabilities, not because nothing flipped
+    assert "no counterfactual flipped" not in str(seen[0].message) and result["num_flipped"] == 2

@@ -88,3 +88,20 @@ def test_packaged_model_as_judge_parses_no_echo(smollm2):
             assert math.isnan(score) or numbers[0] == str(int(score)) and RUBRIC not in reply
     assert out["num_unparsed"] == sum(np.isnan(out[a]).sum() for a in ceval.QUALITY_ASPECTS)
     assert as_lm(PACKAGED_LM) is smollm2                     # loaded once per session, from the library's cache
+
+
+@pytest.mark.parametrize("kwargs", [{"max_new_tokens": 3}, {"pad_token_id": 0}, {"use_cache": False}, {"max_length": 5},
+                                    {"num_return_sequences": 2}, {"input_ids": [[1]]}])
+def test_generate_options_that_textxai_sets_are_refused_by_name(kwargs, tiny_gpt2_parts):
+    """judge_generate_kwargs={'max_new_tokens': 3} was a TypeError inside transformers ("generate() got multiple values
+    for keyword argument 'max_new_tokens'"), after the classifier's passes; {'max_length': 5} silently cut every reply
+    to nothing (all unparsed). They are refused before any model call, naming the key and the option to use."""
+    from textxai import ceval
+    from textxai.lm import CausalLM, generate
+
+    key = next(iter(kwargs))
+    with pytest.raises(ValueError, match=rf"judge_generate_kwargs=.*'{key}' is set by textxai"):
+        ceval.compute(["a bad film"], ["a good film"], original_labels=[0], counterfactual_labels=[1],
+                      judge=lambda p: ["3"] * len(p), judge_generate_kwargs=kwargs)
+    with pytest.raises(ValueError, match=rf"generate_kwargs=.*'{key}' is set by textxai"):
+        generate(CausalLM(*tiny_gpt2_parts), ["a film"], max_new_tokens=2, generate_kwargs=kwargs)

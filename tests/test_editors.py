@@ -357,3 +357,75 @@ def test_substitution_editor_reuses_the_remembered_omission_explanation(bert_clf
     assert passes == [1]   # the intact text once (its class probabilities), nothing else
     editor.importance(fresh)
     assert rows == [bert_clf.word_encoding(fresh).n_words]
+
+
+def test_llm_editor_on_a_short_context_lm_bounds_its_reply_by_the_context(tiny_gpt2_parts):
+    """A 60-word review on a GPT-2-style LM of 64 positions: the editor's own bound (1.5 x the text's tokens + 8)
+    exceeded the context (an IndexError inside torch, then a max_new_tokens error the user never set); it is kept
+    within half the context, the prompt keeps its end (the text and the request)."""
+    import copy
+
+    from textxai.lm import CausalLM
+    from textxai.llm_editor import LLMEditor, _MEMO
+
+    model, tokenizer = tiny_gpt2_parts
+    model = copy.deepcopy(model)
+    model.generation_config.eos_token_id = None  # writes every token it may
+    _MEMO.clear()
+    editor = LLMEditor(_Clf(), lm=CausalLM(model, tokenizer))
+    out = editor([" ".join(["the movie was great"] * 15), "The plot was great."])
+    assert len(out) == 2 and len(editor.replies) == 2
+    assert all(len(tokenizer(r, add_special_tokens=False)["input_ids"]) <= 32 + 2 for r in editor.replies)
+
+
+def test_editors_take_a_numpy_array_of_texts_like_a_list(bert_clf):
+    """np.array(texts) holds numpy.str_ items: spaCy's tokenizer refused them with "Argument 'string' has incorrect
+    type (expected str, got numpy.str_)", from the deletion editor, CEval's baseline and the feedback loop."""
+    from textxai import ceval, inconsistency
+
+    texts = ["the movie was great", "a terrible film"]
+    deletion = get_editor("deletion", bert_clf, max_words=2)
+    assert deletion(np.array(texts)) == deletion(texts)
+    assert ceval.deletion_candidates(np.array(texts), bert_clf) == ceval.deletion_candidates(texts, bert_clf)
+    chains = inconsistency.feedback_chains(deletion, np.array(texts), bert_clf, steps=1, progress=False)
+    assert chains == inconsistency.feedback_chains(deletion, texts, bert_clf, steps=1, progress=False)
+    assert all(type(t) is str for chain in chains.chains for t in chain if t is not None)
+
+
+def test_llm_editor_refuses_a_classifier_with_nan_probabilities(tiny_gguf_file):
+    """A classifier object of one's own (anything with predict_proba) returning NaN: argmax read every text as
+    class 0 and the edit was asked from 'negative' to 'positive' whatever the text said."""
+    from textxai.llm_editor import LLMEditor
+
+    class NaNClf(_Clf):
+        def predict_proba(self, texts):
+            return np.full((len(texts), 2), np.nan)
+
+    with pytest.raises(ValueError, match=r"classifier.predict_proba returned non-finite probabilities for 1 of 1 texts"):
+        LLMEditor(NaNClf(), lm=str(tiny_gguf_file))(["The plot was great."])
+
+
+def test_llm_editor_never_returns_the_replies_of_a_model_that_is_gone(monkeypatch):
+    """The greedy replies were remembered under id(lm.model): once a model was freed, the next one created at the same
+    address (CPython reuses it) got the old model's edits, silently (seen with 2 of 12 fresh tiny GPT-2s). A reply is
+    remembered for the model object itself, and forgotten with it. Here the LM's "reply" names its model."""
+    import gc
+
+    from textxai import lm as lm_module
+    from textxai.llm_editor import _cached_generate
+
+    monkeypatch.setattr(lm_module, "generate", lambda lm, prompts, limits, **kwargs: [lm.model.name for _ in prompts])
+
+    class Model:
+        def __init__(self, name):
+            self.name = name
+
+    class LM:
+        def __init__(self, name):
+            self.model = Model(name)
+
+    for i in range(20):
+        lm = LM(f"model {i}")
+        assert _cached_generate(lm, [[{"role": "user", "content": "edit"}]], [5], False, 0, 8, False) == [f"model {i}"]
+        del lm
+        gc.collect()

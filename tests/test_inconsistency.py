@@ -253,6 +253,7 @@ def test_plot_steps_boxes():
         ([[None, "b"]], ValueError, r"chains\[0\]\[0\]=None"),
         (["a b"], TypeError, r"chains\[0\]='a b'"),
         ([], ValueError, r"chains=\[\]"),
+        ([["a", "b \udc80"]], ValueError, r"chains\[0\]\[1\]='b \\udc80' holds"),  # was a UnicodeEncodeError in spaCy
     ],
 )
 def test_bad_chains(chains, exc, match):
@@ -271,6 +272,9 @@ def test_bad_options():
         inc.compute([["a", "b"]], word_tokenizer="nltk")
     with pytest.raises(ValueError, match="pooling='mean'"):
         inc.compute([["a", "b"]], pooling="mean")
+    assert inc.check_n(np.array([3, 1])) == [3, 1]  # was refused as "not a non-empty list"
+    with pytest.raises(ValueError, match=r"n=array\(\[0\]\): 0 is not a positive integer"):
+        inc.check_n(np.array([0]))
 
 
 def test_n_beyond_every_chain_is_nan_with_warning():
@@ -406,3 +410,67 @@ def test_analyse_refuses_unclear_inputs_before_any_work():
         inc.analyse(texts=[1], classifier=object())
     a = inc.analyse(chains, n=[1], intervals=None, scoring=inc.ScoreOptions(pooling="per_chain"), figures=False)
     assert a.summary == inc.compute(chains, n=[1], pooling="per_chain") and a.figures == {}
+
+
+def test_perplexity_at_n_leaves_out_texts_with_no_token_to_score(tiny_gpt2_parts):
+    """Without a start token (bos=None) a one-token text has no token to score: its perplexity is NaN (textxai.lm).
+    perplexity@1 was NaN with perplexity@1_chains = 2 (the NaN averaged in, the count saying both chains
+    contributed); it is the other chain's perplexity over 1 chain, and NaN with a warning when no chain has one."""
+    from textxai.lm import as_lm, perplexity
+
+    lm = as_lm(tiny_gpt2_parts, bos=None)
+    chains = [["the movie was good", "the"], ["a film", "a good film"]]
+    r = inc.compute(chains, n=[1], lm=lm)
+    assert r["perplexity@1"] == pytest.approx(float(perplexity(["a good film"], lm)[0]))
+    assert r["perplexity@1_chains"] == 1
+    with pytest.warns(UserWarning, match="no chain contributes to .*perplexity@1"):
+        r = inc.compute(chains[:1], n=[1], lm=lm)
+    assert math.isnan(r["perplexity@1"]) and r["perplexity@1_chains"] == 0
+
+
+def test_a_blank_edit_is_a_failed_step_as_in_ceval():
+    """An editor that answers with white space only: CEval counts such a generation as failed (is_failed), the LLM
+    editor as "empty"; a chain took it as an edit deleting every word (minimality@1 = 4, and an inc@1 of 0 when
+    the editor then "wrote" a text from nothing) and fed the blank text to the editor again."""
+    with pytest.warns(UserWarning, match="no chain contributes"):
+        r = inc.compute([["the film was good", "  \n"], ["a film", "a good film"]], n=[1], labels=[[1, 0], [0, 1]])
+    assert r["minimality@1"] == 1.0 and r["minimality@1_chains"] == 1  # was (4 + 1) / 2 over 2 chains
+    assert r["flip_rate@1"] == 0.5 and r["flip_rate@1_chains"] == 2    # the blank step: attempted, not flipped
+    assert inc.check_chain(["a b", " ", None]) == ["a b"]
+    with pytest.raises(ValueError, match=r"chain\[2\]='c' follows chain\[1\]=' '"):
+        inc.check_chain(["a b", " ", "c"])
+    editor = lambda xs: [["   ", x + " indeed"] if x == "so good" else ["\t"] for x in xs]  # noqa: E731
+
+    class Clf:
+        def predict_proba(self, texts):
+            return np.array([[0.0, 1.0] if "good" in t else [1.0, 0.0] for t in texts])
+
+    fc = inc.feedback_chains(editor, ["so good"], Clf(), steps=2, progress=False)
+    assert fc.chains == [["so good", "so good indeed", None]]
+    with pytest.raises(ValueError, match=r"texts\[1\]=' \\t': expected a non-empty text"):
+        inc.feedback_chains(editor, ["so good", " \t"], Clf(), steps=2, progress=False)
+
+
+def test_a_user_classifier_or_editor_with_numpy_outputs():
+    """Any object with predict_proba is used as the classifier: NaN probabilities were read as label 0 by argmax
+    (flip_rate@1 = 0.0, silently); an editor returning numpy.str_ candidates failed inside spaCy ("Argument
+    'string' has incorrect type"), numpy arrays of candidates were refused as "not a list"."""
+    flip = lambda x: x.replace("good", "bad") if "good" in x else x.replace("bad", "good")  # noqa: E731
+
+    class Clf:
+        def predict_proba(self, texts):
+            return np.array([[0.0, 1.0] if "good" in t else [1.0, 0.0] for t in texts])
+
+    class NaNClf:
+        def predict_proba(self, texts):
+            return np.full((len(texts), 2), np.nan)
+
+    with pytest.raises(ValueError, match=r"model.predict_proba returned non-finite probabilities for 2 of 2 texts"):
+        inc.compute([["so good", "so bad"]], n=[1], model=NaNClf())
+    with pytest.raises(ValueError, match=r"model.predict_proba returned non-finite probabilities"):
+        inc.feedback_chains(lambda xs: [[flip(x)] for x in xs], ["so good"], NaNClf(), steps=1, progress=False)
+    expected = inc.feedback_chains(lambda xs: [[flip(x)] for x in xs], ["so good"], Clf(), steps=2, progress=False)
+    for editor in (lambda xs: [[np.str_(flip(x))] for x in xs], lambda xs: [np.array([flip(x)]) for x in xs],
+                   lambda xs: np.array([[flip(x)] for x in xs])):
+        got = inc.feedback_chains(editor, ["so good"], Clf(), steps=2, progress=False)
+        assert got == expected and all(type(t) is str for t in got.chains[0])

@@ -190,3 +190,58 @@ def test_packaged_lm_separates_sentences_from_word_salad(smollm2):
         salad.append(" ".join(words))
     ppl_real, ppl_salad = perplexity(real, smollm2), perplexity(salad, smollm2)
     assert (ppl_salad > ppl_real).all() and np.median(ppl_salad / ppl_real) > 2
+
+
+def _endless(tiny_gpt2_parts):
+    """The tiny GPT-2 (64 positions) with no end-of-sequence token: it always writes every token it is allowed."""
+    import copy
+
+    model, tokenizer = tiny_gpt2_parts
+    model = copy.deepcopy(model)
+    model.generation_config.eos_token_id = None
+    return CausalLM(model, tokenizer)
+
+
+def test_generation_never_writes_past_the_lms_context(tiny_gpt2_parts):
+    """A GPT-2-style LM has learned positions only up to ``max_length`` (64 here). A bound that leaves no room for the
+    prompt is refused naming max_new_tokens (it was an IndexError inside torch's embedding); prompts of different
+    bounds in one batch stay within the context whatever the batch size (a long prompt with a small bound beside a
+    short one with a large bound was an IndexError at batch_size=2 and fine at batch_size=1)."""
+    lm = _endless(tiny_gpt2_parts)
+    with pytest.raises(ValueError, match=r"max_new_tokens=64: .*maximum of 64 tokens"):
+        generate(lm, ["the movie was good"], max_new_tokens=64)
+    prompts, bounds = [" ".join(["the movie was good"] * 20), "a"], [5, 40]
+    replies = [generate(lm, prompts, max_new_tokens=bounds, batch_size=b) for b in (1, 2)]
+    assert replies[0] == replies[1] and len(replies[0][1]) > len(replies[0][0])
+
+
+def test_a_diverged_lm_is_an_error_not_a_nan_perplexity(tiny_gpt2_parts):
+    """NaN weights (a diverged checkpoint): perplexity was silently NaN, which CEval then reported as "no
+    counterfactual text to score" (num_perplexity 0) and inconsistency as perplexity@n = NaN over 2 chains. The
+    classifier refuses non-finite logits; the LM does too, naming itself."""
+    import copy
+
+    model, tokenizer = tiny_gpt2_parts
+    model = copy.deepcopy(model)
+    with torch.no_grad():
+        model.transformer.wte.weight[5:50] = float("nan")
+    with pytest.raises(ValueError, match=r"lm=.* returned NaN log-probabilities for 2 of 2 texts"):
+        perplexity(["the movie was good", "a film"], CausalLM(model, tokenizer))
+
+
+def test_a_model_that_is_not_a_causal_lm_is_refused(bert_parts):
+    """The classifier given as the LM too (lm=(model, tokenizer) of a sequence classifier) was a RuntimeError inside
+    torch.gather ("Index tensor must have the same number of dimensions"); a masked LM gave a perplexity silently
+    (51 on a random tiny BERT: it sees the token it is asked to predict). Both name the class and what was expected."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    model, tokenizer = bert_parts
+    masked = BertForMaskedLM(BertConfig(vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1,
+                                        num_attention_heads=2, intermediate_size=32, max_position_embeddings=64))
+    for wrong in (model, masked):
+        with pytest.raises(TypeError, match=rf"lm=.*\({type(wrong).__name__}\): expected a causal language model"):
+            perplexity(["the movie was good"], (wrong, tokenizer))
+    from textxai import ceval
+
+    with pytest.raises(TypeError, match=r"judge=.*\(BertForSequenceClassification\): expected a causal language model"):
+        ceval.judge_quality(["a film"], (model, tokenizer))

@@ -6,7 +6,7 @@ own output. For each text the classifier gives the current label and the target 
 the one asked for); the LM gets CEval's one-shot request (:func:`edit_messages`, ``prompt="ceval"``: its
 wording and its IMDb example pair, the example sent as a previous chat turn), through the tokenizer's chat
 template when there is one. Decoding is greedy unless ``do_sample=True`` (then seeded per text), batched
-with the KV cache (:func:`textxai.lm.generate`), with at most ``1.5 x the text's tokens + 8`` new tokens.
+with the KV cache (:func:`textxai.lm.generate`), with at most ``1.5 x the text's tokens + 8`` new tokens (and half the LM's context).
 
 The reply is cleaned to the rewritten text only (:func:`clean_reply`: the label prefix "Negative:", CEval's
 ``[Start Edited Text]`` markers, quotes, a "Here is ..." line, anything after a blank line); a reply that is
@@ -25,6 +25,7 @@ True
 from __future__ import annotations
 
 import re
+import weakref
 from collections import Counter
 
 from textxai.validation import check_positive_int, check_texts, short_repr
@@ -168,7 +169,7 @@ class LLMEditor:
         texts = check_texts(texts)
         if not texts:
             return []
-        probs = self.classifier.predict_proba(texts)
+        probs = _checked_probs(self.classifier, texts)
         names = self._label_names()
         messages, limits = [], []
         for text, p in zip(texts, probs):
@@ -176,7 +177,7 @@ class LLMEditor:
             target = self.target if self.target is not None and self.target != current else \
                 int(np.argsort(-p, kind="stable")[1])
             messages.append(edit_messages(text, names[current], names[target], self.prompt, self.task))
-            limits.append(new_token_limit(self.lm, text))
+            limits.append(new_token_limit(self.lm, text, cap=min(256, self.lm.max_length // 2)))  # room for the prompt
         replies = _cached_generate(self.lm, messages, limits, self.do_sample, self.seed, self.batch_size, self.progress)
         self.replies = list(replies)
         out = []
@@ -189,9 +190,27 @@ class LLMEditor:
         return out
 
 
+def _checked_probs(classifier, texts: list[str]):
+    """``classifier.predict_proba(texts)`` as ``[n, num_labels]`` finite rows (a classifier object of one's own may
+    return NaN, which argmax would read as class 0)."""
+    import numpy as np
+
+    probs = np.asarray(classifier.predict_proba(texts), dtype=np.float64)
+    if probs.shape != (len(texts), classifier.num_labels):
+        raise ValueError(f"classifier.predict_proba returned shape {probs.shape} for {len(texts)} texts: expected "
+                         f"({len(texts)}, {classifier.num_labels})")
+    bad = int((~np.isfinite(probs)).any(axis=1).sum())
+    if bad:
+        raise ValueError(f"classifier.predict_proba returned non-finite probabilities for {bad} of {len(texts)} texts: "
+                         "expected finite probabilities (a diverged model?)")
+    return probs
+
+
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
 SAMPLING = {"top_k": 50, "temperature": 0.7}
-_MEMO: dict = {}
+#: model -> {(prompt, bound): greedy reply}; weak: a freed model's replies go with it (an id() key was reused by the
+#: next model loaded at the same address, which then got the old model's edits)
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MEMO_SIZE = 4096
 
 
@@ -203,12 +222,15 @@ def _cached_generate(lm, messages, limits, do_sample, seed, batch_size, progress
     if do_sample:  # seeded per position in the call: not memoised
         return generate(lm, messages, limits, do_sample=True, seed=seed, batch_size=batch_size, progress=progress,
                         generate_kwargs=SAMPLING)
-    keys = [(id(lm.model), repr(m), n) for m, n in zip(messages, limits)]
-    todo = [i for i, k in enumerate(keys) if k not in _MEMO]
+    memo = _MEMO.setdefault(lm.model, {})
+    keys = [(repr(m), n) for m, n in zip(messages, limits)]
+    found = {k: memo[k] for k in keys if k in memo}
+    todo = [i for i, k in enumerate(keys) if k not in found]
     if todo:
         replies = generate(lm, [messages[i] for i in todo], [limits[i] for i in todo], batch_size=batch_size,
                            progress=progress)
-        if len(_MEMO) + len(todo) > _MEMO_SIZE:
-            _MEMO.clear()
-        _MEMO.update((keys[i], r) for i, r in zip(todo, replies))
-    return [_MEMO[k] for k in keys]
+        if len(memo) + len(todo) > _MEMO_SIZE:
+            memo.clear()  # (what this call found is kept in `found`)
+        for i, reply in zip(todo, replies):
+            found[keys[i]] = memo[keys[i]] = reply
+    return [found[k] for k in keys]

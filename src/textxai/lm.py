@@ -107,8 +107,10 @@ class CausalLM:
         self.name = model if isinstance(model, str) else type(model).__name__
         if isinstance(model, tuple) and len(model) == 2:
             model, tokenizer = model
+            self.name = model if isinstance(model, str) else type(model).__name__  # not 'tuple'
         elif _is_pipeline(model):
             model, tokenizer = model.model, tokenizer or model.tokenizer
+            self.name = type(model).__name__
         if isinstance(model, os.PathLike):
             model = os.fspath(model)
         if isinstance(model, str):
@@ -118,6 +120,7 @@ class CausalLM:
             raise ValueError(f"gguf_file={gguf_file!r}: only for an LM given by name or folder, not a loaded model")
         if not isinstance(model, PreTrainedModel):
             raise TypeError(f"lm={model!r:.80} ({type(model).__name__}): expected {_FORMS}")
+        _require_causal(model, self.name)
         if tokenizer is None:
             raise ValueError(f"tokenizer=None: the loaded language model {type(model).__name__} needs its tokenizer")
         if device is None:
@@ -141,6 +144,19 @@ class CausalLM:
         other.__dict__.update(self.__dict__)
         other.bos_token_id, other.bos = _start_id(self.tokenizer, self.model.config, bos, self.name), bos
         return other
+
+
+def _require_causal(model, name) -> None:
+    """A causal LM head (``...ForCausalLM``, ``...LMHeadModel``): a sequence classifier has no next-token logits, and a
+    masked LM sees the token it is asked to predict (its "perplexity" would be a silent, meaningless low number)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    cls = type(model).__name__
+    if cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel")):
+        return
+    raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}): expected a causal language "
+                    f"model (a ...ForCausalLM / ...LMHeadModel that predicts each next token), not a classifier or a "
+                    f"masked LM")
 
 
 def _is_pipeline(model) -> bool:
@@ -310,7 +326,18 @@ def token_nll(texts, model, batch_size: int = 16, progress: bool = False, bos="a
             nll = (torch.logsumexp(logits.float(), dim=-1).double() - target).cpu().numpy()
             for j, i in enumerate(chunk):
                 out[i] = nll[j, : len(rows[i]) - 1]
+            _check_finite_nll(lm, [out[i] for i in chunk])
     return out
+
+
+def _check_finite_nll(lm, nlls: list[np.ndarray]) -> None:
+    """A diverged LM (NaN weights or activations) is an error, as for the classifier: a NaN perplexity would read as
+    "nothing to score" downstream."""
+    bad = sum(bool(np.isnan(nll).any()) for nll in nlls)
+    if bad:
+        raise ValueError(f"lm={lm.name!r} returned NaN log-probabilities for {bad} of {len(nlls)} texts of a batch: its "
+                         "weights or inputs have diverged; expected finite outputs (check the checkpoint, e.g. "
+                         "torch.isfinite on its parameters)")
 
 
 def perplexity(texts, model, batch_size: int = 16, progress: bool = False, bos="auto") -> np.ndarray:
@@ -346,6 +373,34 @@ def _prompt_ids(lm, prompts: list, max_new_tokens: list[int]) -> list[list[int]]
     return out
 
 
+#: generate() options textxai sets itself (the prompt, its padding, the reply's length, one reply per prompt)
+RESERVED_GENERATE_KWARGS = {"input_ids": "the prompts", "attention_mask": "the prompts", "inputs": "the prompts",
+                            "max_new_tokens": "max_new_tokens=", "max_length": "max_new_tokens=",
+                            "pad_token_id": "the tokenizer's pad or EOS token",
+                            "use_cache": "always on", "num_return_sequences": "one reply per prompt",
+                            "return_dict_in_generate": "the reply text"}
+
+
+def check_generate_kwargs(options, name: str = "generate_kwargs") -> dict:
+    """``options`` (a mapping of ``generate()`` options, or None) without the keys textxai sets itself, else a
+    ``ValueError`` naming the key (a duplicate was a TypeError inside transformers; ``max_length`` cut every reply).
+
+    >>> check_generate_kwargs({"do_sample": True, "top_k": 50})
+    {'do_sample': True, 'top_k': 50}
+    """
+    from collections.abc import Mapping
+
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"{name}={short_repr(options)}: expected a dict of generate() options")
+    for key in options:
+        if key in RESERVED_GENERATE_KWARGS:
+            raise ValueError(f"{name}={short_repr(dict(options))}: {key!r} is set by textxai ({RESERVED_GENERATE_KWARGS[key]}); "
+                             "expected other generate() options, such as do_sample, top_k, temperature")
+    return dict(options)
+
+
 def _pad_id(tok) -> int:
     for value in (tok.pad_token_id, tok.eos_token_id):
         if value is not None:
@@ -369,6 +424,14 @@ def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool,
     return [r.tolist() for r in out[:, length:].cpu()]
 
 
+def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[int]) -> list[list[int]]:
+    """``chunk`` as batches that fit the LM's context: a batch writes its largest bound for every row, so a row that
+    would then pass ``max_length`` (a long prompt kept for its own small bound) goes alone, with its own bound."""
+    new = max(limits[i] for i in chunk)
+    fits = [i for i in chunk if len(rows[i]) + new <= lm.max_length]
+    return ([fits] if fits else []) + [[i] for i in chunk if i not in fits]
+
+
 def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
              progress: bool = False, generate_kwargs=None) -> list[str]:
     """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
@@ -387,7 +450,10 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
         raise ValueError(f"max_new_tokens has {len(limits)} values for {len(prompts)} prompts: expected one per prompt")
     for value in limits:
         check_positive_int(value, "max_new_tokens")
-    options = {k: v for k, v in dict(generate_kwargs or {}).items() if k != "do_sample"}
+        if value >= lm.max_length:  # a GPT-2-style LM has no position past its maximum: leave room for the prompt
+            raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
+                             f"{lm.max_length} tokens (prompt and reply together)")
+    options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
     rows = _prompt_ids(lm, prompts, limits)
     generated: list[list[int]] = [[] for _ in rows]
     if do_sample:
@@ -397,9 +463,10 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
                 generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options)[0]
     else:
         for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "generation"):
-            out = _generate_batch(lm, [rows[i] for i in chunk], max(limits[i] for i in chunk), False, options)
-            for i, ids in zip(chunk, out):
-                generated[i] = ids[: limits[i]]
+            for part in _within_context(lm, chunk, rows, limits):
+                out = _generate_batch(lm, [rows[i] for i in part], max(limits[i] for i in part), False, options)
+                for i, ids in zip(part, out):
+                    generated[i] = ids[: limits[i]]
     return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
 
 

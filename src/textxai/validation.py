@@ -78,7 +78,7 @@ def check_texts(texts, name: str = "texts", allow_empty_list: bool = False) -> l
         if not isinstance(text, str):
             raise TypeError(f"{name}[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
         check_unicode(text, f"{name}[{i}]")
-    return texts
+    return [t if type(t) is str else str(t) for t in texts]  # numpy.str_ (np.array of texts): spaCy takes str only
 
 
 def check_unicode(text: str, name: str) -> str:

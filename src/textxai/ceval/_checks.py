@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from textxai.validation import check_labels, check_list, short_repr
+from textxai.validation import check_labels, check_list, check_unicode, short_repr
 
 FAILED_MARKERS = ("", "-1")
 
@@ -33,7 +33,8 @@ def _check_originals(texts, name: str) -> list[str]:
             raise TypeError(f"{name}[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
         if not text.strip():
             raise ValueError(f"{name}[{i}]={text!r}: expected a non-empty original text")
-    return texts
+        check_unicode(text, f"{name}[{i}]")
+    return [t if type(t) is str else str(t) for t in texts]  # numpy.str_ items of an array: spaCy takes str only
 
 
 def _check_generation(text, name: str):
@@ -42,7 +43,7 @@ def _check_generation(text, name: str):
         return None
     if not isinstance(text, str):
         raise TypeError(f"{name}={short_repr(text)} ({type(text).__name__}): expected a string (or None / '-1' for a failed generation)")
-    return text
+    return str(check_unicode(text, name))  # numpy.str_ -> str
 
 
 def _check_probs(probs, name: str, n: int | None = None, num_classes: int | None = None, atol: float = 1e-3) -> np.ndarray:

@@ -75,8 +75,9 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
     results = compute(texts, counterfactuals, text_pairs, counterfactual_pairs, model=classifier,
                       **{**options, "return_per_example": True})
     summary = {k: v for k, v in results.items() if k != "per_example" or wanted}
-    results["originals"] = list(texts)
-    results["counterfactuals"] = [list(c) if isinstance(c, (list, tuple)) else [c] for c in counterfactuals]
+    results["originals"] = [str(t) for t in texts]  # checked strings (numpy.str_ of an array -> str)
+    rows = (list(c) if isinstance(c, (list, tuple, np.ndarray)) else [c] for c in counterfactuals)
+    results["counterfactuals"] = [[str(v) if isinstance(v, np.str_) else v for v in row] for row in rows]
     figs = _figures(results, text_pairs is None) if figures else {}
     if intervals is not None:
         render.analysis_intervals("ceval", results, intervals, figs if figures else None, keys=list(INTERVAL_KEYS))

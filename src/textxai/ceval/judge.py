@@ -127,6 +127,10 @@ def check_judge(judge, topic=None, max_new_tokens: int = 8, generate_kwargs=None
     check_positive_int(max_new_tokens, "max_new_tokens")
     if generate_kwargs is not None and not isinstance(generate_kwargs, Mapping):
         raise TypeError(f"judge_generate_kwargs={short_repr(generate_kwargs)}: expected a dict of generate() options")
+    if generate_kwargs:
+        from textxai.lm import check_generate_kwargs
+
+        check_generate_kwargs(generate_kwargs, "judge_generate_kwargs")
     if topic is not None and (not isinstance(topic, str) or not topic.strip()):
         raise ValueError(f"judge_topic={short_repr(topic)}: expected a non-empty string such as 'movie review'")
     if not is_callable_judge(judge) and not isinstance(judge, (str, tuple)) \

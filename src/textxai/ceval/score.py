@@ -26,7 +26,7 @@ from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_qual
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flips, probability_change
 from textxai import parallel
 from textxai.options import apply_keywords
-from textxai.validation import check_positive_int, check_same_length, short_repr
+from textxai.validation import check_positive_int, check_same_length, check_unicode, short_repr
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
     refs = _check_originals(references, "references")
     preds = _check_list(predictions, "predictions")
     check_same_length(refs, preds, "references", "predictions")
+    preds = [p.tolist() if isinstance(p, np.ndarray) and p.ndim == 1 else p for p in preds]  # rows of a 2-d array
     multi = any(isinstance(p, (list, tuple)) and len(p) > 1 for p in preds)
     pred_pairs = None
     originals = [(p,) for p in refs]
@@ -114,7 +115,9 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
                 raise TypeError(f"reference_pairs[{i}]={short_repr(h)} ({type(h).__name__}): expected the original hypothesis as a string")
             if not h.strip():
                 raise ValueError(f"reference_pairs[{i}]={h!r}: the original hypothesis is missing; expected a non-empty string")
-        pred_pairs = _check_list(prediction_pairs, "prediction_pairs")
+            check_unicode(h, f"reference_pairs[{i}]")
+        pred_pairs = [p.tolist() if isinstance(p, np.ndarray) and p.ndim == 1 else p
+                      for p in _check_list(prediction_pairs, "prediction_pairs")]
         check_same_length(refs, pred_pairs, "references", "prediction_pairs")
         originals = [(p, h) for p, h in zip(refs, ref_pairs)]
 
@@ -145,6 +148,9 @@ def _check_quality(options: QualityOptions) -> None:
     lm = options.lm
     if lm is not None and isinstance(lm, str) and not lm.strip():
         raise ValueError(f"lm={lm!r}: expected a causal LM id or folder, or None (no perplexity)")
+    seed = options.seed
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"seed={short_repr(seed)}: expected an integer (the judge's sampling seed)")
     bos = options.bos
     if not (bos is None or isinstance(bos, str) or isinstance(bos, (int, np.integer)) and not isinstance(bos, bool)):
         raise ValueError(f"bos={short_repr(bos)}: expected 'auto', None, a token string or a token id")
@@ -170,12 +176,22 @@ def validate(references, predictions, reference_pairs, prediction_pairs, *, mode
              outputs: ClassifierOutputs, quality: QualityOptions, run: RunOptions) -> Request:
     """Stage 1: every check, before any model call. Loads (does not run) the classifier when one is needed."""
     check_positive_int(run.batch_size, "batch_size")
+    if run.device is not None:  # also for a loaded classifier and the LM / judge, before any model call
+        from textxai.classifier import check_device
+
+        check_device(run.device)
+    for flag in ("progress", "return_per_example"):
+        if not isinstance(getattr(run, flag), (bool, np.bool_)):
+            raise TypeError(f"{flag}={short_repr(getattr(run, flag))}: expected True or False")
     originals, sets, multi, nli = _prepare(references, predictions, reference_pairs, prediction_pairs)
     n = len(originals)
     if contrast is not None and contrast not in CONTRASTS:
         raise ValueError(f"contrast={short_repr(contrast)}: expected one of {list(CONTRASTS)} or None (CEval's default per task)")
     if contrast == "target" and targets is None:
         raise ValueError("contrast='target' needs targets= (one target class per example)")
+    if contrast not in (None, "target") and targets is not None:
+        raise ValueError(f"contrast={contrast!r} does not use targets, but targets= is given: expected contrast='target' "
+                         "(or None) with targets, or no targets")
     contrast = contrast or ("target" if targets is not None else "counterfactual_argmax" if nli else "argmin")
     _check_quality(quality)
     failed = np.array([_failed_any(s[0]) for s in sets], dtype=bool)
@@ -320,7 +336,7 @@ def perplexity_metrics(request: Request, lm, flipped, run: RunOptions, bos="auto
 
     ok, joined = _scored_texts(request)
     ppl = np.full(request.n, np.nan)
-    lm = _lm.as_lm(lm, bos=bos)
+    lm = _lm.as_lm(lm, device=run.device, bos=bos)  # the run's device, as the classifier's and the judge's
     if len(ok):
         perplexity = parallel.split(_lm.perplexity, over=("texts",))
         ppl[ok] = np.asarray(perplexity(joined, lm, batch_size=run.batch_size, progress=run.progress), dtype=np.float64)
@@ -367,6 +383,7 @@ _NAN_REASONS = {  # key -> (count key that is 0 beside it, why)
     "perplexity": ("num_perplexity", "no counterfactual text to score"),
     "perplexity_flipped": ("num_flipped", "no counterfactual flipped the prediction"),
     "text_quality": ("num_unparsed_judgements", "no judge reply could be parsed"),
+    **{aspect: ("num_unparsed_judgements", "no judge reply about it could be parsed") for aspect in QUALITY_ASPECTS},
 }
 
 
@@ -376,8 +393,16 @@ def nan_notes(result: Mapping) -> list[str]:
     >>> nan_notes({"num_flipped": 0, "flip_rate": 0.0, "probability_change_flipped": float("nan")})
     ['probability_change_flipped (= NaN: no counterfactual flipped the prediction, num_flipped=0)']
     """
+    def nan(key):
+        return isinstance(result.get(key), float) and np.isnan(result[key])
+
+    def named_by_another(key):  # its reason is another key's: a "_flipped" key when something did flip (e.g. no
+        # probabilities at all), an aspect of an all-NaN text_quality
+        return (key.endswith("_flipped") and nan(key[: -len("_flipped")]) and bool(result.get("num_flipped"))
+                or key in QUALITY_ASPECTS and nan("text_quality"))
+
     return [f"{k} (= NaN: {why}, {count}={result.get(count)})" for k, (count, why) in _NAN_REASONS.items()
-            if isinstance(result.get(k), float) and np.isnan(result[k])]
+            if nan(k) and not named_by_another(k)]
 
 
 def reduce(request: Request, parts: list[tuple[dict, dict]], return_per_example: bool) -> dict:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from textxai.validation import short_repr, check_choice
+from textxai.validation import check_choice, check_unicode, short_repr
 from textxai.words import WORD_TOKENIZERS
 
 DEFAULT_N = (1, 2, 3, 5, 9)
@@ -25,10 +25,19 @@ def unchanged(before: str, after: str) -> bool:
     return " ".join(before.split()) == " ".join(after.split())
 
 
+def blank(item) -> bool:
+    """``None``, ``""`` or white space only: a failed step (CEval's ``is_failed`` and the LLM editor agree).
+
+    >>> blank(None), blank(" \\n"), blank("a")
+    (True, True, False)
+    """
+    return item is None or isinstance(item, str) and not item.strip()
+
+
 def check_chain(chain, name: str = "chain") -> list[str]:
-    """The texts of a chain, without the trailing ``None`` / ``""`` that marks a failed step. A step that returns
-    its input unchanged (:func:`unchanged`) is a failed step too: the chain ends before it (an editor that
-    answers with its input would otherwise score the best inc@n and minimality 0).
+    """The texts of a chain, without the trailing ``None`` / ``""`` (or white space only) that marks a failed step.
+    A step that returns its input unchanged (:func:`unchanged`) is a failed step too: the chain ends before it (an
+    editor that answers with its input would otherwise score the best inc@n and minimality 0).
 
     >>> check_chain(["a", "b", None])
     ['a', 'b']
@@ -55,11 +64,13 @@ def check_chain(chain, name: str = "chain") -> list[str]:
                 f"{name}[{i}]={short_repr(item)} ({type(item).__name__}): expected a string "
                 "(or a trailing None / empty string when the editor failed)"
             )
-        empty = item is None or item == ""
+        if item is not None:
+            check_unicode(item, f"{name}[{i}]")
+        empty = blank(item)
         if i == 0 and empty:
             raise ValueError(f"{name}[0]={item!r}: expected the original text (a non-empty string)")
         if ended_at is not None:
-            if not empty and not (chain[ended_at] is not None and chain[ended_at] != ""):
+            if not empty and blank(chain[ended_at]):
                 raise ValueError(
                     f"{name}[{i}]={short_repr(item)} follows {name}[{ended_at}]={chain[ended_at]!r}: a None or empty "
                     "string ends a chain, so only None / empty strings may follow it"
@@ -89,6 +100,8 @@ def check_n(n, name: str = "n") -> list[int]:
     [1, 3]
     """
     values = [n] if isinstance(n, (int, np.integer)) and not isinstance(n, bool) else n
+    if isinstance(values, np.ndarray) and values.ndim == 1:  # np.array([1, 3]): a list of them
+        values = values.tolist()
     if isinstance(values, str) or not isinstance(values, Sequence) or not values:
         raise ValueError(f"{name}={short_repr(n)}: expected a positive integer or a non-empty list of them")
     out: list[int] = []

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from textxai.inconsistency.checks import SELECTIONS, _check_word_tokenizer, unchanged
+from textxai.inconsistency.checks import SELECTIONS, _check_word_tokenizer, blank, unchanged
 from textxai.inconsistency.scoring import _predict, _resolve_classifier
 from textxai.progress import progress_bar
 from textxai.validation import call_user, check_choice, check_positive_int, check_texts, short_repr
@@ -29,6 +29,8 @@ def _select(candidates: list[str], distances: list[int], flipped: list[bool], se
 
 def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
     """The editor's output checked: one list of non-empty candidate strings per text (a string alone is a list)."""
+    if isinstance(outputs, np.ndarray) and outputs.ndim >= 1:  # numpy arrays: lists of str (not numpy.str_)
+        outputs = outputs.tolist()
     if isinstance(outputs, str) or not isinstance(outputs, Sequence) or len(outputs) != n_texts:
         raise ValueError(
             f"editor returned {short_repr(outputs)} for {n_texts} texts at step {step}: expected a list of "
@@ -40,6 +42,8 @@ def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
             cands = [cands]
         if cands is None:
             cands = []
+        if isinstance(cands, np.ndarray) and cands.ndim == 1:
+            cands = cands.tolist()
         if not isinstance(cands, Sequence):
             raise TypeError(f"editor output [{j}]={short_repr(cands)} at step {step}: expected a list of candidate strings")
         for k, cand in enumerate(cands):
@@ -48,7 +52,7 @@ def _candidates(outputs, n_texts: int, step: int) -> list[list[str]]:
                     f"editor output [{j}][{k}]={short_repr(cand)} ({type(cand).__name__}) at step {step}: "
                     "expected a string"
                 )
-        cand_lists.append([cand for cand in cands if cand])
+        cand_lists.append([str(cand) for cand in cands if not blank(cand)])  # numpy.str_ -> str (spaCy takes str)
     return cand_lists
 
 
@@ -88,7 +92,7 @@ def feedback_chains(
     ``selection="flip_then_min_distance"`` (paper §4, App. B) takes the candidate with the lowest minimality
     among those that change the classifier's current prediction, else the lowest minimality overall
     (``"min_distance"``: lowest minimality regardless of the label; ``"first"``: the editor's first
-    candidate); ties go to the editor's earlier candidate. Candidates that are ``None``, empty or the input
+    candidate); ties go to the editor's earlier candidate. Candidates that are ``None``, blank or the input
     itself (:func:`unchanged`) are dropped; a chain whose editor returns no candidate stops there, marked by a
     trailing ``None`` (label ``None``): a failed step.
 
@@ -102,8 +106,8 @@ def feedback_chains(
         raise TypeError(f"editor={short_repr(editor)}: expected a callable list[str] -> list[list[str]]")
     texts = check_texts(texts)
     for i, t in enumerate(texts):
-        if t == "":
-            raise ValueError(f"texts[{i}]='': expected a non-empty text to edit")
+        if blank(t):
+            raise ValueError(f"texts[{i}]={t!r}: expected a non-empty text to edit")
     check_positive_int(steps, "steps")
     check_choice(selection, "selection", SELECTIONS)
     _check_word_tokenizer(word_tokenizer)

@@ -46,6 +46,10 @@ def _predict(classifier, texts: list[str], batch_size: int = 32, progress: bool 
         raise ValueError(
             f"model.predict_proba returned shape {proba.shape} for {len(texts)} texts: expected [n_texts, n_classes]"
         )
+    bad = int((~np.isfinite(proba.astype(np.float64))).any(axis=1).sum())
+    if bad:  # argmax would read a NaN row as class 0
+        raise ValueError(f"model.predict_proba returned non-finite probabilities for {bad} of {len(texts)} texts: "
+                         "expected finite probabilities (a diverged model?)")
     return proba.argmax(axis=1).astype(np.int64)
 
 
@@ -148,7 +152,7 @@ def _flip_rate_metrics(labels, failed, n_values) -> dict:
 def _perplexity_metrics(perplexities, n_values) -> dict:
     out = {}
     for k in n_values:
-        vals = [p[k] for p in perplexities if k in p]
+        vals = [p[k] for p in perplexities if k in p and not np.isnan(p[k])]  # NaN: no token to score (textxai.lm)
         out[f"perplexity@{k}"] = float(np.mean(vals)) if vals else float("nan")
         out[f"perplexity@{k}_chains"] = len(vals)
     return out
