@@ -14,6 +14,8 @@ Workloads (demo sentiment model, CPU):
   token rows (the floor).
 - NAOPC beam on the other sets of issue 26 (bench/naopc_sets.py): the authors' SST-2 / Yelp short texts on
   their stored BERT outputs (every subset stored: no model runs) and on the demo model, 40-80-word reviews.
+- NAOPC ceilings (bench/naopc_sets.py --ceilings): on the authors' stored short texts, the fewest inputs any search
+  reporting two orderings could ask, and the cheapest searches' ratios with the texts they leave > 0.01 looser.
 - LIME on lime's terms at 1,000 and 5,000 samples vs the ``lime`` package (``LimeTextExplainer(bow=False,
   mask_string="")``: the same words, a removed word deleted, its cosine kernel of width 25; classifier_fn
   ``clf.predict_proba(xs, batch_size=B)``, B the fastest of 32-512 rows measured at the start of the run) and
@@ -195,6 +197,19 @@ def naopc_set_rows(clf, sets: list[str], count: int | None = None) -> list[Row]:
                         f"lower {r['lo_mean']:+.4f} / {r['lo_worst']:+.4f} ({r['looser']} texts > 0.01)",
                         f"{r['ratio']:.2f}x fewer"))
     return rows
+
+
+def naopc_ceilings() -> str:
+    """The most any search could save against the authors' B = 5 beam on their stored short texts, and what the
+    cheapest searches lose there (bench/naopc_sets.py --ceilings; no model runs), as printed lines."""
+    from naopc_sets import STORED_MODELS, ceilings, format_ceilings, stored_problems
+
+    lines = ["Ceilings against the authors' B=5 on their stored outputs (bench/naopc_sets.py --ceilings):"]
+    for features in [f"{d}_{m}" for d in ("sst2", "yelp") for m in STORED_MODELS]:
+        problems = stored_problems(*features.split("_"))
+        if problems:
+            lines.append("  " + format_ceilings("stored", features, ceilings(problems)))
+    return "\n".join(lines)
 
 
 def tradeoff(clf, lengths: list[int], searches: list[str]) -> str:
@@ -409,7 +424,7 @@ def main(argv=None):
     parser.add_argument("--toki-texts", type=int, default=200, help="TOKI training texts explained (the issue's 200)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
     parser.add_argument("--skip", nargs="*", default=[], choices=[
-        "beam", "beam-sets", "tradeoff", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency", "lm"])
+        "beam", "beam-sets", "tradeoff", "ceilings", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency", "lm"])
     args = parser.parse_args(argv)
     quick = args.quick
     import bench_ceval
@@ -435,6 +450,7 @@ def main(argv=None):
         "beam-sets": lambda: naopc_set_rows(clf, ["stored"] if quick else ["stored", "sst2", "yelp", "long"],
                                             None if not quick else 2),
         "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
+        "ceilings": lambda: notes.append(naopc_ceilings()) or [],
     }
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
