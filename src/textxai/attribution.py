@@ -392,12 +392,13 @@ def _precision(clf, method: str, options: dict) -> str:
 
 def _settings(clf, method: str, seed: int, options: dict) -> tuple:
     perturbation = options.get("perturbation", "mask")
+    digest = (weights_digest(clf), clf.word_view_key)  # the words of a text depend on the word view too
     if method == "omission":
-        return (weights_digest(clf), method, perturbation, _precision(clf, method, options))
+        return (digest, method, perturbation, _precision(clf, method, options))
     samples = options.get("n_samples", REGISTRY[method].default_samples)
     precision = _precision(clf, method, options)
     width = options.get("kernel_width", 0.25) if method == "lime" else None
-    return (weights_digest(clf), method, perturbation, samples, precision, width, seed)
+    return (digest, method, perturbation, samples, precision, width, seed)
 
 
 def _remembered(clf, texts, pairs, targets, settings: tuple, compute) -> list[np.ndarray]:

@@ -472,6 +472,15 @@ class TextClassifier:
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
+    def word_view_key(self) -> tuple:
+        """What the words and token rows of a text depend on besides the model: the word tokenizer, the token limit
+        and the tokenizer (class, source, size, mask token). A result remembered per text is keyed on it too: the
+        same model read with another word tokenizer or ``max_length`` has other words."""
+        tokenizer = self.tokenizer
+        return (self.word_tokenizer, self.max_length, type(tokenizer).__name__,
+                str(getattr(tokenizer, "name_or_path", "")), len(tokenizer), self.mask_token_id)
+
+    @property
     def input_names(self) -> tuple[str, ...]:
         """The tensors of every padded batch (``encode(...).tensors``), in the order forward functions take them."""
         return ("input_ids", "attention_mask") + (("token_type_ids",) if self.word_view.uses_token_types else ())
