@@ -417,3 +417,17 @@ def test_remembered_explanations_follow_the_classifier_s_words(bert_parts, metho
     (short,) = word_attributions(text, short_clf, method, n_samples=50)
     assert method == "lime" or np.abs(short[seen:]).max() < 1e-9  # a word the model never sees moves nothing
 
+
+
+@pytest.mark.parametrize("value", [0, -0.25, float("nan"), float("inf"), "wide", True])
+def test_kernel_width_must_be_a_positive_number(bert_clf, value):
+    with pytest.raises((ValueError, TypeError), match="kernel_width="):
+        word_attributions(["a good film"], bert_clf, "lime", n_samples=20, kernel_width=value)
+
+
+@pytest.mark.parametrize("value", [None, "x", 1.5, -1, True])
+@pytest.mark.parametrize("method", ["lime", "kernel_shap", "omission"])
+def test_seed_must_be_a_non_negative_integer(bert_clf, method, value, monkeypatch):
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        word_attributions(["a good film"], bert_clf, method, n_samples=20, seed=value)

@@ -330,3 +330,14 @@ def test_precision_reaches_every_removed_word_pass_and_moves_naopc_little(monkey
         assert lower[key] != exact[key] and abs(lower[key] - exact[key]) < 0.02
     with pytest.raises(ValueError, match="precision='half'"):
         N.compute(texts, scores, clf, precision="half")
+
+
+@pytest.mark.parametrize("seed", [None, "x", 1.5, -1])
+def test_seed_must_be_a_non_negative_integer(bert_clf, seed, monkeypatch):
+    # numpy's own "SeedSequence expects int..." came from inside the sampling, after the model calls; seed=None
+    # drew fresh entropy: a result that does not repeat
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        N.compute(["a good film"], None, bert_clf, attribution_method="lime", seed=seed)

@@ -309,3 +309,12 @@ def test_index_warnings_name_the_classes_whose_keywords_decide_nothing():
     embs = [ArrayEmbedder({w: rng.normal(size=4) for w in ("goal", "team", "pizza", "vote", "the")})]
     assert not toki.relate_words(index, ["goal", "pizza"], 0, embs).any()
     assert toki.relate_words(index, ["goal", "vote"], 1, embs).all()
+
+
+@pytest.mark.parametrize("seed", [None, "x", 1.5, -1, True])
+def test_seeds_of_the_explanations_and_the_attack_are_non_negative_integers(seed):
+    # random.Random("x") / Random(None) accepted anything (None: a new stream per run); numpy raised its own TypeError
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        toki.ExplainOptions(seed=seed).checked()
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        toki.AttackOptions(seed=seed).checked()

@@ -17,7 +17,7 @@ from textxai.naopc.core import (AOPCLimits, ScoreManyFn, _evaluate, _keys_to_mas
 from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits,
                                   _too_many_words, check_max_exact_words)
 from textxai.options import apply_keywords
-from textxai.validation import check_choice, check_positive_int, short_repr
+from textxai.validation import check_choice, check_positive_int, check_seed, short_repr
 
 NORMALIZATIONS = ("auto", "exact", "beam", "beam-paper", "none")
 # "auto": exact limits when 2^N model inputs fit this per-text budget (N words); CPU: 2^12 = 4,096 inputs
@@ -63,6 +63,7 @@ class NAOPCOptions:
         if self.max_exact_words is not None:
             check_max_exact_words(self.max_exact_words)
         check_positive_int(self.batch_size, "batch_size")
+        check_seed(self.seed)
         return self
 
 

@@ -40,7 +40,7 @@ from textxai.toki.assess import relate_to_class_name, relate_words
 from textxai.toki.core import check_unit, with_keywords
 from textxai.toki.index import KeywordIndex, check_index
 from textxai.progress import progress_bar
-from textxai.validation import check_choice, check_labels, short_repr
+from textxai.validation import check_choice, check_labels, check_seed, short_repr
 
 # ----------------------------------------------------------------------------- the TOKI-guided attack (§4)
 def _is_word(w: str) -> bool:
@@ -212,6 +212,7 @@ class AttackOptions:
         check_unit(self.min_similarity, "min_similarity", -1.0, 1.0)
         check_choice(self.strategy, "strategy", ("toki", "random"))
         check_choice(self.importance, "importance", ("omission", "gradient"))
+        check_seed(self.seed)
         for name in ("min_words", "n_neighbors", "n_candidates", "width"):
             value, low = getattr(self, name), 0 if name == "min_words" else 1
             if value is None and name == "n_candidates":

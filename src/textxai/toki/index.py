@@ -14,7 +14,7 @@ from textxai.loading import LRUCache, cache_size
 from textxai.toki.core import (LINKAGES, _check_top_k, can_be_keyword, check_unit, keyword_margins, normalize_rows, plurality,
                                with_keywords)
 from textxai.toki.theta import resolve_theta_relate
-from textxai.validation import check_choice, check_labels, check_positive_int, short_repr
+from textxai.validation import check_choice, check_labels, check_positive_int, check_seed, short_repr
 
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 from textxai.attribution import weights_digest  # noqa: E402,F401  (re-exported: the index cache's key)
@@ -36,6 +36,7 @@ class ExplainOptions:
         check_choice(self.explainer, "explainer", EXPLAINERS)
         _check_top_k(self.top_k)
         check_positive_int(self.batch_size, "batch_size")
+        check_seed(self.seed)
         if self.explainer_options is not None and not isinstance(self.explainer_options, dict):
             raise TypeError(f"explainer_options={short_repr(self.explainer_options)}: expected a dict or None")
         return self
