@@ -318,3 +318,23 @@ def test_seeds_of_the_explanations_and_the_attack_are_non_negative_integers(seed
         toki.ExplainOptions(seed=seed).checked()
     with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
         toki.AttackOptions(seed=seed).checked()
+
+
+def test_an_attack_step_that_flips_is_a_success_even_when_it_merges_words():
+    """Replacing spaCy's "do" of "don't" gives "filmn't": one word fewer. The step that flipped the prediction was
+    reported as a failed attack (the loop stopped on the changed word count before reading the flip)."""
+    from types import SimpleNamespace
+
+    from textxai.toki.attack import AttackOptions, _attack_one
+
+    class Stub:  # class 1 is predicted unless the text holds "film"
+        word_tokenizer = "spacy"
+
+        def predict_proba(self, texts, batch_size=32, precision="float32"):
+            return np.array([[0.9, 0.1] if "film" in t else [0.2, 0.8] for t in texts])
+
+    gen = SimpleNamespace(similar_texts=lambda original, texts, threshold: [0.95] * len(texts))
+    text = "i don't know"
+    result = _attack_one(Stub(), text, 1, 0.8, [1, 3], lambda w: ["film"] if w == "do" else [], AttackOptions(), gen, 8)
+    assert result.adversarial == "i filmn't know" and result.n_perturbations == 1
+    assert result.success is True

@@ -288,11 +288,11 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         subs.append((cur_spans[j][0], tried[m][1]))
         current, p_c, sim = edited[m], float(p[m, c]), best_sim
         chain.append(current)
+        if int(p[m].argmax()) != c:  # read before the word count below: a flipping edit is a success either way
+            return AttackResult(text, current, c, True, len(subs), sim, chain, subs, queries)
         cur_spans = _words.word_spans(current, clf.word_tokenizer)
         if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
             break
-        if int(p[m].argmax()) != c:
-            return AttackResult(text, current, c, True, len(subs), sim, chain, subs, queries)
     return AttackResult(text, current, c, False, len(subs), sim, chain, subs, queries)
 
 
