@@ -341,3 +341,19 @@ def test_seed_must_be_a_non_negative_integer(bert_clf, seed, monkeypatch):
     monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
     with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
         N.compute(["a good film"], None, bert_clf, attribution_method="lime", seed=seed)
+
+
+@pytest.mark.parametrize("intervals, figures, match", [
+    ({"confidence": 0.9}, True, r"intervals has the key 'confidence'"),    # was ignored: 95 % intervals silently
+    ("yes", True, r"intervals='yes': expected a dict"),                   # was "'str' object is not a mapping"
+    ({"confidence_level": 95}, True, r"confidence_level=95"),             # was refused after every model call
+    ({"sweep_sizes": [0, 10]}, True, r"sweep_sizes="),
+    (None, "3", r"figures='3'"),                                          # was int('x') after every model call
+    (None, -1, r"figures=-1"),
+])
+def test_analyse_checks_intervals_and_figures_before_any_model_call(bert_clf, intervals, figures, match, monkeypatch):
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises((TypeError, ValueError), match=match):
+        N.analyse(["a good film"], bert_clf, [[0.1, 0.2, 0.3]], intervals=intervals, figures=figures)

@@ -338,3 +338,12 @@ def test_an_attack_step_that_flips_is_a_success_even_when_it_merges_words():
     result = _attack_one(Stub(), text, 1, 0.8, [1, 3], lambda w: ["film"] if w == "do" else [], AttackOptions(), gen, 8)
     assert result.adversarial == "i filmn't know" and result.n_perturbations == 1
     assert result.success is True
+
+
+def test_output_options_check_the_interval_keys():
+    # a misspelt key was ignored (the default 95 % intervals, silently); a bad level refused after the whole run
+    with pytest.raises(TypeError, match="intervals has the key 'confidence'"):
+        toki.OutputOptions(intervals={"confidence": 0.9}).checked()
+    with pytest.raises(ValueError, match="confidence_level=95"):
+        toki.OutputOptions(intervals={"confidence_level": 95}).checked()
+    assert toki.OutputOptions(intervals={"confidence_level": None}).checked().intervals == {"confidence_level": None}
