@@ -347,3 +347,14 @@ def test_output_options_check_the_interval_keys():
     with pytest.raises(ValueError, match="confidence_level=95"):
         toki.OutputOptions(intervals={"confidence_level": 95}).checked()
     assert toki.OutputOptions(intervals={"confidence_level": None}).checked().intervals == {"confidence_level": None}
+
+
+def test_theta_relate_keys_must_name_embedders_in_use(bert_clf, monkeypatch):
+    """{"ARR": 0.9} for the embedder "arr" was ignored: its threshold was estimated instead, silently."""
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    emb = ArrayEmbedder({"good": [1.0, 0.0], "bad": [0.0, 1.0]}, name="arr")
+    with pytest.raises(ValueError, match=r"theta_relate has the key 'ARR': expected the names of the embedders in use \['arr'\]"):
+        toki.build_keyword_index(bert_clf, ["good", "bad"], [1, 0], explainer="omission", embedders=[emb],
+                                 theta_relate={"ARR": 0.9}, class_names=["bad", "good"])

@@ -340,6 +340,17 @@ def build_keyword_index(classifier, train_texts, train_labels, train_text_pairs=
     return _build_index(classifier, train_texts, train_labels, train_text_pairs, explain, index, synonyms)
 
 
+def check_theta_names(theta_relate, embedders) -> None:
+    """A ``theta_relate`` dict names embedders in use only (a ValueError naming the key): a misspelt name was
+    silently ignored and that embedder's threshold estimated instead."""
+    if not isinstance(theta_relate, dict):
+        return
+    names = [getattr(e, "name", None) for e in embedders]
+    unknown = [key for key in theta_relate if key not in names]
+    if unknown:
+        raise ValueError(f"theta_relate has the key {unknown[0]!r}: expected the names of the embedders in use {names}")
+
+
 def _build_index(classifier, train_texts, train_labels, train_text_pairs, explain: ExplainOptions, options: IndexOptions,
                  synonyms) -> KeywordIndex:
     from textxai.classifier import as_classifier
@@ -351,7 +362,9 @@ def _build_index(classifier, train_texts, train_labels, train_text_pairs, explai
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = check_labels(train_labels, "train_labels", n=len(texts), num_classes=clf.num_labels)
     names, anchors = resolve_class_anchors(clf, options.class_names)
-    embs = distinct_voters(get_embedders(options.embedders, clf))
+    embs = get_embedders(options.embedders, clf)
+    check_theta_names(options.theta_relate, embs)
+    embs = distinct_voters(embs)
     thetas = resolve_theta_relate(options.theta_relate, embs, synonyms, explain.seed)
     predicted = clf.predict(texts, pairs, batch_size=explain.batch_size)
     correct = np.flatnonzero(predicted == labels)
