@@ -358,3 +358,27 @@ def test_theta_relate_keys_must_name_embedders_in_use(bert_clf, monkeypatch):
     with pytest.raises(ValueError, match=r"theta_relate has the key 'ARR': expected the names of the embedders in use \['arr'\]"):
         toki.build_keyword_index(bert_clf, ["good", "bad"], [1, 0], explainer="omission", embedders=[emb],
                                  theta_relate={"ARR": 0.9}, class_names=["bad", "good"])
+
+
+def test_theta_estimate_of_an_embedder_knowing_only_one_synonym_pair_is_refused_not_a_hang(monkeypatch):
+    """The random pairs were drawn until enough fell outside the synonym list: with the vocabulary {big, large}
+    (one shipped synonym pair) none ever does, and toki_trust without theta_relate never returned."""
+    import random
+
+    from textxai.toki import theta
+
+    class Bounded(random.Random):  # the old loop drew forever; this one stops it and says so
+        calls = 0
+
+        def sample(self, *args, **kwargs):
+            Bounded.calls += 1
+            if Bounded.calls > 10_000:
+                raise AssertionError("random pairs drawn without end")
+            return super().sample(*args, **kwargs)
+
+    monkeypatch.setattr(theta.random, "Random", Bounded)
+    emb = ArrayEmbedder({"big": [1.0, 0.0], "large": [0.5, 0.5]}, name="tiny")
+    with pytest.raises(ValueError, match=r"embedder 'tiny'.*every pair of its 2 words .*synonym"):
+        theta.estimate_theta_relate(emb)
+    emb3 = ArrayEmbedder({"big": [1.0, 0.0], "large": [0.5, 0.5], "film": [0.0, 1.0]}, name="three")
+    assert -1.0 <= theta.estimate_theta_relate(emb3)["theta_relate"] <= 1.0   # one random pair exists: fine
