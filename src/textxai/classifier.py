@@ -405,6 +405,10 @@ class TextClassifier:
         check_vocabulary(tokenizer, self.name)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        if tokenizer.pad_token_id is None:  # nothing to pad a batch with: say so here, not in numpy at the first batch
+            raise ValueError(f"tokenizer={type(tokenizer).__name__} has no pad token, and no eos or unk token to pad "
+                             "with; expected a tokenizer with a pad token (set tokenizer.pad_token = ... to one of its "
+                             "tokens; padded positions are masked out)")
         if getattr(model.config, "pad_token_id", None) is None:
             model.config.pad_token_id = tokenizer.pad_token_id
         if device is None:
