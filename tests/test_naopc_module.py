@@ -357,3 +357,15 @@ def test_analyse_checks_intervals_and_figures_before_any_model_call(bert_clf, in
     monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
     with pytest.raises((TypeError, ValueError), match=match):
         N.analyse(["a good film"], bert_clf, [[0.1, 0.2, 0.3]], intervals=intervals, figures=figures)
+
+
+def test_attributions_of_strings_booleans_or_complex_are_refused_and_tensors_taken(bert_clf):
+    """The library read ['0.1', '0.2', '0.3'] as numbers, booleans as 0 / 1 and dropped the imaginary part of complex
+    scores (silently, where the module refuses them); a tensor that requires grad ended in torch's RuntimeError."""
+    text = ["a good film"]
+    for bad in (["0.1", "0.2", "0.3"], [True, False, True], np.array([1, 2, 3], dtype=complex)):
+        with pytest.raises(TypeError, match=r"attributions\[0\]=.*expected a sequence of real numbers"):
+            N.compute(text, [bad], bert_clf, normalization="none")
+    scores = torch.tensor([0.3, 0.1, 0.2], dtype=torch.float64, requires_grad=True) * 1.0
+    assert N.compute(text, [scores], bert_clf, normalization="none") == N.compute(text, [[0.3, 0.1, 0.2]], bert_clf,
+                                                                                   normalization="none")

@@ -118,10 +118,16 @@ def _check_attributions(attributions, words: list[list[str]], texts: list[str]) 
     for i, (scores, w) in enumerate(zip(attributions, words)):
         if isinstance(scores, (str, bytes)):
             raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers")
+        if hasattr(scores, "detach") and hasattr(scores, "cpu"):  # a torch tensor (captum's output may require grad)
+            scores = scores.detach().cpu().numpy()
         try:
-            arr = np.asarray(scores, dtype=float)
+            kind = np.asarray(scores).dtype.kind
+            arr = np.asarray(scores, dtype=float) if kind not in "USbc" else None
         except (TypeError, ValueError) as exc:
             raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers") from exc
+        if arr is None:  # strings ('0.3' was read as 0.3), booleans, complex (the imaginary part was dropped)
+            raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of real numbers, not "
+                            f"{ {'U': 'strings', 'S': 'bytes', 'b': 'booleans', 'c': 'complex numbers'}[kind]}")
         if arr.ndim != 1:
             raise ValueError(f"attributions[{i}] has shape {arr.shape}: expected a flat list of {len(w)} scores")
         if len(arr) != len(w):
