@@ -320,9 +320,10 @@ def test_seeds_of_the_explanations_and_the_attack_are_non_negative_integers(seed
         toki.AttackOptions(seed=seed).checked()
 
 
-def test_an_attack_step_that_flips_is_a_success_even_when_it_merges_words():
-    """Replacing spaCy's "do" of "don't" gives "filmn't": one word fewer. The step that flipped the prediction was
-    reported as a failed attack (the loop stopped on the changed word count before reading the flip)."""
+def test_an_attack_step_that_flips_is_a_success_and_keeps_the_words_apart():
+    """Replacing spaCy's "do" of "don't" gave "filmn't" (one word fewer) and the step that flipped the prediction
+    was reported as a failed attack (the loop stopped on the changed word count before reading the flip); the
+    replacement now stays a word of its own ("film n't") and a flipping step is a success."""
     from types import SimpleNamespace
 
     from textxai.toki.attack import AttackOptions, _attack_one
@@ -336,7 +337,7 @@ def test_an_attack_step_that_flips_is_a_success_even_when_it_merges_words():
     gen = SimpleNamespace(similar_texts=lambda original, texts, threshold: [0.95] * len(texts))
     text = "i don't know"
     result = _attack_one(Stub(), text, 1, 0.8, [1, 3], lambda w: ["film"] if w == "do" else [], AttackOptions(), gen, 8)
-    assert result.adversarial == "i filmn't know" and result.n_perturbations == 1
+    assert result.adversarial == "i film n't know" and result.n_perturbations == 1
     assert result.success is True
 
 

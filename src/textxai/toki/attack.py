@@ -48,8 +48,12 @@ def _is_word(w: str) -> bool:
 
 
 def _replace(text: str, spans, i: int, new: str) -> str:
+    """``text`` with its ``i``-th word replaced by ``new`` (kept apart from a neighbour it would glue to: "film" in
+    place of the "n't" of "don't" gives "do film", not "dofilm")."""
+    from textxai.words import separated
+
     _, start, end = spans[i]
-    return text[:start] + new + text[end:]
+    return text[:start] + separated(text, start, end, new) + text[end:]
 
 
 def class_lean(index: KeywordIndex, words: list[str], c: int, embedders: Sequence) -> np.ndarray:
