@@ -383,3 +383,26 @@ def test_theta_estimate_of_an_embedder_knowing_only_one_synonym_pair_is_refused_
         theta.estimate_theta_relate(emb)
     emb3 = ArrayEmbedder({"big": [1.0, 0.0], "large": [0.5, 0.5], "film": [0.0, 1.0]}, name="three")
     assert -1.0 <= theta.estimate_theta_relate(emb3)["theta_relate"] <= 1.0   # one random pair exists: fine
+
+
+def test_every_toki_entry_refuses_a_multi_label_head(bert_parts, monkeypatch):
+    """analyse refused a multi-label head; build_keyword_index, assess and toki_attack took it (argmax of independent
+    sigmoids as "the predicted class") and computed on."""
+    import copy
+
+    from textxai.classifier import TextClassifier
+
+    model = copy.deepcopy(bert_parts[0])
+    model.config.problem_type = "multi_label_classification"
+    clf = TextClassifier((model, bert_parts[1]), device="cpu")
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    index = toki.KeywordIndex(class_names={0: "bad", 1: "good"}, pools={0: [], 1: []}, keywords={0: set(), 1: set()},
+                              theta_relate={"array": 0.5}, embedders=["array"])
+    emb = ArrayEmbedder({"good": [1.0, 0.0], "bad": [0.0, 1.0]}, name="array")
+    calls = [lambda: toki.build_keyword_index(clf, ["good", "bad"], [1, 0], explainer="omission", embedders=[emb],
+                                              theta_relate=0.5, class_names=["bad", "good"]),
+             lambda: toki.assess(clf, ["good"], [1], index, explainer="omission", embedders=[emb]),
+             lambda: toki.toki_attack(clf, ["good"], index, embedders=[emb])]
+    for call in calls:
+        with pytest.raises(ValueError, match="is a multi-label classifier.*ToKI"):
+            call()

@@ -38,7 +38,7 @@ import numpy as np
 
 from textxai.toki.assess import relate_to_class_name, relate_words
 from textxai.toki.core import check_unit, with_keywords
-from textxai.toki.index import KeywordIndex, check_index
+from textxai.toki.index import SINGLE_LABEL, KeywordIndex, check_index
 from textxai.progress import progress_bar
 from textxai.validation import check_choice, check_labels, check_seed, short_repr
 
@@ -327,7 +327,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
 
     (opts,) = with_keywords("toki_attack", kwargs, (AttackOptions, options))
     opts = opts.checked()
-    clf = as_classifier(classifier)
+    clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     texts = check_texts(texts, "texts")
     labels = None if labels is None else check_labels(labels, "labels", n=len(texts), num_classes=clf.num_labels)
     index = check_index(keyword_index, clf)

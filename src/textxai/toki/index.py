@@ -19,6 +19,8 @@ from textxai.validation import check_choice, check_labels, check_positive_int, c
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 from textxai.attribution import weights_digest  # noqa: E402,F401  (re-exported: the index cache's key)
 INDEX_FORMAT = 1
+#: what TOKI needs of a classifier (:meth:`textxai.classifier.TextClassifier.require_single_label`)
+SINGLE_LABEL = "ToKI (one predicted class per text, one keyword list per class)"
 
 
 @dataclass(frozen=True)
@@ -357,7 +359,7 @@ def _build_index(classifier, train_texts, train_labels, train_text_pairs, explai
     from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
-    clf = as_classifier(classifier)
+    clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = check_labels(train_labels, "train_labels", n=len(texts), num_classes=clf.num_labels)
