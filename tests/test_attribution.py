@@ -399,3 +399,35 @@ def test_gradient_methods_take_texts_in_batches_of_at_most_cpu_batch_tokens_same
     assert all(r == 1 or r * n <= 30 for r, n in shapes) and len(shapes) > 1 and sum(r for r, _ in shapes) == len(texts), shapes
     for a, b in zip(whole, split):
         np.testing.assert_allclose(a, b, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["omission", "lime"])
+def test_remembered_explanations_follow_the_classifier_s_words(bert_parts, method):
+    # the same model read with two word tokenizers: "don't" is two words for spaCy, one for whitespace
+    text = ["i don't worry , nobody is sleeping"]
+    spacy_clf = TextClassifier(bert_parts, device="cpu")
+    plain_clf = TextClassifier(bert_parts, device="cpu", word_tokenizer="whitespace")
+    short_clf = TextClassifier(bert_parts, device="cpu", max_length=6)  # sees only the first words
+    assert len(spacy_clf.words(text[0])) == 8 and len(plain_clf.words(text[0])) == 7
+    for clf in (spacy_clf, plain_clf, short_clf):
+        (scores,) = word_attributions(text, clf, method, n_samples=50)
+        assert len(scores) == len(clf.words(text[0]))
+    seen = short_clf.word_encoding(text[0]).word_ids.max() + 1
+    assert 0 < seen < 8
+    (short,) = word_attributions(text, short_clf, method, n_samples=50)
+    assert method == "lime" or np.abs(short[seen:]).max() < 1e-9  # a word the model never sees moves nothing
+
+
+
+@pytest.mark.parametrize("value", [0, -0.25, float("nan"), float("inf"), "wide", True])
+def test_kernel_width_must_be_a_positive_number(bert_clf, value):
+    with pytest.raises((ValueError, TypeError), match="kernel_width="):
+        word_attributions(["a good film"], bert_clf, "lime", n_samples=20, kernel_width=value)
+
+
+@pytest.mark.parametrize("value", [None, "x", 1.5, -1, True])
+@pytest.mark.parametrize("method", ["lime", "kernel_shap", "omission"])
+def test_seed_must_be_a_non_negative_integer(bert_clf, method, value, monkeypatch):
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        word_attributions(["a good film"], bert_clf, method, n_samples=20, seed=value)

@@ -359,3 +359,19 @@ def test_cpu_batches_hold_at_most_cpu_batch_tokens_and_give_the_same_probabiliti
         np.testing.assert_allclose(mixed, bert_clf.predict_proba(texts, batch_size=1), atol=1e-6)
     finally:
         hook.remove()
+
+
+def test_a_tokenizer_with_nothing_to_pad_with_is_named_at_construction(bert_parts):
+    """No pad, eos or unk token: every batch ended in numpy's "int() argument must be ... not 'NoneType'"."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from textxai.classifier import TextClassifier
+
+    inner = Tokenizer(models.WordLevel({"the": 0, "movie": 1, "was": 2, "good": 3}, unk_token=None))
+    inner.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=inner)
+    with pytest.raises(ValueError, match=r"tokenizer=\w+ has no pad token, and no eos or unk.*tokenizer.pad_token"):
+        TextClassifier((bert_parts[0], tokenizer), device="cpu")
+    tokenizer.pad_token = "the"  # what the message asks for: then it works
+    assert TextClassifier((bert_parts[0], tokenizer), device="cpu").predict_proba(["the movie was good"]).shape == (1, 2)

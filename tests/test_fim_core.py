@@ -186,3 +186,14 @@ def test_kl_along_eigenvector_is_half_lambda_eps_squared():
         d = torch.randn(x.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
         d = d / d.reshape(4, -1).norm(dim=1).reshape(4, 1, 1)
         assert (kl(d) / eps**2 <= r.eigenvalues / 2 * (1 + 1e-3)).all()
+
+
+@pytest.mark.parametrize("intervals, match", [({"confidence": 0.9}, "intervals has the key 'confidence'"),
+                                              ("yes", "intervals='yes'"), ({"n_resamples": 0}, "n_resamples=0")])
+def test_analyse_checks_the_interval_options_before_any_model_call(bert_clf, intervals, match, monkeypatch):
+    from textxai import fim
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "logits_from_embeddings", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises((TypeError, ValueError), match=match):
+        fim.analyse(["a good film"], bert_clf, intervals=intervals)

@@ -203,6 +203,19 @@ def test_substitute_rebuilds_text():
     assert _substitute(text, spans, [1, 6], ["movie", "bright"]) == "The movie, sadly, was bright."
 
 
+
+def test_substitute_keeps_a_replaced_contraction_piece_a_word_of_its_own():
+    """spaCy's "don't" is "do" + "n't": replacing "n't" gave "dofilm", one random substitution that changed two words."""
+    from textxai.words import word_spans
+
+    text = "i don't know , it's fine"
+    spans = word_spans(text)
+    for positions in ([1], [2], [1, 2], [5, 6]):
+        out = _substitute(text, spans, positions, ["film"] * len(positions))
+        words = [w for w, _, _ in word_spans(out)]
+        assert len(words) == len(spans)
+        assert [j for j, (w, _, _) in enumerate(spans) if words[j] != w] == positions
+
 def test_difficulty_shift_and_correlation(bert_clf):
     r = fim.difficulty_shift(TEXTS[:4], TEXTS[4:8], bert_clf)
     d = fim.difficulty(TEXTS[:8], bert_clf)["difficulty"]

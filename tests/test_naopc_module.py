@@ -330,3 +330,42 @@ def test_precision_reaches_every_removed_word_pass_and_moves_naopc_little(monkey
         assert lower[key] != exact[key] and abs(lower[key] - exact[key]) < 0.02
     with pytest.raises(ValueError, match="precision='half'"):
         N.compute(texts, scores, clf, precision="half")
+
+
+@pytest.mark.parametrize("seed", [None, "x", 1.5, -1])
+def test_seed_must_be_a_non_negative_integer(bert_clf, seed, monkeypatch):
+    # numpy's own "SeedSequence expects int..." came from inside the sampling, after the model calls; seed=None
+    # drew fresh entropy: a result that does not repeat
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        N.compute(["a good film"], None, bert_clf, attribution_method="lime", seed=seed)
+
+
+@pytest.mark.parametrize("intervals, figures, match", [
+    ({"confidence": 0.9}, True, r"intervals has the key 'confidence'"),    # was ignored: 95 % intervals silently
+    ("yes", True, r"intervals='yes': expected a dict"),                   # was "'str' object is not a mapping"
+    ({"confidence_level": 95}, True, r"confidence_level=95"),             # was refused after every model call
+    ({"sweep_sizes": [0, 10]}, True, r"sweep_sizes="),
+    (None, "3", r"figures='3'"),                                          # was int('x') after every model call
+    (None, -1, r"figures=-1"),
+])
+def test_analyse_checks_intervals_and_figures_before_any_model_call(bert_clf, intervals, figures, match, monkeypatch):
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises((TypeError, ValueError), match=match):
+        N.analyse(["a good film"], bert_clf, [[0.1, 0.2, 0.3]], intervals=intervals, figures=figures)
+
+
+def test_attributions_of_strings_booleans_or_complex_are_refused_and_tensors_taken(bert_clf):
+    """The library read ['0.1', '0.2', '0.3'] as numbers, booleans as 0 / 1 and dropped the imaginary part of complex
+    scores (silently, where the module refuses them); a tensor that requires grad ended in torch's RuntimeError."""
+    text = ["a good film"]
+    for bad in (["0.1", "0.2", "0.3"], [True, False, True], np.array([1, 2, 3], dtype=complex)):
+        with pytest.raises(TypeError, match=r"attributions\[0\]=.*expected a sequence of real numbers"):
+            N.compute(text, [bad], bert_clf, normalization="none")
+    scores = torch.tensor([0.3, 0.1, 0.2], dtype=torch.float64, requires_grad=True) * 1.0
+    assert N.compute(text, [scores], bert_clf, normalization="none") == N.compute(text, [[0.3, 0.1, 0.2]], bert_clf,
+                                                                                   normalization="none")

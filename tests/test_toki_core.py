@@ -309,3 +309,100 @@ def test_index_warnings_name_the_classes_whose_keywords_decide_nothing():
     embs = [ArrayEmbedder({w: rng.normal(size=4) for w in ("goal", "team", "pizza", "vote", "the")})]
     assert not toki.relate_words(index, ["goal", "pizza"], 0, embs).any()
     assert toki.relate_words(index, ["goal", "vote"], 1, embs).all()
+
+
+@pytest.mark.parametrize("seed", [None, "x", 1.5, -1, True])
+def test_seeds_of_the_explanations_and_the_attack_are_non_negative_integers(seed):
+    # random.Random("x") / Random(None) accepted anything (None: a new stream per run); numpy raised its own TypeError
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        toki.ExplainOptions(seed=seed).checked()
+    with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
+        toki.AttackOptions(seed=seed).checked()
+
+
+def test_an_attack_step_that_flips_is_a_success_and_keeps_the_words_apart():
+    """Replacing spaCy's "do" of "don't" gave "filmn't" (one word fewer) and the step that flipped the prediction
+    was reported as a failed attack (the loop stopped on the changed word count before reading the flip); the
+    replacement now stays a word of its own ("film n't") and a flipping step is a success."""
+    from types import SimpleNamespace
+
+    from textxai.toki.attack import AttackOptions, _attack_one
+
+    class Stub:  # class 1 is predicted unless the text holds "film"
+        word_tokenizer = "spacy"
+
+        def predict_proba(self, texts, batch_size=32, precision="float32"):
+            return np.array([[0.9, 0.1] if "film" in t else [0.2, 0.8] for t in texts])
+
+    gen = SimpleNamespace(similar_texts=lambda original, texts, threshold: [0.95] * len(texts))
+    text = "i don't know"
+    result = _attack_one(Stub(), text, 1, 0.8, [1, 3], lambda w: ["film"] if w == "do" else [], AttackOptions(), gen, 8)
+    assert result.adversarial == "i film n't know" and result.n_perturbations == 1
+    assert result.success is True
+
+
+def test_output_options_check_the_interval_keys():
+    # a misspelt key was ignored (the default 95 % intervals, silently); a bad level refused after the whole run
+    with pytest.raises(TypeError, match="intervals has the key 'confidence'"):
+        toki.OutputOptions(intervals={"confidence": 0.9}).checked()
+    with pytest.raises(ValueError, match="confidence_level=95"):
+        toki.OutputOptions(intervals={"confidence_level": 95}).checked()
+    assert toki.OutputOptions(intervals={"confidence_level": None}).checked().intervals == {"confidence_level": None}
+
+
+def test_theta_relate_keys_must_name_embedders_in_use(bert_clf, monkeypatch):
+    """{"ARR": 0.9} for the embedder "arr" was ignored: its threshold was estimated instead, silently."""
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    emb = ArrayEmbedder({"good": [1.0, 0.0], "bad": [0.0, 1.0]}, name="arr")
+    with pytest.raises(ValueError, match=r"theta_relate has the key 'ARR': expected the names of the embedders in use \['arr'\]"):
+        toki.build_keyword_index(bert_clf, ["good", "bad"], [1, 0], explainer="omission", embedders=[emb],
+                                 theta_relate={"ARR": 0.9}, class_names=["bad", "good"])
+
+
+def test_theta_estimate_of_an_embedder_knowing_only_one_synonym_pair_is_refused_not_a_hang(monkeypatch):
+    """The random pairs were drawn until enough fell outside the synonym list: with the vocabulary {big, large}
+    (one shipped synonym pair) none ever does, and toki_trust without theta_relate never returned."""
+    import random
+
+    from textxai.toki import theta
+
+    class Bounded(random.Random):  # the old loop drew forever; this one stops it and says so
+        calls = 0
+
+        def sample(self, *args, **kwargs):
+            Bounded.calls += 1
+            if Bounded.calls > 10_000:
+                raise AssertionError("random pairs drawn without end")
+            return super().sample(*args, **kwargs)
+
+    monkeypatch.setattr(theta.random, "Random", Bounded)
+    emb = ArrayEmbedder({"big": [1.0, 0.0], "large": [0.5, 0.5]}, name="tiny")
+    with pytest.raises(ValueError, match=r"embedder 'tiny'.*every pair of its 2 words .*synonym"):
+        theta.estimate_theta_relate(emb)
+    emb3 = ArrayEmbedder({"big": [1.0, 0.0], "large": [0.5, 0.5], "film": [0.0, 1.0]}, name="three")
+    assert -1.0 <= theta.estimate_theta_relate(emb3)["theta_relate"] <= 1.0   # one random pair exists: fine
+
+
+def test_every_toki_entry_refuses_a_multi_label_head(bert_parts, monkeypatch):
+    """analyse refused a multi-label head; build_keyword_index, assess and toki_attack took it (argmax of independent
+    sigmoids as "the predicted class") and computed on."""
+    import copy
+
+    from textxai.classifier import TextClassifier
+
+    model = copy.deepcopy(bert_parts[0])
+    model.config.problem_type = "multi_label_classification"
+    clf = TextClassifier((model, bert_parts[1]), device="cpu")
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    index = toki.KeywordIndex(class_names={0: "bad", 1: "good"}, pools={0: [], 1: []}, keywords={0: set(), 1: set()},
+                              theta_relate={"array": 0.5}, embedders=["array"])
+    emb = ArrayEmbedder({"good": [1.0, 0.0], "bad": [0.0, 1.0]}, name="array")
+    calls = [lambda: toki.build_keyword_index(clf, ["good", "bad"], [1, 0], explainer="omission", embedders=[emb],
+                                              theta_relate=0.5, class_names=["bad", "good"]),
+             lambda: toki.assess(clf, ["good"], [1], index, explainer="omission", embedders=[emb]),
+             lambda: toki.toki_attack(clf, ["good"], index, embedders=[emb])]
+    for call in calls:
+        with pytest.raises(ValueError, match="is a multi-label classifier.*ToKI"):
+            call()

@@ -93,6 +93,43 @@ def test_keyword_index_cache_follows_the_weights(monkeypatch, tmp_path):
     assert toki_index.cached_keyword_index(clf, ["a b"], [0], seed=0) == 2 and len(builds) == 2
 
 
+
+def test_keyword_index_cache_follows_the_word_view(monkeypatch, tmp_path):
+    """The same model read with another word tokenizer (other words, other keywords) gets its own index."""
+    import tiny_models
+
+    from textxai.classifier import TextClassifier
+    from textxai.toki import index as toki_index
+
+    builds = []
+    monkeypatch.setattr(toki_index, "build_keyword_index", lambda clf, texts, labels, **kw: builds.append(clf.word_tokenizer) or len(builds))
+    monkeypatch.setattr(toki_index, "_INDEX_CACHE", toki_index.LRUCache(4))
+    parts = (tiny_models.tiny_bert(), tiny_models.bert_tokenizer(tmp_path / "tok"))
+    spacy_clf = TextClassifier(parts, device="cpu")
+    plain_clf = TextClassifier(parts, device="cpu", word_tokenizer="whitespace")
+    assert toki_index.cached_keyword_index(spacy_clf, ["i don't"], [0], seed=0) == 1
+    assert toki_index.cached_keyword_index(plain_clf, ["i don't"], [0], seed=0) == 2
+    assert builds == ["spacy", "whitespace"]
+
+
+def test_keyword_index_cache_tells_long_pair_arrays_apart(monkeypatch, tmp_path):
+    """The key held str(train_text_pairs): numpy prints an array of more than 1,000 items as its ends around "...",
+    so two pair columns differing in the middle shared one index."""
+    import tiny_models
+
+    from textxai.classifier import TextClassifier
+    from textxai.toki import index as toki_index
+
+    builds = []
+    monkeypatch.setattr(toki_index, "build_keyword_index", lambda clf, texts, labels, **kw: builds.append(1) or len(builds))
+    monkeypatch.setattr(toki_index, "_INDEX_CACHE", toki_index.LRUCache(4))
+    clf = TextClassifier((tiny_models.tiny_bert(), tiny_models.bert_tokenizer(tmp_path / "tok")), device="cpu")
+    texts, labels = ["a b"] * 1200, [0] * 1200
+    first, second = np.array(["x"] * 1200), np.array(["x"] * 1200)
+    second[600] = "y"
+    assert toki_index.cached_keyword_index(clf, texts, labels, first, seed=0) == 1
+    assert toki_index.cached_keyword_index(clf, texts, labels, second, seed=0) == 2
+
 def test_option_groups_flat_keywords_and_overrides_agree(module, shortcut_clf, data):
     """The module takes the option groups (train / explain / index / assess) or their fields as flat keywords; a
     flat keyword overrides the field of a group given beside it (textxai.options.apply_keywords)."""

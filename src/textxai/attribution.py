@@ -22,9 +22,9 @@ import numpy as np
 import torch
 
 from textxai.batching import length_sorted_batches
-from textxai.classifier import TextClassifier, as_classifier
+from textxai.classifier import PERTURBATIONS, TextClassifier, as_classifier
 from textxai.loading import LRUCache, cache_size
-from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
+from textxai.validation import check_choice, check_positive_int, check_seed, check_text_pairs, check_texts, short_repr
 from textxai.progress import progress_bar
 
 @dataclass(frozen=True)
@@ -339,6 +339,7 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise TypeError(f"unknown option(s) {unknown} for word_attributions; expected some of {sorted(allowed)}")
+    _check_options(seed, options)
     clf = as_classifier(classifier)
     # p(x): omission's intact probability (in its own precision), or to find the predicted class; with the targets
     # given, omission reads it for the texts it has not explained yet only (inside compute)
@@ -357,6 +358,23 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
     if method in ("omission", "lime", "kernel_shap"):
         return _remembered(clf, texts, pairs, targets, _settings(clf, method, seed, options), compute)
     return compute(np.arange(len(texts)))
+
+
+def _check_options(seed, options: dict) -> None:
+    """Every option of :func:`word_attributions` before any model call (a ValueError naming it)."""
+    import math
+
+    check_seed(seed)
+    for name in ("n_samples", "n_steps"):
+        if name in options:
+            check_positive_int(options[name], name)
+    if "perturbation" in options:
+        check_choice(options["perturbation"], "perturbation", PERTURBATIONS)
+    width = options.get("kernel_width", 0.25)
+    if isinstance(width, (bool, np.bool_)) or not isinstance(width, (int, float, np.integer, np.floating)) or not (
+            math.isfinite(width) and width > 0):
+        raise ValueError(f"kernel_width={short_repr(width)}: expected a positive finite number (LIME's kernel width, "
+                         "default 0.25)")
 
 
 # ------------------------------------------------------------------------------- explanations remembered
@@ -392,12 +410,13 @@ def _precision(clf, method: str, options: dict) -> str:
 
 def _settings(clf, method: str, seed: int, options: dict) -> tuple:
     perturbation = options.get("perturbation", "mask")
+    digest = (weights_digest(clf), clf.word_view_key)  # the words of a text depend on the word view too
     if method == "omission":
-        return (weights_digest(clf), method, perturbation, _precision(clf, method, options))
+        return (digest, method, perturbation, _precision(clf, method, options))
     samples = options.get("n_samples", REGISTRY[method].default_samples)
     precision = _precision(clf, method, options)
     width = options.get("kernel_width", 0.25) if method == "lime" else None
-    return (weights_digest(clf), method, perturbation, samples, precision, width, seed)
+    return (digest, method, perturbation, samples, precision, width, seed)
 
 
 def _remembered(clf, texts, pairs, targets, settings: tuple, compute) -> list[np.ndarray]:

@@ -405,6 +405,10 @@ class TextClassifier:
         check_vocabulary(tokenizer, self.name)
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token or tokenizer.unk_token
+        if tokenizer.pad_token_id is None:  # nothing to pad a batch with: say so here, not in numpy at the first batch
+            raise ValueError(f"tokenizer={type(tokenizer).__name__} has no pad token, and no eos or unk token to pad "
+                             "with; expected a tokenizer with a pad token (set tokenizer.pad_token = ... to one of its "
+                             "tokens; padded positions are masked out)")
         if getattr(model.config, "pad_token_id", None) is None:
             model.config.pad_token_id = tokenizer.pad_token_id
         if device is None:
@@ -470,6 +474,15 @@ class TextClassifier:
         n_params = sum(p.numel() for p in self.model.parameters())
         text = json.dumps([str(name), sorted(self.labels.items()), int(n_params)])
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def word_view_key(self) -> tuple:
+        """What the words and token rows of a text depend on besides the model: the word tokenizer, the token limit
+        and the tokenizer (class, source, size, mask token). A result remembered per text is keyed on it too: the
+        same model read with another word tokenizer or ``max_length`` has other words."""
+        tokenizer = self.tokenizer
+        return (self.word_tokenizer, self.max_length, type(tokenizer).__name__,
+                str(getattr(tokenizer, "name_or_path", "")), len(tokenizer), self.mask_token_id)
 
     @property
     def input_names(self) -> tuple[str, ...]:

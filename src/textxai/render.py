@@ -266,6 +266,41 @@ DEMO_OPTIONS = {**dataclasses.asdict(IntervalOptions(n_resamples=2000)), "sample
                 "sweep_sizes": SWEEP_SIZES}
 
 
+INTERVAL_KEYS = ("confidence_level", "n_resamples", "seed", "sample_size_sweep", "sweep_sizes")
+
+
+def check_interval_options(intervals, name: str = "intervals") -> Mapping | None:
+    """``intervals`` (the options of :func:`analysis_intervals`) when it is None or a dict of known keys with valid
+    values, else a TypeError / ValueError naming the key: checked before any model call (a misspelt key was
+    silently ignored, a bad value refused only after the whole run).
+
+    >>> check_interval_options({"confidence_level": 0.9, "n_resamples": 500})
+    {'confidence_level': 0.9, 'n_resamples': 500}
+    >>> check_interval_options({"confidence": 0.9})
+    Traceback (most recent call last):
+    ...
+    TypeError: intervals has the key 'confidence': expected some of ['confidence_level', 'n_resamples', 'seed', 'sample_size_sweep', 'sweep_sizes']
+    """
+    if intervals is None:
+        return None
+    if not isinstance(intervals, Mapping):
+        raise TypeError(f"{name}={short_repr(intervals)}: expected a dict of interval options "
+                        f"({', '.join(INTERVAL_KEYS)}) or None")
+    for key in intervals:
+        if key not in INTERVAL_KEYS:
+            raise TypeError(f"{name} has the key {key!r}: expected some of {list(INTERVAL_KEYS)}")
+    options = {**DEMO_OPTIONS, **intervals}
+    if options["confidence_level"] is not None:  # None: no intervals
+        IntervalOptions(options["confidence_level"], options["n_resamples"], options["seed"])
+    if not isinstance(options["sample_size_sweep"], (bool, np.bool_)):
+        raise TypeError(f"sample_size_sweep={short_repr(options['sample_size_sweep'])}: expected True or False")
+    sizes = options["sweep_sizes"]
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Sequence) or not sizes or not all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in sizes):
+        raise ValueError(f"sweep_sizes={short_repr(sizes)}: expected a non-empty list of positive integers")
+    return intervals
+
+
 def analysis_intervals(module_name: str, result: dict, options: Mapping | None, figures: dict | None = None,
                        keys: Sequence[str] | None = None, title: str | None = None) -> dict:
     """The intervals an analysis shows, in one call: ``result["intervals"]`` (``options["confidence_level"]``

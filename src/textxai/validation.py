@@ -122,6 +122,22 @@ def check_positive_int(value, name: str) -> int:
     return int(value)
 
 
+def check_seed(value, name: str = "seed") -> int:
+    """``value`` as an int when it is a non-negative integer (not a bool, not None: a result must repeat under its
+    seed), else a ``ValueError`` naming ``name``.
+
+    >>> check_seed(3), check_seed(np.int64(0))
+    (3, 0)
+    >>> check_seed(None)
+    Traceback (most recent call last):
+    ...
+    ValueError: seed=None: expected a non-negative integer
+    """
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name}={short_repr(value)}: expected a non-negative integer")
+    return int(value)
+
+
 def check_choice(value, name: str, choices: Sequence) -> object:
     if value not in choices:
         raise ValueError(f"{name}={short_repr(value)}: expected one of {list(choices)}")

@@ -61,6 +61,21 @@ def word_spans(text: str, method: str = "spacy", keep_whitespace: bool = False) 
 
 
 @functools.lru_cache(maxsize=65536)
+def separated(text: str, start: int, end: int, word: str) -> str:
+    """``word`` to put in place of ``text[start:end]`` (a word of :func:`word_spans`), with a space on a side where
+    it would otherwise glue to a letter or digit of the neighbouring word: spaCy splits "don't" into "do" + "n't",
+    and "film" in place of "n't" must give "do film", not the one word "dofilm" (a substitution that changes two
+    words and the word count).
+
+    >>> text = "i don't know"
+    >>> [text[:a] + separated(text, a, b, "film") + text[b:] for _, a, b in word_spans(text)[1:3]]
+    ["i film n't know", 'i do film know']
+    """
+    before = " " if start > 0 and text[start - 1].isalnum() and word[:1].isalnum() else ""
+    after = " " if end < len(text) and text[end].isalnum() and word[-1:].isalnum() else ""
+    return before + word + after
+
+
 def _tokenize_cached(text: str, method: str, keep_whitespace: bool) -> tuple[str, ...]:
     return tuple(word for word, _, _ in word_spans(text, method, keep_whitespace))
 

@@ -202,6 +202,7 @@ def analyse(texts, model, text_pairs=None, labels=None, perturbed=None, tokenize
     groups = apply_keywords("fim.analyse", keywords, options=(FIMOptions, options), show=(ShowOptions, show))
     opts, shown = groups["options"], groups["show"]
     _check_show(shown)
+    render.check_interval_options(intervals)
     r = compute(texts, model, text_pairs, labels=labels, perturbed=perturbed, tokenizer=tokenizer, device=device,
                 perturbed_pairs=None if perturbed is None else text_pairs,
                 options=dataclasses.replace(opts, return_eigenvector=True))

@@ -114,11 +114,13 @@ def _check_vocabulary(vocabulary) -> list[str]:
 
 
 def _substitute(text: str, spans, positions, replacements) -> str:
+    from textxai import words as _words
+
     pieces, last = [], 0
     for pos, word in sorted(zip(positions, replacements)):
         _, a, b = spans[pos]
         pieces.append(text[last:a])
-        pieces.append(word)
+        pieces.append(_words.separated(text, a, b, word))
         last = b
     pieces.append(text[last:])
     return "".join(pieces)

@@ -49,6 +49,9 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     (['comprehensiveness', 'naopc_comprehensiveness', 'naopc_sufficiency', 'sufficiency'], ['curves_first_text', 'scores'], 'Limits: exact')
     """
     opts = options_from(options, keywords, "naopc.analyse")
+    render.check_interval_options(intervals)
+    if not isinstance(figures, (bool, np.bool_)) and (not isinstance(figures, (int, np.integer)) or figures < 0):
+        raise ValueError(f"figures={figures!r:.80}: expected True, False or the number of texts whose curves to draw")
     compare = parallel.sharded(compare_attributions, over=("texts", "attributions", "text_pairs", "target"),
                                merge=_join_methods)  # compare_attributions itself in one process
     res = compare(texts, classifier, attribution_sets(attributions, attribution_method), text_pairs=text_pairs,

@@ -17,7 +17,7 @@ from textxai.naopc.core import (AOPCLimits, ScoreManyFn, _evaluate, _keys_to_mas
 from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits,
                                   _too_many_words, check_max_exact_words)
 from textxai.options import apply_keywords
-from textxai.validation import check_choice, check_positive_int, short_repr
+from textxai.validation import check_choice, check_positive_int, check_seed, short_repr
 
 NORMALIZATIONS = ("auto", "exact", "beam", "beam-paper", "none")
 # "auto": exact limits when 2^N model inputs fit this per-text budget (N words); CPU: 2^12 = 4,096 inputs
@@ -63,6 +63,7 @@ class NAOPCOptions:
         if self.max_exact_words is not None:
             check_max_exact_words(self.max_exact_words)
         check_positive_int(self.batch_size, "batch_size")
+        check_seed(self.seed)
         return self
 
 
@@ -117,10 +118,16 @@ def _check_attributions(attributions, words: list[list[str]], texts: list[str]) 
     for i, (scores, w) in enumerate(zip(attributions, words)):
         if isinstance(scores, (str, bytes)):
             raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers")
+        if hasattr(scores, "detach") and hasattr(scores, "cpu"):  # a torch tensor (captum's output may require grad)
+            scores = scores.detach().cpu().numpy()
         try:
-            arr = np.asarray(scores, dtype=float)
+            kind = np.asarray(scores).dtype.kind
+            arr = np.asarray(scores, dtype=float) if kind not in "USbc" else None
         except (TypeError, ValueError) as exc:
             raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of numbers") from exc
+        if arr is None:  # strings ('0.3' was read as 0.3), booleans, complex (the imaginary part was dropped)
+            raise TypeError(f"attributions[{i}]={short_repr(scores)}: expected a sequence of real numbers, not "
+                            f"{ {'U': 'strings', 'S': 'bytes', 'b': 'booleans', 'c': 'complex numbers'}[kind]}")
         if arr.ndim != 1:
             raise ValueError(f"attributions[{i}] has shape {arr.shape}: expected a flat list of {len(w)} scores")
         if len(arr) != len(w):

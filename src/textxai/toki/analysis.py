@@ -45,8 +45,9 @@ class OutputOptions:
     attack_options: AttackOptions = field(default_factory=AttackOptions)
 
     def checked(self) -> "OutputOptions":
-        if self.intervals is not None and not isinstance(self.intervals, Mapping):
-            raise TypeError(f"intervals={short_repr(self.intervals)}: expected a dict of interval options or None")
+        from textxai import render
+
+        render.check_interval_options(self.intervals)
         if not isinstance(self.figures, (bool, np.bool_)):
             raise TypeError(f"figures={short_repr(self.figures)}: expected True or False")
         if self.title is not None and not isinstance(self.title, str):

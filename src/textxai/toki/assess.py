@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from textxai.toki.core import check_unit, class_margins, importance_sums, plurality, relatedness_margins, vote, with_keywords
-from textxai.toki.index import ExplainOptions, KeywordIndex, _pick, check_index, explain_texts
+from textxai.toki.index import SINGLE_LABEL, ExplainOptions, KeywordIndex, _pick, check_index, explain_texts
 from textxai.validation import check_labels, short_repr
 
 def relate_words(index: KeywordIndex, words: Sequence[str], c: int, embedders: Sequence) -> np.ndarray:
@@ -141,7 +141,7 @@ def assess(classifier, texts, labels, keyword_index, human_trust=None, text_pair
 
     given = {k: v for k, v in keywords.items() if not (k in ("explainer", "top_k") and v is None)}
     with_keywords("assess", given, ExplainOptions(), AssessOptions())   # an unknown keyword fails before loading
-    clf = as_classifier(classifier)
+    clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     index = check_index(keyword_index, clf)
     base = explain if explain is not None else ExplainOptions(explainer=index.explainer or "lime", top_k=index.top_k)
     explain, options = with_keywords("assess", given, (ExplainOptions, base), (AssessOptions, options))

@@ -38,9 +38,9 @@ import numpy as np
 
 from textxai.toki.assess import relate_to_class_name, relate_words
 from textxai.toki.core import check_unit, with_keywords
-from textxai.toki.index import KeywordIndex, check_index
+from textxai.toki.index import SINGLE_LABEL, KeywordIndex, check_index
 from textxai.progress import progress_bar
-from textxai.validation import check_choice, check_labels, short_repr
+from textxai.validation import check_choice, check_labels, check_seed, short_repr
 
 # ----------------------------------------------------------------------------- the TOKI-guided attack (§4)
 def _is_word(w: str) -> bool:
@@ -48,8 +48,12 @@ def _is_word(w: str) -> bool:
 
 
 def _replace(text: str, spans, i: int, new: str) -> str:
+    """``text`` with its ``i``-th word replaced by ``new`` (kept apart from a neighbour it would glue to: "film" in
+    place of the "n't" of "don't" gives "do film", not "dofilm")."""
+    from textxai.words import separated
+
     _, start, end = spans[i]
-    return text[:start] + new + text[end:]
+    return text[:start] + separated(text, start, end, new) + text[end:]
 
 
 def class_lean(index: KeywordIndex, words: list[str], c: int, embedders: Sequence) -> np.ndarray:
@@ -212,6 +216,7 @@ class AttackOptions:
         check_unit(self.min_similarity, "min_similarity", -1.0, 1.0)
         check_choice(self.strategy, "strategy", ("toki", "random"))
         check_choice(self.importance, "importance", ("omission", "gradient"))
+        check_seed(self.seed)
         for name in ("min_words", "n_neighbors", "n_candidates", "width"):
             value, low = getattr(self, name), 0 if name == "min_words" else 1
             if value is None and name == "n_candidates":
@@ -287,11 +292,11 @@ def _attack_one(clf, text: str, c: int, p_c: float, order: list[int], candidates
         subs.append((cur_spans[j][0], tried[m][1]))
         current, p_c, sim = edited[m], float(p[m, c]), best_sim
         chain.append(current)
+        if int(p[m].argmax()) != c:  # read before the word count below: a flipping edit is a success either way
+            return AttackResult(text, current, c, True, len(subs), sim, chain, subs, queries)
         cur_spans = _words.word_spans(current, clf.word_tokenizer)
         if len(cur_spans) != len(spans):  # a replacement that tokenizes differently: stop here
             break
-        if int(p[m].argmax()) != c:
-            return AttackResult(text, current, c, True, len(subs), sim, chain, subs, queries)
     return AttackResult(text, current, c, False, len(subs), sim, chain, subs, queries)
 
 
@@ -322,7 +327,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
 
     (opts,) = with_keywords("toki_attack", kwargs, (AttackOptions, options))
     opts = opts.checked()
-    clf = as_classifier(classifier)
+    clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     texts = check_texts(texts, "texts")
     labels = None if labels is None else check_labels(labels, "labels", n=len(texts), num_classes=clf.num_labels)
     index = check_index(keyword_index, clf)

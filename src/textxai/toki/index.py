@@ -14,11 +14,13 @@ from textxai.loading import LRUCache, cache_size
 from textxai.toki.core import (LINKAGES, _check_top_k, can_be_keyword, check_unit, keyword_margins, normalize_rows, plurality,
                                with_keywords)
 from textxai.toki.theta import resolve_theta_relate
-from textxai.validation import check_choice, check_labels, check_positive_int, short_repr
+from textxai.validation import check_choice, check_labels, check_positive_int, check_seed, short_repr
 
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 from textxai.attribution import weights_digest  # noqa: E402,F401  (re-exported: the index cache's key)
 INDEX_FORMAT = 1
+#: what TOKI needs of a classifier (:meth:`textxai.classifier.TextClassifier.require_single_label`)
+SINGLE_LABEL = "ToKI (one predicted class per text, one keyword list per class)"
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class ExplainOptions:
         check_choice(self.explainer, "explainer", EXPLAINERS)
         _check_top_k(self.top_k)
         check_positive_int(self.batch_size, "batch_size")
+        check_seed(self.seed)
         if self.explainer_options is not None and not isinstance(self.explainer_options, dict):
             raise TypeError(f"explainer_options={short_repr(self.explainer_options)}: expected a dict or None")
         return self
@@ -339,18 +342,31 @@ def build_keyword_index(classifier, train_texts, train_labels, train_text_pairs=
     return _build_index(classifier, train_texts, train_labels, train_text_pairs, explain, index, synonyms)
 
 
+def check_theta_names(theta_relate, embedders) -> None:
+    """A ``theta_relate`` dict names embedders in use only (a ValueError naming the key): a misspelt name was
+    silently ignored and that embedder's threshold estimated instead."""
+    if not isinstance(theta_relate, dict):
+        return
+    names = [getattr(e, "name", None) for e in embedders]
+    unknown = [key for key in theta_relate if key not in names]
+    if unknown:
+        raise ValueError(f"theta_relate has the key {unknown[0]!r}: expected the names of the embedders in use {names}")
+
+
 def _build_index(classifier, train_texts, train_labels, train_text_pairs, explain: ExplainOptions, options: IndexOptions,
                  synonyms) -> KeywordIndex:
     from textxai.classifier import as_classifier
     from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
-    clf = as_classifier(classifier)
+    clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = check_labels(train_labels, "train_labels", n=len(texts), num_classes=clf.num_labels)
     names, anchors = resolve_class_anchors(clf, options.class_names)
-    embs = distinct_voters(get_embedders(options.embedders, clf))
+    embs = get_embedders(options.embedders, clf)
+    check_theta_names(options.theta_relate, embs)
+    embs = distinct_voters(embs)
     thetas = resolve_theta_relate(options.theta_relate, embs, synonyms, explain.seed)
     predicted = clf.predict(texts, pairs, batch_size=explain.batch_size)
     correct = np.flatnonzero(predicted == labels)
@@ -401,8 +417,9 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
                                              for e in (emb if isinstance(emb, (list, tuple)) else [emb]))
     settings = {**dataclasses.asdict(dataclasses.replace(explain, progress=False)),
                 **{f.name: getattr(index, f.name) for f in dataclasses.fields(index) if f.name != "embedders"}}
-    key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), list(map(str, train_texts)),
-                                     [int(y) for y in train_labels], train_text_pairs, emb_key, settings],
+    key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), clf.word_view_key, list(map(str, train_texts)),
+                                     [int(y) for y in train_labels],
+                                     None if train_text_pairs is None else list(map(str, train_text_pairs)), emb_key, settings],
                                     default=str).encode()).hexdigest()
     return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels,
                                                                        train_text_pairs=train_text_pairs,

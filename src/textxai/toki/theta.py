@@ -170,6 +170,12 @@ def estimate_theta_relate(embedder, synonyms=None, n_random: int | None = None, 
         raise ValueError(f"embedder {getattr(embedder, 'name', embedder)!r} has a vocabulary of {len(vocab)} words: expected >= 2")
     rng = random.Random(seed)
     synonym_keys = {tuple(sorted(p)) for p in pairs}
+    known = set(vocab)
+    inside = sum(a != b and a in known and b in known for a, b in synonym_keys)  # synonym pairs draws can hit
+    if len(vocab) * (len(vocab) - 1) // 2 <= inside:  # no random pair outside the synonyms: drawing would not end
+        raise ValueError(f"embedder {getattr(embedder, 'name', embedder)!r}: every pair of its {len(vocab)} words "
+                         f"{short_repr(vocab, 60)} is a synonym pair, so no random (unrelated) pair can be drawn to "
+                         "estimate theta_relate; expected a larger vocabulary, or pass theta_relate")
     randoms = []
     while len(randoms) < n_random:
         a, b = rng.sample(vocab, 2)

@@ -29,7 +29,7 @@ from textxai.options import apply_keywords
 from textxai.registry import Analysis
 from textxai.toki.analysis import OutputOptions, rate_figure, report, shape, summary_of, warnings_of, with_intervals
 from textxai.toki.assess import AssessOptions, assess, check_human_trust
-from textxai.toki.index import (ExplainOptions, IndexOptions, KeywordIndex, cached_keyword_index, check_index,
+from textxai.toki.index import (SINGLE_LABEL, ExplainOptions, IndexOptions, KeywordIndex, cached_keyword_index, check_index,
                                 resolve_class_anchors)
 from textxai.validation import check_labels, short_repr
 
@@ -183,7 +183,7 @@ def _classifier(model, keywords: dict):
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     loading = {k: keywords[k] for k in _MODEL_KEYWORDS if keywords.get(k) is not None}
     clf = as_classifier(model, **loading) if loading else as_classifier(model)
-    clf.require_single_label("ToKI (one predicted class per text, one keyword list per class)")
+    clf.require_single_label(SINGLE_LABEL)
     return clf
 
 
