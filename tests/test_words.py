@@ -61,3 +61,12 @@ def test_string_fast_path_equals_word_list_distance(a, b):
     for keep in (False, True):
         assert words.word_distance(a, b, keep_whitespace=keep) == edit_distance(
             words.tokenize(a, keep_whitespace=keep), words.tokenize(b, keep_whitespace=keep))
+
+
+def test_tokenize_remembers_each_text():
+    # a decorator moved onto another function once left the word tokenizer uncached (spaCy again per call)
+    words._tokenize_cached.cache_clear()
+    words.tokenize("a fine film, well shot")
+    words.tokenize("a fine film, well shot")
+    assert words._tokenize_cached.cache_info().hits == 1
+    assert not hasattr(words.separated, "cache_info")  # texts as keys: an unbounded share of memory for a cheap call

@@ -60,7 +60,6 @@ def word_spans(text: str, method: str = "spacy", keep_whitespace: bool = False) 
     return spans
 
 
-@functools.lru_cache(maxsize=65536)
 def separated(text: str, start: int, end: int, word: str) -> str:
     """``word`` to put in place of ``text[start:end]`` (a word of :func:`word_spans`), with a space on a side where
     it would otherwise glue to a letter or digit of the neighbouring word: spaCy splits "don't" into "do" + "n't",
@@ -76,6 +75,7 @@ def separated(text: str, start: int, end: int, word: str) -> str:
     return before + word + after
 
 
+@functools.lru_cache(maxsize=65536)
 def _tokenize_cached(text: str, method: str, keep_whitespace: bool) -> tuple[str, ...]:
     return tuple(word for word, _, _ in word_spans(text, method, keep_whitespace))
 
