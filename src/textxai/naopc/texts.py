@@ -14,7 +14,7 @@ import numpy as np
 from textxai.classifier import PERTURBATIONS
 from textxai.naopc.core import (AOPCLimits, ScoreManyFn, _evaluate, _keys_to_masks, _Memo, _order_to_keys,
                                 comprehensiveness_order, sufficiency_order)
-from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits,
+from textxai.naopc.limits import (EXACT_SETS_PER_CALL, _beam_limits, _check_limit_args, _exact_many, _limits, _memo_chain,
                                   _too_many_words, check_max_exact_words)
 from textxai.options import apply_keywords
 from textxai.validation import check_choice, check_positive_int, check_seed, short_repr
@@ -319,8 +319,8 @@ def _limits_per_text(job: _Job, memos, score_many) -> tuple[list[str], list[AOPC
             results = _exact_many(sub_memos, sub)
         else:
             width = _check_limit_args(method, job.opts.beam_size, job.max_exact_words)
-            results = _beam_limits(sub_memos, _subset_score_many(score_many, idx, len(memos)), method, width,
-                                   job.opts.progress)
+            results = _independent_beam(sub_memos, _subset_score_many(score_many, idx, len(memos)), method, width,
+                                        job.opts.progress)
         for i, lim in zip(idx, _limits(sub_memos, results, method)):
             limits[i] = lim
     return methods, limits
@@ -374,6 +374,39 @@ def mean_scores(rows: list[dict]) -> dict:
         values = [r[key] for r in rows]
         means[key] = None if any(v is None for v in values) else float(np.mean(values))
     return {**means, "per_example": rows}
+
+
+def _independent_beam(memos: list[_Memo], score_many: ScoreManyFn, method: str, width: int, progress: bool) -> list[tuple]:
+    """Beam limits whose search does not depend on the attributions compared: the beam runs on memos of its own
+    (its lazy decisions and its local search's budget read the sets IT asked, not the sets of the attributions'
+    curves already in ``memos``; a set already there is read, not sent to the model again). Then, for
+    ``method="beam"``, each limit is the best chain through every evaluated set (:func:`_memo_chain`): the beam's
+    or an attribution's ordering, whichever is better, so adding a method to the comparison can only tighten the
+    limits, and a compared method's AOPC never lies outside them.
+    """
+    own = [_Memo(m.n) for m in memos]
+    for mine, shared in zip(own, memos):
+        mine.values[0] = shared.values[0]
+
+    def reuse(masks_list):
+        keys = [[sum(1 << int(j) for j in np.flatnonzero(row)) for row in masks] for masks in masks_list]
+        todo = [[k for k in ks if k not in shared.values] for ks, shared in zip(keys, memos)]
+        _evaluate(memos, todo, score_many)
+        return [np.array([shared.values[k] for k in ks], dtype=float) for ks, shared in zip(keys, memos)]
+
+    results = _beam_limits(own, reuse, method, width, progress)
+    if method != "beam":
+        return results
+    out = []
+    for memo, (lo, up, lo_order, up_order) in zip(memos, results):
+        top, top_order = _memo_chain(memo, +1.0)
+        low, low_order = _memo_chain(memo, -1.0)
+        if top / memo.n > up:
+            up, up_order = top / memo.n, top_order
+        if -low / memo.n < lo:
+            lo, lo_order = -low / memo.n, low_order
+        out.append((lo, up, lo_order, up_order))
+    return out
 
 
 def _subset_score_many(score_many: ScoreManyFn, idx: list[int], total: int) -> ScoreManyFn:
