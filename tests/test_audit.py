@@ -72,6 +72,21 @@ def test_difference_ranks_only_when_the_interval_excludes_zero():
     assert paired["n"] == 1   # only units both sides define
 
 
+def test_two_texts_never_make_a_significant_difference():
+    # n = 2 with the same sign: the bootstrap's interval excludes 0 (3 distinct resampled means) while the
+    # Wilcoxon p is 0.5; the audit called such a step "significant" (faithfulness rankings on 2 texts)
+    d = nb.difference([0.9, 0.8], [0.5, 0.3], IV, "naopc comprehensiveness", ("omission", "gradient"))
+    assert d["ci_low"] > 0 and d["p_value"] >= 0.5
+    assert not nb.significant(d) and "cannot tell them apart" in d["reading"] and "is better" not in d["reading"]
+    from textxai.audit.sections import _ranking
+
+    per = {"omission": {"comprehensiveness": [0.9, 0.8]}, "gradient": {"comprehensiveness": [0.5, 0.3]}}
+    r = _ranking(per, ["omission", "gradient"], "comprehensiveness", IV)
+    assert r["significant"] is False and "every step significant" not in r["reading"]
+    big = nb.difference([1.0] * 20, [0.0] * 15 + [1.0] * 5, IV, "trust", ("A", "B"))
+    assert nb.significant(big) and "A is better" in big["reading"]
+
+
 def test_options_from_mappings_flags_and_files(tmp_path):
     o = audit_options({"faithfulness": {"methods": "omission,gradient", "max_texts": "12"}}, sections=["trust"])
     assert o.faithfulness.methods == ("omission", "gradient") and o.faithfulness.max_texts == 12
