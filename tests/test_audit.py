@@ -107,6 +107,26 @@ def test_options_from_mappings_flags_and_files(tmp_path):
         read_config(tmp_path / "missing.yaml")
 
 
+def test_stage_values_refused_before_any_model_naming_the_audit_option():
+    # these reached the stage (after overview, difficulty, ... had run) and failed there under the library's names
+    # ("could not convert string to float: 'a'", "attributions={}", "attribution_method='omision'"), or passed
+    # silently: a misspelt editor was "not available in this installation", steps=1 left inc@1 with no data
+    for bad, message in ((({"faithfulness": {"methods": ["omision"]}}), r"faithfulness.methods=\['omision'\]: 'omision'"),
+                         (({"faithfulness": {"methods": []}}), r"faithfulness.methods=\[\]: expected at least one"),
+                         (({"faithfulness": {"normalization": "exactt"}}), "faithfulness.normalization='exactt'"),
+                         (({"difficulty": {"strengths": [0.1, "a"]}}), r"difficulty.strengths=\[0.1, 'a'\]: expected"),
+                         (({"difficulty": {"strengths": [-1]}}), r"difficulty.strengths=\[-1\]"),
+                         (({"counterfactual": {"editors": ["substitutoin"]}}), "'substitutoin' is not one; expected some of"),
+                         (({"counterfactual": {"steps": 1}}), "counterfactual.steps=1: expected at least 2"),
+                         (({"trust": {"max_rate": 2}}), r"trust.max_rate=2: expected a number in \[0, 1\]"),
+                         (({"trust": {"min_similarity": 5}}), "trust.min_similarity=5"),
+                         (({"sections": 5}), "sections=5: expected a list of sections")):
+        with pytest.raises(ValueError, match=message):
+            audit_options(bad)
+    o = audit_options({"difficulty": {"strengths": ["0", "0.5"]}, "counterfactual": {"editors": ["gradient_substitution"]}})
+    assert o.difficulty.strengths == (0.0, 0.5) and o.counterfactual.editors == ("substitution",)   # flags give strings
+
+
 def _example(label, words, predicted=1):
     return {"label": label, "predicted": predicted, "top_words": [[w, s, r] for w, s, r in words]}
 
