@@ -252,3 +252,18 @@ def test_class_indices_refused_when_the_two_models_name_their_classes_differentl
     truth = np.array([1, 0, 0, 0])
     assert r.data["models"]["model"]["overview"]["correct"] == (pa.argmax(1) == truth).astype(float).tolist()
     assert r.data["models"]["compare"]["overview"]["correct"] == (pb.argmax(1) == 1 - truth).astype(float).tolist()
+
+
+def test_whole_number_labels_written_as_text_are_class_indices(bert_parts, tmp_path):
+    from textxai.audit import audit
+
+    a = _tiny(bert_parts, id2label={0: "negative", 1: "positive"})
+    opts = {"sections": ["overview"], "run": {"progress": False}, "intervals": {"n_resamples": 99}}
+    # a JSONL file's "label": "1.0" was refused (labels[0]='1.0': expected a class index ...), where 1.0 was taken
+    r = audit(a, SHORT, ["1.0", "0.0", " 0 ", "positive"], options=opts)
+    assert r.data["labels"] == [1, 0, 0, 1]
+    with pytest.raises(ValueError, match=r"labels\[0\]='1.5'"):
+        audit(a, SHORT, ["1.5", "0", "0", "1"], options=opts)
+    b = _tiny(bert_parts, id2label={0: "positive", 1: "negative"})
+    with pytest.raises(ValueError, match="labels are class indices"):   # digits as text are indices too
+        audit(a, SHORT, ["positive", "0", "negative", "1"], compare=b, options=opts)
