@@ -72,6 +72,21 @@ def test_difference_ranks_only_when_the_interval_excludes_zero():
     assert paired["n"] == 1   # only units both sides define
 
 
+def test_two_texts_never_make_a_significant_difference():
+    # n = 2 with the same sign: the bootstrap's interval excludes 0 (3 distinct resampled means) while the
+    # Wilcoxon p is 0.5; the audit called such a step "significant" (faithfulness rankings on 2 texts)
+    d = nb.difference([0.9, 0.8], [0.5, 0.3], IV, "naopc comprehensiveness", ("omission", "gradient"))
+    assert d["ci_low"] > 0 and d["p_value"] >= 0.5
+    assert not nb.significant(d) and "cannot tell them apart" in d["reading"] and "is better" not in d["reading"]
+    from textxai.audit.sections import _ranking
+
+    per = {"omission": {"comprehensiveness": [0.9, 0.8]}, "gradient": {"comprehensiveness": [0.5, 0.3]}}
+    r = _ranking(per, ["omission", "gradient"], "comprehensiveness", IV)
+    assert r["significant"] is False and "every step significant" not in r["reading"]
+    big = nb.difference([1.0] * 20, [0.0] * 15 + [1.0] * 5, IV, "trust", ("A", "B"))
+    assert nb.significant(big) and "A is better" in big["reading"]
+
+
 def test_options_from_mappings_flags_and_files(tmp_path):
     o = audit_options({"faithfulness": {"methods": "omission,gradient", "max_texts": "12"}}, sections=["trust"])
     assert o.faithfulness.methods == ("omission", "gradient") and o.faithfulness.max_texts == 12
@@ -90,6 +105,26 @@ def test_options_from_mappings_flags_and_files(tmp_path):
             audit_options(bad)
     with pytest.raises(ValueError, match="no such file"):
         read_config(tmp_path / "missing.yaml")
+
+
+def test_stage_values_refused_before_any_model_naming_the_audit_option():
+    # these reached the stage (after overview, difficulty, ... had run) and failed there under the library's names
+    # ("could not convert string to float: 'a'", "attributions={}", "attribution_method='omision'"), or passed
+    # silently: a misspelt editor was "not available in this installation", steps=1 left inc@1 with no data
+    for bad, message in ((({"faithfulness": {"methods": ["omision"]}}), r"faithfulness.methods=\['omision'\]: 'omision'"),
+                         (({"faithfulness": {"methods": []}}), r"faithfulness.methods=\[\]: expected at least one"),
+                         (({"faithfulness": {"normalization": "exactt"}}), "faithfulness.normalization='exactt'"),
+                         (({"difficulty": {"strengths": [0.1, "a"]}}), r"difficulty.strengths=\[0.1, 'a'\]: expected"),
+                         (({"difficulty": {"strengths": [-1]}}), r"difficulty.strengths=\[-1\]"),
+                         (({"counterfactual": {"editors": ["substitutoin"]}}), "'substitutoin' is not one; expected some of"),
+                         (({"counterfactual": {"steps": 1}}), "counterfactual.steps=1: expected at least 2"),
+                         (({"trust": {"max_rate": 2}}), r"trust.max_rate=2: expected a number in \[0, 1\]"),
+                         (({"trust": {"min_similarity": 5}}), "trust.min_similarity=5"),
+                         (({"sections": 5}), "sections=5: expected a list of sections")):
+        with pytest.raises(ValueError, match=message):
+            audit_options(bad)
+    o = audit_options({"difficulty": {"strengths": ["0", "0.5"]}, "counterfactual": {"editors": ["gradient_substitution"]}})
+    assert o.difficulty.strengths == (0.0, 0.5) and o.counterfactual.editors == ("substitution",)   # flags give strings
 
 
 def _example(label, words, predicted=1):

@@ -201,3 +201,69 @@ def test_trust_on_the_first_texts_only_under_the_quick_profile(audited, tmp_path
     work = quick["work"]
     assert work["planned"]["model"]["trust"] >= work["stages"]["model"]["trust"]["evaluations"]
     assert "The quick profile: trust.max_texts=3, trust.train_limit=100" in (tmp_path / "out" / "index.html").read_text()
+
+
+def _tiny(bert_parts, seed=0, **config):
+    """A tiny BERT classifier (the session's tokenizer) with ``config`` fields set (id2label, problem_type)."""
+    import tiny_models
+    from textxai.classifier import TextClassifier
+
+    model = tiny_models.tiny_bert(num_labels=len(config.get("id2label", {0: 0, 1: 1})), seed=seed)
+    for key, value in config.items():
+        setattr(model.config, key, value)
+    if "id2label" in config:
+        model.config.label2id = {v: k for k, v in config["id2label"].items()}
+    return TextClassifier((model, bert_parts[1]), device="cpu")
+
+
+SHORT = ["the movie was wonderful", "a terrible boring film", "the food was not good", "i hated it !"]
+
+
+def test_models_the_stages_cannot_read_are_refused_before_any_stage(bert_parts, tmp_path):
+    from textxai.audit import audit
+
+    multi = _tiny(bert_parts, problem_type="multi_label_classification")
+    # the overview took a multi-label head's argmax as its prediction (accuracy, ECE of the top sigmoid): no error
+    with pytest.raises(ValueError, match="multi-label classifier.*textxai audit"):
+        audit(multi, SHORT, [0, 1, 0, 1], sections=["overview"], output=tmp_path / "a", run={"progress": False})
+    # generic labels without trust.class_names: the trust stage failed after overview (and difficulty, ...) had run,
+    # naming TOKI's class_names, not the audit's option
+    with pytest.raises(ValueError, match=r"trust.class_names is not given .*--trust.class_names name0 name1"):
+        audit(_tiny(bert_parts), SHORT, sections=["trust"], output=tmp_path / "b", run={"progress": False})
+    with pytest.raises(ValueError, match=r"trust.class_names=\['bad'\]: 1 entries, but model=.* has 2 classes"):
+        audit(_tiny(bert_parts), SHORT, sections=["connections"], output=tmp_path / "c", trust={"class_names": ["bad"]},
+              run={"progress": False})
+    assert not any((tmp_path / f).exists() for f in "abc")   # no stage ran, none cached
+
+
+def test_class_indices_refused_when_the_two_models_name_their_classes_differently(bert_parts):
+    from textxai.audit import audit
+
+    a = _tiny(bert_parts, id2label={0: "negative", 1: "positive"})
+    b = _tiny(bert_parts, id2label={0: "positive", 1: "negative"})
+    opts = {"sections": ["overview"], "run": {"progress": False}, "intervals": {"n_resamples": 99}}
+    # label 1 was "positive" for the model and "negative" for the compared one: its accuracy was scored against
+    # the opposite classes, silently
+    with pytest.raises(ValueError, match="labels are class indices, but model=.*expected labels as class names"):
+        audit(a, SHORT, [1, 0, 0, 0], compare=b, options=opts)
+    r = audit(a, SHORT, ["positive", "negative", "negative", "negative"], compare=b, options=opts)
+    pa = np.asarray(r.data["models"]["model"]["overview"]["probs"])
+    pb = np.asarray(r.data["models"]["compare"]["overview"]["probs"])
+    truth = np.array([1, 0, 0, 0])
+    assert r.data["models"]["model"]["overview"]["correct"] == (pa.argmax(1) == truth).astype(float).tolist()
+    assert r.data["models"]["compare"]["overview"]["correct"] == (pb.argmax(1) == 1 - truth).astype(float).tolist()
+
+
+def test_whole_number_labels_written_as_text_are_class_indices(bert_parts, tmp_path):
+    from textxai.audit import audit
+
+    a = _tiny(bert_parts, id2label={0: "negative", 1: "positive"})
+    opts = {"sections": ["overview"], "run": {"progress": False}, "intervals": {"n_resamples": 99}}
+    # a JSONL file's "label": "1.0" was refused (labels[0]='1.0': expected a class index ...), where 1.0 was taken
+    r = audit(a, SHORT, ["1.0", "0.0", " 0 ", "positive"], options=opts)
+    assert r.data["labels"] == [1, 0, 0, 1]
+    with pytest.raises(ValueError, match=r"labels\[0\]='1.5'"):
+        audit(a, SHORT, ["1.5", "0", "0", "1"], options=opts)
+    b = _tiny(bert_parts, id2label={0: "positive", 1: "negative"})
+    with pytest.raises(ValueError, match="labels are class indices"):   # digits as text are indices too
+        audit(a, SHORT, ["positive", "0", "negative", "1"], compare=b, options=opts)

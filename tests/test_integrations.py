@@ -367,3 +367,17 @@ def test_flat_scalars_and_doctests():
     assert np.isnan(scalars["eval_inconsistency_inc_at_9"]) and scalars["eval_inconsistency_inc_at_9_chains"] == 0
     failures, _ = doctest.testmod(integrations, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+def test_an_eval_dataset_given_as_texts_names_its_columns():
+    # the Trainer's eval_dataset passed as texts= was refused with its multi-line repr and no word of which column
+    # to take; a tokenized one (input_ids, label) has none: the raw texts are needed
+    import datasets
+
+    raw = datasets.Dataset.from_dict({"sentence": ["a good film", "a bad film"], "label": [1, 0]})
+    with pytest.raises(TypeError, match=r"texts=a dataset of 2 rows with columns \['sentence', 'label'\]: .*texts=dataset\['sentence'\]"):
+        TextxaiCallback("naopc", texts=raw)
+    tokenized = datasets.Dataset.from_dict({"input_ids": [[1, 2], [3]], "label": [1, 0]})
+    with pytest.raises(TypeError, match="has no text column .*pass the raw texts"):
+        TextxaiCallback("naopc", texts=tokenized)
+    assert TextxaiCallback("naopc", texts=raw["sentence"]).data["texts"] == ["a good film", "a bad film"]

@@ -231,6 +231,13 @@ class TextxaiCallback(TrainerCallback):
     @staticmethod
     def _check_data(**data) -> dict:
         texts = data["texts"]
+        columns = getattr(texts, "column_names", None)
+        if isinstance(columns, list):   # a datasets.Dataset (e.g. the Trainer's eval_dataset), not its texts
+            strings = [c for c in columns if getattr(texts.features.get(c), "dtype", None) in ("string", "large_string")]
+            raise TypeError(f"texts=a dataset of {len(texts)} rows with columns {columns}: expected a list of raw "
+                            "texts, " + (f"e.g. texts=dataset[{strings[0]!r}]" if strings else
+                                         "and it has no text column (a tokenized dataset lost its words: pass the raw "
+                                         "texts it was made from)"))
         if texts is not None:
             data["texts"] = texts = check_texts(texts)
         for field in ("text_pairs", "counterfactuals", "counterfactual_pairs", "labels"):

@@ -106,6 +106,26 @@ def difference(values_a, values_b, iv: Intervals, what: str, names=("A", "B"), h
     return entry
 
 
+def significant(entry: dict) -> bool:
+    """Whether a difference ranks its two sides: its interval excludes 0 and, when it has a paired test, the test
+    agrees at the interval's level (p < 1 - confidence level). On a handful of texts the bootstrap's interval can
+    exclude 0 where no test could (n = 2: 3 distinct resampled means, Wilcoxon p >= 0.5): the test keeps such a
+    difference from being called significant.
+
+    >>> significant({"n": 2, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.5, "confidence_level": 0.95})
+    False
+    >>> significant({"n": 20, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.01, "confidence_level": 0.95})
+    True
+    """
+    low, high = entry.get("ci_low"), entry.get("ci_high")
+    if not entry.get("n") or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        return False
+    if low <= 0 <= high:
+        return False
+    p = entry.get("p_value")
+    return p is None or p != p or p < 1 - entry.get("confidence_level", 0.95)
+
+
 def difference_reading(entry: dict, what: str, names, higher_is_better: bool = True) -> str:
     a, b = names
     if not entry.get("n"):
@@ -116,6 +136,9 @@ def difference_reading(entry: dict, what: str, names, higher_is_better: bool = T
     ptext = "" if p is None or p != p else f", Wilcoxon p = {p:.2g}"
     if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 <= high:
         return head + ptext + f" (n={entry['n']}): the interval includes 0, so these texts cannot tell them apart."
+    if not significant(entry):
+        return head + ptext + (f" (n={entry['n']}): the interval excludes 0 but the paired test does not agree, so "
+                               "these texts cannot tell them apart; audit more texts.")
     better = a if (entry["score"] > 0) == higher_is_better else b
     return head + ptext + f" (n={entry['n']}): {better} is better, and the difference is significant."
 

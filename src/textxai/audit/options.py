@@ -250,20 +250,69 @@ def audit_options(config=None, **stages) -> AuditOptions:
         if key not in valid:
             raise ValueError(f"{key}: no such audit stage; expected one of {valid}")
     sections = merged.get("sections", SECTIONS)
+    if not isinstance(sections, (str, list, tuple)):
+        raise ValueError(f"sections={short_repr(sections)}: expected a list of sections, some of {list(SECTIONS)}")
     sections = tuple(s.strip() for s in sections.split(",")) if isinstance(sections, str) else tuple(sections)
     for s in sections:
         if s not in SECTIONS:
             raise ValueError(f"sections={list(sections)}: {s!r} is not a section; expected some of {list(SECTIONS)}")
-    out = {name: _stage(name, merged[name]) for name in STAGES if name in merged}
+    out = _checked({name: _stage(name, merged[name]) for name in STAGES if name in merged})
+    return AuditOptions(sections=tuple(s for s in SECTIONS if s in sections or s == "overview"), profile=profile, **out)
+
+
+def _choices(where: str, values: tuple, valid, renamed: dict | None = None) -> tuple:
+    """``values`` (a non-empty list of names from ``valid``; a former name in ``renamed`` becomes its new one)."""
+    values = tuple((renamed or {}).get(v, v) for v in values)
+    if not values:
+        raise ValueError(f"{where}=[]: expected at least one of {list(valid)}")
+    for v in values:
+        if v not in valid:
+            raise ValueError(f"{where}={short_repr(list(values))}: {v!r} is not one; expected some of {list(valid)}")
+    return values
+
+
+def _checked(out: dict) -> dict:
+    """Every option value the stages would refuse, refused here, before any model loads or stage runs, naming the
+    audit's own option (``faithfulness.methods``, not the library's ``attribution_method``)."""
     from textxai.attribution import METHODS
     from textxai.classifier import PRECISIONS
+    from textxai.editors import EDITOR_NAMES, RENAMED_EDITORS
+    from textxai.naopc.texts import NORMALIZATIONS
 
     precision = out["run"].precision if "run" in out else RunOptions.precision
     if precision not in PRECISIONS:
         raise ValueError(f"run.precision={short_repr(precision)}: expected one of {list(PRECISIONS)}")
-    if "trust" in out and out["trust"].explainer not in METHODS:  # before any model runs, not when the stage starts
-        raise ValueError(f"trust.explainer={short_repr(out['trust'].explainer)}: expected one of {list(METHODS)}")
-    return AuditOptions(sections=tuple(s for s in SECTIONS if s in sections or s == "overview"), profile=profile, **out)
+    if "trust" in out:
+        t = out["trust"]
+        if t.explainer not in METHODS:  # before any model runs, not when the stage starts
+            raise ValueError(f"trust.explainer={short_repr(t.explainer)}: expected one of {list(METHODS)}")
+        for name, low in (("max_rate", 0.0), ("min_similarity", -1.0)):
+            if not low <= getattr(t, name) <= 1:
+                raise ValueError(f"trust.{name}={getattr(t, name)!r}: expected a number in [{low:g}, 1]")
+    if "faithfulness" in out:
+        f = out["faithfulness"]
+        methods = _choices("faithfulness.methods", f.methods, METHODS)
+        if f.normalization not in NORMALIZATIONS:
+            raise ValueError(f"faithfulness.normalization={short_repr(f.normalization)}: expected one of {list(NORMALIZATIONS)}")
+        out["faithfulness"] = dataclasses.replace(f, methods=tuple(dict.fromkeys(methods)))
+    if "difficulty" in out:
+        d = out["difficulty"]
+        try:
+            grid = tuple(float(x) for x in d.strengths if not isinstance(x, bool))
+        except (TypeError, ValueError):
+            grid = ()
+        if not grid or len(grid) != len(d.strengths) or not all(0 <= x < float("inf") for x in grid):
+            raise ValueError(f"difficulty.strengths={short_repr(list(d.strengths))}: expected a non-empty list of "
+                             "finite numbers >= 0 (L2 norms of the push along the top eigenvector)")
+        out["difficulty"] = dataclasses.replace(d, strengths=grid)
+    if "counterfactual" in out:
+        c = out["counterfactual"]
+        editors = _choices("counterfactual.editors", c.editors, EDITOR_NAMES, RENAMED_EDITORS)
+        if c.steps < 2:
+            raise ValueError(f"counterfactual.steps={c.steps}: expected at least 2 (the editor fed its own edit once: "
+                             "inc@1)")
+        out["counterfactual"] = dataclasses.replace(c, editors=tuple(dict.fromkeys(editors)))
+    return out
 
 
 def read_config(path) -> dict:

@@ -54,8 +54,50 @@ def _labels(labels, clf, n: int):
     labels = check_list(labels, "labels")
     if len(labels) != n:
         raise ValueError(f"labels has {len(labels)} items but texts has {n}: expected one label per text")
-    return [clf.class_index(int(y) if isinstance(y, float) and y.is_integer() else y, f"labels[{i}]")
-            for i, y in enumerate(labels)]
+    return [clf.class_index(_index_or_name(y, clf), f"labels[{i}]") for i, y in enumerate(labels)]
+
+
+def _index_or_name(label, clf):
+    """A label as ``class_index`` takes it: a whole number given as a float or a string ("1.0", as a JSONL or CSV
+    file may hold it) is the class index, unless it is one of the model's label names.
+
+    >>> from types import SimpleNamespace
+    >>> clf = SimpleNamespace(labels={0: "negative", 1: "positive"})
+    >>> [_index_or_name(y, clf) for y in (1.0, " 1.0 ", "0", "positive", "1.5")]
+    [1, 1, 0, 'positive', '1.5']
+    """
+    if isinstance(label, str) and label.strip().lower() not in {str(v).lower() for v in clf.labels.values()}:
+        try:
+            label = float(label)
+        except ValueError:
+            return label
+        if not label.is_integer():
+            return str(label)
+    if isinstance(label, float) and label.is_integer():
+        return int(label)
+    return label
+
+
+def _check_models(models: dict, options: AuditOptions, labels) -> None:
+    """What each model must be for the stages asked, checked before any stage runs: one predicted class per text
+    (a multi-label head's argmax is no prediction: accuracy, calibration, FIM, TOKI and the editors assume exclusive
+    classes), TOKI's class names, and class-index labels meaning the same classes for both models."""
+    from textxai.audit.trust import check_class_names
+
+    for tag, clf in models.items():
+        clf.require_single_label(f"textxai audit ({tag}: accuracy, calibration, FIM, TOKI and the editors read one "
+                                 "predicted class per text)")
+        if "trust" in stages_of(options):
+            check_class_names(clf, options.trust, tag)
+    if len(models) == 2 and labels is not None:
+        a, b = models["model"], models["compare"]
+        named = not any(str(v).upper().startswith("LABEL_") for clf in (a, b) for v in clf.labels.values())
+        indices = any(not isinstance(_index_or_name(y, a), str) for y in labels)
+        same = {k: str(v).lower() for k, v in a.labels.items()} == {k: str(v).lower() for k, v in b.labels.items()}
+        if named and indices and not same:
+            raise ValueError(f"labels are class indices, but model={a.name!r} names its classes {a.labels} and "
+                             f"compare={b.name!r} {b.labels}: an index would mean another class for each model; "
+                             "expected labels as class names (each model's index is then looked up by name)")
 
 
 def _say(message: str, progress: bool) -> None:
@@ -160,6 +202,7 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
     models = {"model": as_classifier(model)}
     if compare is not None:
         models["compare"] = as_classifier(compare)
+    _check_models(models, opts, labels)
     ids = {tag: _labels(labels, clf, len(texts)) for tag, clf in models.items()}
     work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None, clf.name)
                  for tag, clf in models.items()}

@@ -127,9 +127,10 @@ def _ranking(per: dict, methods: list[str], metric: str, iv: nb.Intervals) -> di
     order = sorted(methods, key=lambda m: -means[m] if better_high else means[m])
     steps = [nb.difference(per[a][metric], per[b][metric], iv, metric.replace("_", " "), (a, b), better_high)
              for a, b in zip(order, order[1:])]
-    significant = all(s["n"] and (s["ci_low"] > 0 or s["ci_high"] < 0) for s in steps)
+    significant = all(nb.significant(s) for s in steps)
     reading = (f"{' > '.join(order)} by {metric.replace('_', ' ')}" + (": every step significant." if significant else
-               ": at least one neighbour pair cannot be told apart on these texts (interval includes 0)."))
+               ": at least one neighbour pair cannot be told apart on these texts (its interval includes 0, or the paired "
+               "test does not agree)."))
     return {"order": order, "steps": steps, "significant": bool(significant), "reading": reading}
 
 

@@ -40,6 +40,35 @@ def explain_options(options: TrustOptions, batch_size: int = 32, progress: bool 
                                explainer_options={"precision": precision})
 
 
+def class_names(options: TrustOptions) -> list | None:
+    """``trust.class_names`` as TOKI's ``class_names``: an entry joined by commas ("negative,bad,poor", a flag or
+    config) is a list of anchor words.
+
+    >>> class_names(TrustOptions(class_names=("negative,bad", "positive")))
+    [['negative', 'bad'], 'positive']
+    """
+    return None if options.class_names is None else [
+        [w.strip() for w in c.split(",") if w.strip()] if isinstance(c, str) and "," in c else c for c in options.class_names]
+
+
+def check_class_names(clf, options: TrustOptions, model: str = "model") -> None:
+    """Before any stage runs: TOKI needs a word per class (``trust.class_names``, or the model's own label names);
+    a model with generic labels (LABEL_0, ...) and no ``trust.class_names``, or a list of another length than the
+    model's classes, is refused naming the option (the trust stage would fail after the earlier stages had run)."""
+    from textxai.toki.index import resolve_class_anchors
+
+    names, labels = class_names(options), list(clf.labels.values())
+    example = " ".join(f"name{k}" for k in range(clf.num_labels))
+    if names is None and any(str(v).upper().startswith("LABEL_") for v in labels):
+        raise ValueError(f"trust.class_names is not given and {model}={clf.name!r} has generic labels {labels}: TOKI "
+                         f"relates each explanation to words naming its class; expected one name (or comma-joined "
+                         f"anchor words) per class: --trust.class_names {example}")
+    if names is not None and len(names) != clf.num_labels:
+        raise ValueError(f"trust.class_names={list(options.class_names)!r}: {len(names)} entries, but {model}="
+                         f"{clf.name!r} has {clf.num_labels} classes {labels}; expected one entry per class")
+    resolve_class_anchors(clf, names)   # the rest (an empty entry, ...) as TOKI checks it
+
+
 def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int = 32, progress: bool = False,
                   precision: str = "float32"):
     """TOKI's keyword index and where its training texts came from: ``options.train_texts``; else, for a demo
@@ -48,9 +77,7 @@ def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int
     from textxai.embeddings import EMBEDDER_NAMES
 
     explain = explain_options(options, batch_size, progress, precision)
-    names = None if options.class_names is None else [  # "negative,bad,poor" (a flag or config) = anchor words
-        [w.strip() for w in c.split(",") if w.strip()] if isinstance(c, str) and "," in c else c for c in options.class_names]
-    index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES), class_names=names)
+    index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES), class_names=class_names(options))
     if options.train_texts is not None:
         train = list(options.train_texts)[: options.train_limit]
         labels = [clf.class_index(y, f"train_labels[{i}]") for i, y in enumerate(list(options.train_labels or [])[: len(train)])]
