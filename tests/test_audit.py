@@ -284,3 +284,16 @@ def test_profile_presets_sit_beneath_the_options_given():
     assert headlines({**data, "options": {}}) == ["m: 3 texts"]  # an audit.json of before the profiles
     data["options"]["trust"] = {"max_texts": 2}   # the values in effect, not the preset's
     assert headlines(data)[0].startswith("m: 3 texts (quick profile: trust.max_texts=2, trust.train_limit=100, faith")
+
+
+def test_stage_fingerprint_follows_the_models_words(bert_parts):
+    # the same weights read with another word tokenizer or token limit give other words (another attribution per
+    # word, another TOKI index): a stage cached under the first must not be served to the second
+    from textxai.audit.plan import fingerprint
+    from textxai.classifier import TextClassifier
+
+    model, tokenizer = bert_parts
+    opts = audit_options({})
+    keys = {fingerprint(TextClassifier((model, tokenizer), device="cpu", **kw), ["a film"], [1], "faithfulness", opts)
+            for kw in ({}, {"word_tokenizer": "whitespace"}, {"max_length": 16})}
+    assert len(keys) == 3

@@ -67,7 +67,8 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
 
 
 def fingerprint(clf, texts, labels, stage: str, options: AuditOptions) -> str:
-    """What a stage's result depends on: the model (name, labels, size, weights), the texts and labels, the
+    """What a stage's result depends on: the model (name, labels, size, weights, its words: word tokenizer, token
+    limit and tokenizer), the texts and labels, the
     stage's own options and the interval settings (connections: those of difficulty and trust too), and for the
     stages run in ``run.precision`` the precision their forward passes resolve to on this machine."""
     from textxai.audit.options import PRECISION_STAGES
@@ -78,7 +79,7 @@ def fingerprint(clf, texts, labels, stage: str, options: AuditOptions) -> str:
              "faithfulness": ["faithfulness", "intervals"], "trust": ["trust", "intervals"],
              "counterfactual": ["counterfactual", "intervals"],
              "connections": ["difficulty", "trust", "intervals"]}[stage]
-    key = [CACHE_FORMAT, stage, clf.fingerprint, weights_digest(clf), list(texts),
+    key = [CACHE_FORMAT, stage, clf.fingerprint, weights_digest(clf), clf.word_view_key, list(texts),
            None if labels is None else [int(y) for y in labels], {p: opts[p] for p in parts}]
     if stage in PRECISION_STAGES + ("connections",):   # connections reads the trust stage
         key.append(clf.resolve_precision(options.run.precision))
