@@ -54,7 +54,7 @@ def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words:
     generation steps.
 
     >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
-    (30, 780, 158)
+    (30, 2700, 158)
     """
     total = n_originals + n_counterfactuals
     for n in generated_words:
