@@ -33,6 +33,49 @@ def test_a_single_score_on_the_scale_is_parsed(reply, score):
     assert all((out[a] == score).all() for a in ceval.QUALITY_ASPECTS)
 
 
+#: SmolLM2-135M-Instruct's real replies (greedy, chat template) to the four questions about IMDb reviews of CEval's
+#: expert test set, recorded as strings: cut at 8 new tokens (the former default) and at 32 (the default now).
+SMOLLM2_NUMBERED = [
+    "1. The movie review is grammatically",                       # 8 tokens: its list's "1." was read as score 1
+    '1. "The wonderful "Z"',
+    '1. "Houseboat Horror" is often regarded as the worst Australian film ever made and described as a typical '
+    "slasher film,which carried the promotion",
+    "1. The movie review is not only",
+    "1. The movie Brashear is a great movie. It is a great example of how a person can be inspired by a great "
+    "leader. It is a",
+    "The movie review is:\n1. The movie review is 1. The movie review is 1. The movie review is 1. The movie review",
+    "The movie review is 1.\nThe movie review is 2.\nThe movie review is 3.\nThe movie review is 4.\n",
+]
+SMOLLM2_SCORES = [("The answer is: 4", 4.0), ("The natural and fluent language of a movie review is 5.", 5.0)]
+
+
+def test_list_numbering_of_a_real_judge_is_no_score():
+    """SmolLM2-135M-Instruct as judge opens lists ("1. The movie review is grammatically", cut there by 8 new
+    tokens): parse_score found one number and read it as score 1, silently dragging every aspect down. A line
+    opening with "N." / "N)" and words is list numbering: unparsed, counted, shown and named in the warning;
+    its real scores stay parsed."""
+    replies = iter(SMOLLM2_NUMBERED + [r for r, _ in SMOLLM2_SCORES] * 4 + ["3"] * 14)
+    texts = [f"review {i}" for i in range(6)]
+    out = judge_quality(texts, lambda prompts: [next(replies) for _ in prompts])
+    assert out["num_unparsed"] == len(SMOLLM2_NUMBERED) == 7
+    assert [u[2] for u in out["unparsed"]] == SMOLLM2_NUMBERED
+    assert np.isnan(out["grammar"]).all() and np.isnan(out["cohesiveness"][0])
+    assert out["cohesiveness"][1:].tolist() == [4.0, 5.0, 4.0, 5.0, 4.0]
+    assert out["warning"] is None                                       # 7 of 24: counted, not a warning
+    numbered = judge_quality(texts, lambda prompts: [SMOLLM2_NUMBERED[i % 7] for i in range(len(prompts))])
+    assert numbered["num_unparsed"] == 24 and "24 of them open a numbered list" in numbered["warning"]
+    assert [parse_score(r) for r, _ in SMOLLM2_SCORES] == [s for _, s in SMOLLM2_SCORES]
+
+
+@pytest.mark.parametrize("reply, score", [("4", 4.0), ("4.", 4.0), ("Score: 4", 4.0), ("4/5", 4.0),
+                                          ("I would say 3/5.", 3.0), ("The score is: 5 out of 5.", 5.0),
+                                          ("4.\nThe review reads well.", 4.0), ("4/5. Clear and correct.", 4.0),
+                                          ("1. The plot", math.nan), ("2) It reads well", math.nan),
+                                          ("Scores:\n3. Grammar is fine", math.nan), ("(1) The", math.nan)])
+def test_scores_and_numbering_are_told_apart(reply, score):
+    assert parse_score(reply) == score or math.isnan(score) and math.isnan(parse_score(reply))
+
+
 def test_half_unparsed_is_no_warning_more_is():
     replies = iter(["4", "no"] * 4 + ["no"] * 8)
     half = judge_quality(TEXTS, lambda prompts: [next(replies) for _ in prompts])
@@ -78,14 +121,16 @@ def test_chat_template_is_applied_and_only_the_reply_is_parsed(tiny_gguf_file):
 
 def test_packaged_model_as_judge_parses_no_echo(smollm2):
     """SmolLM2-135M-Instruct: every reply is the model's own text (no prompt in it; it often echoes the label line
-    "Movie review:", which is unparsed), every parsed score is the one number of its reply, and every unparsed
-    reply is counted."""
+    "Movie review:", which is unparsed), every parsed score is the one number of its reply and never a list's
+    number ("1. The movie review is ..."), and every unparsed reply is counted."""
     out = judge_quality(TEXTS, smollm2)
     for aspect in ceval.QUALITY_ASPECTS:
         for reply, score in zip(out["replies"][aspect], out[aspect]):
             assert "Please rate" not in reply                   # the reply only, never the prompt
             numbers = re.findall(r"\d+", reply)
             assert math.isnan(score) or numbers[0] == str(int(score)) and RUBRIC not in reply
+            numbered = re.search(r"^[ \t]*\d+[ \t]*[.)][ \t]*[A-Za-z\"']", reply, re.MULTILINE)
+            assert not (numbered and not math.isnan(score)), reply   # "1. The movie review is ..." is no score 1
     assert out["num_unparsed"] == sum(np.isnan(out[a]).sum() for a in ceval.QUALITY_ASPECTS)
     assert as_lm(PACKAGED_LM) is smollm2                     # loaded once per session, from the library's cache
 

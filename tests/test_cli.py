@@ -23,6 +23,30 @@ def test_to_jsonable_handles_numpy_and_nan():
         {"a": 1.5, "b": [1, 2], "c": None, "3": [2]}
 
 
+def test_float_label_columns_read_as_class_indices_and_fractions_are_refused(tmp_path):
+    """A label column pandas wrote as floats ("1.0", "0.0": an int column with a missing value) stayed strings, and
+    `textxai run ceval --target-column` refused them ("targets[0]='1.0': not a label of the model"). Whole numbers
+    are class indices now, an empty cell is None; "0.5" is an error naming the flag, column, file, row and value."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    (tmp_path / "f.csv").write_text("text,label\ngood film,1.0\nbad film,0.0\nmeh,\nok, 2 \n")
+    assert tables.load_table(str(tmp_path / "f.csv"), "text", None, "label", "test", None)[2] == [1, 0, None, 2]
+    assert tables.load_column(str(tmp_path / "f.csv"), "label", "--target-column", kind="label") == [1, 0, None, 2]
+    pq.write_table(pa.table({"text": ["a", "b", "c"], "label": [1.0, 0.0, None]}), tmp_path / "f.parquet")
+    labels = tables.load_table(str(tmp_path / "f.parquet"), "text", None, "label", "test", None)[2]
+    assert labels == [1, 0, None] and all(type(v) is int for v in labels[:2])
+    (tmp_path / "h.csv").write_text("text,label\ngood film,1.0\nbad film,0.5\n")
+    with pytest.raises(ValueError, match=r"^--target-column 'label': --data '.*h\.csv' row 2 holds '0\.5': expected a "
+                                         r"whole number \(a class index\) or a class name$"):
+        tables.load_column(str(tmp_path / "h.csv"), "label", "--target-column", kind="label")
+    pq.write_table(pa.table({"text": ["a"], "label": [0.5]}), tmp_path / "h.parquet")
+    with pytest.raises(ValueError, match=r"--label-column 'label': .*row 1 holds 0\.5: expected a whole number"):
+        tables.load_table(str(tmp_path / "h.parquet"), "text", None, "label", "test", None)
+    (tmp_path / "n.csv").write_text("text,label\ngood film,positive\nbad film,negative\n")   # class names: as given
+    assert tables.load_table(str(tmp_path / "n.csv"), "text", None, "label", "test", None)[2] == ["positive", "negative"]
+
+
 def test_load_table_reads_csv_jsonl_and_names_bad_columns(tmp_path):
     (tmp_path / "d.csv").write_text("text,label,hyp\ngood film,1,x\nbad film,0,y\n")
     texts, pairs, labels = tables.load_table(str(tmp_path / "d.csv"), "text", "hyp", "label", "test", None)

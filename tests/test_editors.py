@@ -265,6 +265,42 @@ def test_llm_editor_failures_end_feedback_chains_and_are_failed_counterfactuals(
     assert res["num_failed"] == 1 and res["flip_rate"] == 0.5     # the identical reply: a failed generation
 
 
+def test_llm_editor_gives_the_candidates_asked_so_the_runner_pads_nothing(monkeypatch, tiny_gguf_file, bert_clf):
+    """`textxai run ceval --editor llm` keeps --n-counterfactuals 2, but the LLM editor made one candidate per text:
+    every second slot was "-1" (num_failed_counterfactuals inflated by our own default, diversity always NaN).
+    num_candidates=k asks for k distinct rewrites (the first greedy, the others sampled under the seed); a repeat
+    is dropped and counted as "duplicate"; the runner's generate asks for k."""
+    import re
+
+    from textxai import ceval, lm as lm_module
+    from textxai.ceval.method import ceval_evaluations
+    from textxai.llm_editor import _MEMO, LLMEditor
+
+    words = ("dull", "awful", "poor")
+
+    def fake_generate(lm, prompts, max_new_tokens=32, do_sample=False, seed=0, **kwargs):  # a rewrite per seed
+        texts = [re.search(r"\n[^\n]*?: (.*)\nTarget: ", p[-1]["content"]).group(1) for p in prompts]
+        return [t.replace("great", words[(seed + i) % 3] if do_sample else "dull") for i, t in enumerate(texts)]
+
+    monkeypatch.setattr(lm_module, "generate", fake_generate)
+    _MEMO.clear()
+    texts = ["The plot was great.", "The cast was great.", "The set was great."]
+    editor = LLMEditor(bert_clf, lm=str(tiny_gguf_file), num_candidates=2)
+    assert editor(texts) == [["The plot was dull.", "The plot was awful."], ["The cast was dull.", "The cast was poor."],
+                             ["The set was dull."]]                   # its sample repeated the greedy rewrite
+    assert editor.failures == {"ok": 5, "duplicate": 1} and len(editor.replies) == 3
+    assert LLMEditor(bert_clf, lm=str(tiny_gguf_file))(texts) == [["The plot was dull."], ["The cast was dull."],
+                                                                 ["The set was dull."]]   # one by default, as before
+    cfs = ceval.generate(texts[:2], bert_clf, "llm", k=2, editor_model=str(tiny_gguf_file))
+    assert [sorted(c) for c in cfs] == [["The plot was awful.", "The plot was dull."],
+                                        ["The cast was dull.", "The cast was poor."]]   # no "-1" of ours
+    res = ceval.analyse(texts[:2], cfs, bert_clf, intervals=None, figures=False).results
+    assert res["num_failed_counterfactuals"] == 0 and res["diversity"] == 1.0
+    assert ceval_evaluations(1, 2, [10], editor="llm", editor_candidates=2) == 3 + 2 * 33 + 1 + 2   # both rounds
+    with pytest.raises(ValueError, match="num_candidates=0"):
+        LLMEditor(bert_clf, lm=str(tiny_gguf_file), num_candidates=0)
+
+
 def test_llm_editor_options_are_checked(tiny_gguf_file):
     from textxai.llm_editor import LLMEditor
 

@@ -59,9 +59,11 @@ Args:
     judge_tokenizer (optional): the judge's tokenizer when `judge` is a loaded model.
     judge_topic (`str`, optional): what the texts are, in the prompts; default "movie review", or
         "natural language inference pair" for NLI.
-    max_new_tokens (`int`, default 4), judge_generate_kwargs (`dict`, optional), seed (`int`, default 0): the
+    max_new_tokens (`int`, default 32), judge_generate_kwargs (`dict`, optional), seed (`int`, default 0): the
         judge's reply length; decoding is greedy unless e.g. `{"do_sample": True, "top_k": 50,
-        "temperature": 0.7}` (CEval's sampling), then repeatable under `seed`.
+        "temperature": 0.7}` (CEval's sampling), then repeatable under `seed`. A reply counts only when it
+        holds one score 1-5; a reply opening a numbered list ("1. The movie review is ...") is no score 1: it
+        is unparsed, counted in `num_unparsed_judgements` and named in `judge_warning`.
     batch_size (`int`, default 32), device (`str`, optional), progress (`bool`, default False).
     return_per_example (`bool`, default False): also return `per_example`, a dict of per-example lists.
     outputs, quality, run (optional): the same options grouped as `textxai.ceval.ClassifierOutputs` (the

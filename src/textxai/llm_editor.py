@@ -13,7 +13,8 @@ The reply is cleaned to the rewritten text only (:func:`clean_reply`: the label 
 empty, identical to the input, or not a rewrite of it (under a quarter of its words kept) is a **failed
 generation**: the editor returns no candidate for that text, never the input itself (a no-op is not a
 counterfactual). ``editor.failures`` counts them per reason; ``editor.replies`` keeps the raw replies of
-the last call, ``editor.log`` every ``(input, raw reply, failure reason or None)``.
+the last call, ``editor.log`` every ``(input, raw reply, failure reason or None)``. ``num_candidates=k`` asks
+for ``k`` distinct rewrites per text (the first decoded as set, the others sampled under the seed).
 
 >>> clean_reply("Negative: The film was dull.", "The film was great.")
 'The film was dull.'
@@ -124,13 +125,18 @@ class LLMEditor:
     ``prompt``: ``"ceval"`` (default), ``"zero_shot"`` or a callable ``(text, label, target) -> str``;
     ``target``: a class index to edit towards (default the runner-up class of each text);
     ``do_sample`` / ``seed``: seeded sampling instead of greedy decoding; ``task``: the word for what the
-    labels are ("sentiment"). Each text gives at most one candidate.
+    labels are ("sentiment"); ``num_candidates``: rewrites asked per text (default 1). The first is decoded as
+    set (greedy by default); each further one is sampled with CEval's settings (:data:`SAMPLING`) under its own
+    seed (``seed + j * 1_000_003``, repeatable), as CEval's two LLaMA-2 counterfactuals per review; failed
+    rewrites and repeats of an earlier one (counted as ``"duplicate"``) are dropped, so a text gives at most
+    ``num_candidates`` distinct candidates. ``replies`` keeps the first round's raw replies, ``log`` all.
     """
 
     name = "llm"
 
     def __init__(self, classifier, lm=None, prompt="ceval", target: int | None = None, do_sample: bool = False,
-                 seed: int = 0, batch_size: int = 8, progress: bool = False, task: str = "sentiment"):
+                 seed: int = 0, batch_size: int = 8, progress: bool = False, task: str = "sentiment",
+                 num_candidates: int = 1):
         from textxai.classifier import as_classifier
         from textxai.lm import PACKAGED_LM, as_lm
 
@@ -149,6 +155,7 @@ class LLMEditor:
         self.prompt, self.target, self.task = prompt, target, task
         self.do_sample, self.seed = bool(do_sample), int(seed)
         self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.num_candidates = check_positive_int(num_candidates, "num_candidates")
         self.progress = bool(progress)
         self.failures: Counter = Counter()
         self.replies: list[str] = []
@@ -178,15 +185,22 @@ class LLMEditor:
                 int(np.argsort(-p, kind="stable")[1])
             messages.append(edit_messages(text, names[current], names[target], self.prompt, self.task))
             limits.append(new_token_limit(self.lm, text, cap=min(256, self.lm.max_length // 2)))  # room for the prompt
-        replies = _cached_generate(self.lm, messages, limits, self.do_sample, self.seed, self.batch_size, self.progress)
-        self.replies = list(replies)
-        out = []
-        for text, reply in zip(texts, replies):
-            rewrite = _strip_reply(reply, names.values())
-            reason = failure_reason(rewrite, text)
-            self.failures[reason or "ok"] += 1
-            self.log.append((text, reply, reason))
-            out.append([] if reason else [rewrite])
+        rounds = [_cached_generate(self.lm, messages, limits, self.do_sample, self.seed, self.batch_size, self.progress)]
+        for j in range(1, self.num_candidates):  # further candidates: sampled, each round under its own seeds
+            rounds.append(_cached_generate(self.lm, messages, limits, True, self.seed + j * _ROUND_SEEDS,
+                                           self.batch_size, self.progress))
+        self.replies = list(rounds[0])
+        out: list[list[str]] = [[] for _ in texts]
+        for replies in rounds:
+            for i, (text, reply) in enumerate(zip(texts, replies)):
+                rewrite = _strip_reply(reply, names.values())
+                reason = failure_reason(rewrite, text)
+                if reason is None and any(_normal(rewrite) == _normal(c) for c in out[i]):
+                    reason = "duplicate"
+                self.failures[reason or "ok"] += 1
+                self.log.append((text, reply, reason))
+                if reason is None:
+                    out[i].append(rewrite)
         return out
 
 
@@ -208,6 +222,8 @@ def _checked_probs(classifier, texts: list[str]):
 
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
 SAMPLING = {"top_k": 50, "temperature": 0.7}
+#: Seed offset between rounds of candidates (text i of round j is sampled under ``seed + j * _ROUND_SEEDS + i``).
+_ROUND_SEEDS = 1_000_003
 #: model -> {(prompt, bound): greedy reply}; weak: a freed model's replies go with it (an id() key was reused by the
 #: next model loaded at the same address, which then got the old model's edits)
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -17,6 +17,8 @@ ValueError: --data '...d.csv' line 1: column 'text' appears 2 times in the heade
 """
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 from textxai.loading import first_line
@@ -194,14 +196,46 @@ def _text_cells(rows: list[dict], column: str, data: str, flag: str = "--text-co
     return out
 
 
-def _label_cells(rows: list[dict], column: str) -> list:
-    values = [row.get(column) for row in rows]
-    if all(isinstance(v, str) for v in values):
-        try:  # csv cells are strings: whole numbers become class indices, as a typed file would give them
-            return [int(v) for v in values]
-        except ValueError:
-            pass
-    return [None if isinstance(v, str) and not v.strip() else v for v in values]
+_NUMBER_CELL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _label_cells(rows: list[dict], column: str, flag: str = "--label-column", where: str = "") -> list:
+    """A label column's values: class indices where the cells are numbers (csv strings "1" or "1.0", as pandas
+    writes an integer column with a missing value; typed floats 1.0), None for an empty cell, else as given
+    (class names). A number that is not whole is an error naming the flag, the column, ``where`` (the file), the
+    row and the value.
+
+    >>> _label_cells([{"y": "1.0"}, {"y": "0"}, {"y": ""}], "y")
+    [1, 0, None]
+    >>> _label_cells([{"y": "positive"}, {"y": "negative"}], "y")
+    ['positive', 'negative']
+    >>> _label_cells([{"y": "1.0"}, {"y": "0.5"}], "y")
+    Traceback (most recent call last):
+    ...
+    ValueError: --label-column 'y': row 2 holds '0.5': expected a whole number (a class index) or a class name
+    """
+    values = [None if isinstance(v, str) and not v.strip() else v for v in (row.get(column) for row in rows)]
+    present = [v for v in values if v is not None]
+    numeric = all(isinstance(v, str) and _NUMBER_CELL.fullmatch(v.strip()) for v in present) \
+        or all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in present)
+    if not present or not numeric:
+        return values
+    return [_class_index(v, f"{flag} {column!r}: {where}row {row}") for row, v in enumerate(values, start=1)]
+
+
+def _class_index(value, cell: str):
+    """One numeric label cell as a class index (None when missing); a number that is not whole is an error."""
+    if value is None or isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"[+-]?\d+", value.strip()):
+        return int(value)
+    number = float(value)
+    if math.isnan(number):
+        return None  # a typed file's missing value
+    if not number.is_integer():
+        raise ValueError(f"{cell} holds {short_repr(value, 40)}: expected a whole number "
+                         "(a class index) or a class name")
+    return int(number)
 
 
 def _missing_column(flag: str, column: str, data: str, columns: list) -> ValueError:
@@ -262,7 +296,7 @@ def load_columns(data: str, columns: dict, split: str = "test", limit: int | Non
         elif kind == "text":
             out[flag] = _text_cells(rows, column, data, flag, data_flag)
         elif kind == "label":
-            out[flag] = _label_cells(rows, column)
+            out[flag] = _label_cells(rows, column, flag, f"{data_flag} {data!r} ")
         else:
             out[flag] = [row.get(column) for row in rows]
     return out

@@ -17,6 +17,10 @@ from textxai.validation import call_user, check_list, check_positive_int, one_li
 
 QUALITY_ASPECTS = ("grammar", "cohesiveness", "likability", "fluency")
 TOPICS = {"text": "movie review", "nli": "natural language inference pair"}
+#: New tokens of a judge's reply. CEval asked Mistral-7B for 2 (and read the last character); a small chatty judge
+#: opens a list ("1. The movie review is ...") or enumerates ("The movie review is 1.\nThe movie review is 2."), and
+#: 8 tokens cut that after its first number, which then looked like one score; 32 show the list for what it is.
+MAX_NEW_TOKENS = 32
 
 
 def quality_prompt(text: str, aspect: str, topic: str = "movie review") -> str:
@@ -57,6 +61,8 @@ _OUT_OF_FIVE = re.compile(r"\b([1-5])\s*(?:/|out of|of)\s*5\b", re.IGNORECASE)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 _INDEX_LABEL = re.compile(r"\b(?:review|text|pair|example|sentence|number|no\.?|item)\s*#?\s*\d", re.IGNORECASE)
 _RANGE = re.compile(r"\d\s*(?:-|–|to)\s*\d")
+#: a list item's number at the start of a line: "1. The movie ...", '1. "Title"', "2) It ..." (words after it on its line)
+_NUMBERING = re.compile(r"^[ \t]*\(?\d+[ \t]*[.)][ \t]*(?=[^\W\d_]|[\"'“‘*(\[])", re.MULTILINE)
 
 
 def parse_score(reply) -> float:
@@ -64,14 +70,21 @@ def parse_score(reply) -> float:
 
     Unparsed: no number, several numbers (a list, "3 or 4", the rubric "on a scale of 1-5, with 1 being the
     lowest"), a range ("4-5"), a number off the scale or not whole, a number that labels something ("Movie
-    review 4:", an echo of a prompt header). "4/5" and "4 out of 5" are one score.
+    review 4:", an echo of a prompt header), and **list numbering**: a line that opens with "N." or "N)"
+    followed by words ("1. The movie review is grammatically", what SmolLM2-135M-Instruct often replies) is a
+    list item, not a score. "4/5" and "4 out of 5" are one score; a number
+    alone on its line ("4", "4.", "4.\\nThe review reads well") is one.
 
-    >>> parse_score(" 4"), parse_score("I would say 3/5."), parse_score("The score is: 5 out of 5.")
-    (4.0, 3.0, 5.0)
+    >>> parse_score(" 4"), parse_score("4."), parse_score("Score: 4"), parse_score("4/5. Clear and correct.")
+    (4.0, 4.0, 4.0, 4.0)
+    >>> parse_score("I would say 3/5."), parse_score("The score is: 5 out of 5.")
+    (3.0, 5.0)
     >>> [parse_score(r) for r in ("1-5", "3 or 4", "Movie review 4:", "on a scale of 1-5", "6", "4.5", "none", None)]
     [nan, nan, nan, nan, nan, nan, nan, nan]
+    >>> [parse_score(r) for r in ("1. The movie review is grammatically", '1. "Houseboat Horror"', "Notes:\\n2) It reads")]
+    [nan, nan, nan]
     """
-    if not isinstance(reply, str):
+    if not isinstance(reply, str) or _NUMBERING.search(reply):
         return float("nan")
     text = _OUT_OF_FIVE.sub(r"\1", reply.strip())
     numbers = _NUMBER.findall(text)
@@ -84,7 +97,7 @@ def parse_score(reply) -> float:
 class _GenerativeJudge:
     """Replies of a causal LM (any form :func:`textxai.lm.as_lm` takes), through its chat template when it has one."""
 
-    def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = 8, generate_kwargs=None, seed: int = 0,
+    def __init__(self, judge, tokenizer=None, device=None, max_new_tokens: int = MAX_NEW_TOKENS, generate_kwargs=None, seed: int = 0,
                  batch_size: int = 8):
         self.max_new_tokens = max_new_tokens  # checked by check_judge
         options = dict(generate_kwargs or {})
@@ -120,7 +133,7 @@ def is_callable_judge(judge) -> bool:
     return callable(judge) and not hasattr(judge, "generate") and not hasattr(judge, "tokenizer")
 
 
-def check_judge(judge, topic=None, max_new_tokens: int = 8, generate_kwargs=None) -> None:
+def check_judge(judge, topic=None, max_new_tokens: int = MAX_NEW_TOKENS, generate_kwargs=None) -> None:
     """Every check of the judge's settings, before any prompt is built (``topic`` None: the default)."""
     if judge is None:
         raise ValueError("judge=None: expected a causal LM (id, folder, (model, tokenizer)) or a callable prompts -> replies")
@@ -139,7 +152,7 @@ def check_judge(judge, topic=None, max_new_tokens: int = 8, generate_kwargs=None
                         "(id, folder, (model, tokenizer), pipeline) or a callable prompts -> replies")
 
 
-def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = 8,
+def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = MAX_NEW_TOKENS,
                   progress: bool = False, generate_kwargs=None, seed: int = 0, batch_size: int = 8) -> dict:
     """Ask ``judge`` CEval's four questions about every text (one text per prompt); per-aspect score arrays and counts.
 
@@ -197,5 +210,7 @@ def judge_warning(unparsed: int, total: int, examples=()) -> str | None:
     if total == 0 or 2 * unparsed <= total:
         return None
     shown = ", ".join(list(dict.fromkeys(repr(one_line(r, 60)) for _, _, r in examples))[:2])
+    listed = sum(1 for _, _, r in examples if isinstance(r, str) and _NUMBERING.search(r))
+    lists = f"; {listed} of them open a numbered list ('1. The ...'), whose numbers are not scores" if listed else ""
     return (f"the judge left {unparsed} of its {total} replies unparsed (no single score 1-5 in them"
-            f"{', e.g. ' + shown if shown else ''}): its text-quality scores are not reliable")
+            f"{', e.g. ' + shown if shown else ''}{lists}): its text-quality scores are not reliable")

@@ -46,19 +46,21 @@ def estimands(result):
 
 def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
                       lm: bool = False, judge: bool = False, max_new_tokens: int = QualityOptions.max_new_tokens,
-                      editor: str = "substitution") -> int:
+                      editor: str = "substitution", editor_candidates: int = 1) -> int:
     """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
     editor (``generated_words``) one ``editor`` call each (:func:`textxai.estimates.one_edit`), then the original and each
     candidate predicted to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
     four prompts per counterfactual (one per quality aspect), each a prompt pass and ``max_new_tokens``
-    generation steps.
+    generation steps. The ``"llm"`` editor generates ``editor_candidates`` rounds (one rewrite per text each).
 
     >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
-    (30, 780, 158)
+    (30, 2700, 158)
     """
     total = n_originals + n_counterfactuals
     for n in generated_words:
         work, candidates = one_edit(editor, n)
+        if editor == "llm":
+            work, candidates = work * editor_candidates, candidates * editor_candidates
         total += work + 1 + candidates
     if lm:
         total += n_originals + n_counterfactuals
@@ -74,7 +76,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
     n_cf = len(words) * (len(columns) if columns else options["n_counterfactuals"])
     return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(options["lm"]),
                              judge=bool(options["judge"]), max_new_tokens=options["max_new_tokens"],
-                             editor=options["editor"])
+                             editor=options["editor"], editor_candidates=options["n_counterfactuals"])
 
 
 METHOD = register(Method(

@@ -35,7 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--editor", default=EDITOR, choices=sorted(EDITORS),
                         help="generator used when no --counterfactual-column is given")
     parser.add_argument("--n-counterfactuals", type=positive_int_arg, default=N_COUNTERFACTUALS,
-                        help="counterfactuals kept per text from the editor (2 gives the diversity)")
+                        help="counterfactuals kept per text from the editor (2 gives the diversity; --editor llm "
+                             "asks its LM for that many distinct rewrites: the first greedy, the others sampled)")
     parser.add_argument("--target-column", default=None, help="column with the target class of each counterfactual")
     parser.add_argument("--contrast", default=None, choices=CONTRASTS,
                         help="contrast class of the probability change (default: CEval's choice per task)")

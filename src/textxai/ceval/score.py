@@ -22,7 +22,7 @@ import numpy as np
 
 from textxai.ceval._checks import _check_generation, _check_list, _check_originals, _check_probs, check_labels
 from textxai.ceval.distances import _failed_any, diversity, token_distance, token_distances
-from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_quality
+from textxai.ceval.judge import MAX_NEW_TOKENS, QUALITY_ASPECTS, TOPICS, check_judge, judge_quality
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flips, probability_change
 from textxai import parallel
 from textxai.options import apply_keywords
@@ -50,7 +50,7 @@ class QualityOptions:
     judge: object = None
     judge_tokenizer: object = None
     judge_topic: str | None = None
-    max_new_tokens: int = 8
+    max_new_tokens: int = MAX_NEW_TOKENS
     judge_generate_kwargs: Mapping | None = None
     seed: int = 0
     bos: object = "auto"
