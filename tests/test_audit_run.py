@@ -267,3 +267,23 @@ def test_whole_number_labels_written_as_text_are_class_indices(bert_parts, tmp_p
     b = _tiny(bert_parts, id2label={0: "positive", 1: "negative"})
     with pytest.raises(ValueError, match="labels are class indices"):   # digits as text are indices too
         audit(a, SHORT, ["positive", "0", "negative", "1"], compare=b, options=opts)
+
+
+def test_trust_is_skipped_with_its_reason_when_a_class_is_never_predicted_correctly(bert_parts, tmp_path):
+    # a model that gets no text of a class right, audited without training texts: TOKI's index (learnt from the
+    # correct audited predictions) cannot be built. The audit failed in the trust stage, after the earlier stages,
+    # naming TOKI's train_labels (never given by the user); now trust and connections are skipped, saying why
+    from textxai.audit import audit
+
+    clf = _tiny(bert_parts, id2label={0: "negative", 1: "positive"})
+    wrong = [1 - int(p) for p in clf.predict(SHORT)]              # every prediction wrong: no class learnable
+    r = audit(clf, SHORT, wrong, sections=["connections"], output=tmp_path / "a", run={"progress": False},
+              intervals={"n_resamples": 99}, difficulty={"hardest": 2, "test_set_size": 2})
+    sections = r.data["models"]["model"]
+    assert "trust" not in sections and "connections" not in sections and "difficulty" in sections
+    notes = [s for s in r.data["skipped"] if "not run" in s]
+    assert len(notes) == 2 and all("['negative', 'positive']" in s for s in notes)
+    assert notes[0].startswith("trust (model): not run") and "--train-data" in notes[0]
+    from textxai.audit.report import render
+
+    assert "trust (model): not run" in render(r.data)

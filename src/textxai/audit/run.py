@@ -144,8 +144,18 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     from textxai.batching import work_budget
     from textxai.outputs import to_jsonable
 
+    from textxai.audit.trust import unlearnable_classes
+
     done, work = {}, {}
     for name in stages_of(options):
+        if name in ("trust", "connections") and "overview" in done:
+            missing = unlearnable_classes(clf, labels, done["overview"]["predictions"], options.trust)
+            if missing:  # TOKI learns its keywords from correct predictions: none of these classes has one
+                done.setdefault("not_run", {})[name] = (
+                    f"TOKI's keyword index learns from the correctly predicted audited texts (no --train-data "
+                    f"given) and the model predicts no text of class(es) {missing} correctly among the first "
+                    f"{options.trust.train_limit}" + (" (connections needs the trust stage)" if name == "connections" else ""))
+                continue
         key = planning.fingerprint(clf, texts, labels, name, options)
         cached = cache.load(tag, name, key)
         if cached is not None:
@@ -239,6 +249,8 @@ def _skipped(opts: AuditOptions, has_labels: bool, data: dict) -> list[str]:
     if not has_labels:
         out.append("accuracy, calibration and accuracy by difficulty: no labels given (TOKI takes every prediction as correct)")
     for tag, sections in data["models"].items():
+        for stage, why in (sections.get("not_run") or {}).items():
+            out.append(f"{stage} ({tag}): not run: {why}")
         for e in (sections.get("counterfactual") or {}).get("skipped", []):
             out.append(f"counterfactual editor {e!r} ({tag}): not available in this installation")
     return out

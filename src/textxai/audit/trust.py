@@ -95,6 +95,23 @@ def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int
     return built, source
 
 
+def unlearnable_classes(clf, labels, predictions, options: TrustOptions) -> list[str]:
+    """The classes TOKI's keyword index cannot learn when it learns from the audited texts (no training texts
+    given, not a demo model): none of the first ``train_limit`` audited texts of that class is predicted correctly
+    (a model that never gets a class right). The trust stage (and connections) are then skipped with this reason.
+
+    >>> from types import SimpleNamespace
+    >>> clf = SimpleNamespace(name="my/model", labels={0: "negative", 1: "positive"})
+    >>> unlearnable_classes(clf, [0, 1, 1], [0, 0, 0], TrustOptions())
+    ['positive']
+    """
+    if labels is None or options.train_texts is not None or demo_training(clf.name) is not None:
+        return []
+    pairs = list(zip(labels, predictions))[: options.train_limit]
+    right = {int(y) for y, p in pairs if int(y) == int(p)}
+    return [str(clf.labels[c]) for c in sorted(clf.labels) if c not in right]
+
+
 def shortcut_candidates(examples, texts, class_names: dict, k: int, n_examples: int) -> list[dict]:
     """Words that carry untrustworthy correct predictions while unrelated to their class, ranked by how many
     predictions' worth of importance rests on them (each prediction's unrelated top words, by their share of
