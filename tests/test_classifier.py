@@ -375,3 +375,12 @@ def test_a_tokenizer_with_nothing_to_pad_with_is_named_at_construction(bert_part
         TextClassifier((bert_parts[0], tokenizer), device="cpu")
     tokenizer.pad_token = "the"  # what the message asks for: then it works
     assert TextClassifier((bert_parts[0], tokenizer), device="cpu").predict_proba(["the movie was good"]).shape == (1, 2)
+
+
+def test_class_index_reads_whole_numbers_written_as_floats(bert_clf):
+    # a CSV / JSONL label "1.0" (pandas writes an integer column with a gap as floats) is the class index, in every
+    # caller of class_index (the audit had its own special case for it)
+    assert [bert_clf.class_index(v) for v in ("1.0", " 0.0 ", 1.0, np.float32(0.0), "1")] == [1, 0, 1, 0, 1]
+    for bad in ("1.5", 0.5, "nan", float("inf"), "2.0"):
+        with pytest.raises(ValueError, match="expected a class index 0..1"):
+            bert_clf.class_index(bad)

@@ -437,8 +437,9 @@ class TextClassifier:
         return int(self.model.config.num_labels)
 
     def class_index(self, value, name: str = "label") -> int:
-        """A class given as an index or as a label name (any case; a string of digits is an index) -> its index;
-        else a ``ValueError`` naming ``name``, the value and the model's labels.
+        """A class given as an index or as a label name (any case; a string of digits is an index; a whole number
+        written as a float, "1.0" or 1.0 as a CSV / JSONL file may hold it, is an index too) -> its index; else a
+        ``ValueError`` naming ``name``, the value and the model's labels.
 
         >>> clf = as_classifier("textxai/demo-sentiment")                              # doctest: +SKIP
         >>> clf.class_index("Positive"), clf.class_index(0), clf.class_index(" 1 ")    # doctest: +SKIP
@@ -450,7 +451,16 @@ class TextClassifier:
             index = next((k for k, v in self.labels.items() if str(v).lower() == key), None)
             if index is None and key.isdigit():
                 index = int(key)
+            elif index is None:
+                try:
+                    number = float(key)
+                except ValueError:
+                    number = None
+                if number is not None and number.is_integer():
+                    index = int(number)
         elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            index = int(value)
+        elif isinstance(value, (float, np.floating)) and float(value).is_integer():
             index = int(value)
         if index is None or not 0 <= index < self.num_labels:
             raise ValueError(f"{name}={value!r:.60}: expected a class index 0..{self.num_labels - 1} or one of the "

@@ -54,28 +54,7 @@ def _labels(labels, clf, n: int):
     labels = check_list(labels, "labels")
     if len(labels) != n:
         raise ValueError(f"labels has {len(labels)} items but texts has {n}: expected one label per text")
-    return [clf.class_index(_index_or_name(y, clf), f"labels[{i}]") for i, y in enumerate(labels)]
-
-
-def _index_or_name(label, clf):
-    """A label as ``class_index`` takes it: a whole number given as a float or a string ("1.0", as a JSONL or CSV
-    file may hold it) is the class index, unless it is one of the model's label names.
-
-    >>> from types import SimpleNamespace
-    >>> clf = SimpleNamespace(labels={0: "negative", 1: "positive"})
-    >>> [_index_or_name(y, clf) for y in (1.0, " 1.0 ", "0", "positive", "1.5")]
-    [1, 1, 0, 'positive', '1.5']
-    """
-    if isinstance(label, str) and label.strip().lower() not in {str(v).lower() for v in clf.labels.values()}:
-        try:
-            label = float(label)
-        except ValueError:
-            return label
-        if not label.is_integer():
-            return str(label)
-    if isinstance(label, float) and label.is_integer():
-        return int(label)
-    return label
+    return [clf.class_index(y, f"labels[{i}]") for i, y in enumerate(labels)]
 
 
 def _check_models(models: dict, options: AuditOptions, labels) -> None:
@@ -83,6 +62,7 @@ def _check_models(models: dict, options: AuditOptions, labels) -> None:
     (a multi-label head's argmax is no prediction: accuracy, calibration, FIM, TOKI and the editors assume exclusive
     classes), TOKI's class names, and class-index labels meaning the same classes for both models."""
     from textxai.audit.trust import check_class_names
+    from textxai.toki.index import _generic
 
     for tag, clf in models.items():
         clf.require_single_label(f"textxai audit ({tag}: accuracy, calibration, FIM, TOKI and the editors read one "
@@ -91,8 +71,9 @@ def _check_models(models: dict, options: AuditOptions, labels) -> None:
             check_class_names(clf, options.trust, tag)
     if len(models) == 2 and labels is not None:
         a, b = models["model"], models["compare"]
-        named = not any(str(v).upper().startswith("LABEL_") for clf in (a, b) for v in clf.labels.values())
-        indices = any(not isinstance(_index_or_name(y, a), str) for y in labels)
+        named = not any(_generic(v) for clf in (a, b) for v in clf.labels.values())
+        names = {str(v).lower() for v in a.labels.values()}
+        indices = any(not (isinstance(y, str) and y.strip().lower() in names) for y in labels)
         same = {k: str(v).lower() for k, v in a.labels.items()} == {k: str(v).lower() for k, v in b.labels.items()}
         if named and indices and not same:
             raise ValueError(f"labels are class indices, but model={a.name!r} names its classes {a.labels} and "

@@ -55,11 +55,11 @@ def check_class_names(clf, options: TrustOptions, model: str = "model") -> None:
     """Before any stage runs: TOKI needs a word per class (``trust.class_names``, or the model's own label names);
     a model with generic labels (LABEL_0, ...) and no ``trust.class_names``, or a list of another length than the
     model's classes, is refused naming the option (the trust stage would fail after the earlier stages had run)."""
-    from textxai.toki.index import resolve_class_anchors
+    from textxai.toki.index import _generic, resolve_class_anchors
 
     names, labels = class_names(options), list(clf.labels.values())
     example = " ".join(f"name{k}" for k in range(clf.num_labels))
-    if names is None and any(str(v).upper().startswith("LABEL_") for v in labels):
+    if names is None and any(_generic(v) for v in labels):
         raise ValueError(f"trust.class_names is not given and {model}={clf.name!r} has generic labels {labels}: TOKI "
                          f"relates each explanation to words naming its class; expected one name (or comma-joined "
                          f"anchor words) per class: --trust.class_names {example}")
