@@ -281,6 +281,7 @@ def test_trust_is_skipped_with_its_reason_when_a_class_is_never_predicted_correc
               intervals={"n_resamples": 99}, difficulty={"hardest": 2, "test_set_size": 2})
     sections = r.data["models"]["model"]
     assert "trust" not in sections and "connections" not in sections and "difficulty" in sections
+    assert not any(s.startswith(("trust:", "difficulty:")) for s in r.data["skipped"])  # connections asked them
     notes = [s for s in r.data["skipped"] if "not run" in s]
     assert len(notes) == 2 and all("['negative', 'positive']" in s for s in notes)
     assert notes[0].startswith("trust (model): not run") and "--train-data" in notes[0]

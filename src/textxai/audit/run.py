@@ -225,8 +225,9 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
 
 def _skipped(opts: AuditOptions, has_labels: bool, data: dict) -> list[str]:
     """What the audit did not do, and why (shown in the Overview)."""
+    ran = stages_of(opts)   # connections runs difficulty and trust too
     out = [f"{s}: not asked for (sections)" for s in ("difficulty", "faithfulness", "trust", "counterfactual", "connections")
-           if s not in opts.sections]
+           if s not in ran]
     if not has_labels:
         out.append("accuracy, calibration and accuracy by difficulty: no labels given (TOKI takes every prediction as correct)")
     for tag, sections in data["models"].items():
