@@ -388,7 +388,8 @@ _EXPLANATIONS = LRUCache(cache_size("TEXTXAI_EXPLANATION_CACHE", 4096))
 
 
 def weights_digest(clf) -> str:
-    """A cheap digest of the model's current weights (float64 sums per parameter tensor).
+    """A digest of the model's current weights: the bytes of every parameter and buffer
+    (:func:`textxai.classifier.content_digest`; per-tensor sums missed two head rows swapped).
 
     The fingerprint names a model; this tells its versions apart, so a model being trained (e.g. under
     ``TextxaiCallback``) never gets what was computed with its earlier weights.
@@ -396,10 +397,9 @@ def weights_digest(clf) -> str:
     import hashlib
     import json
 
-    with torch.no_grad():
-        sums = [(p.detach().sum(dtype=torch.float64).item(), p.detach().abs().sum(dtype=torch.float64).item())
-                for p in clf.model.parameters()]
-    return hashlib.sha256(json.dumps([clf.fingerprint, sums]).encode()).hexdigest()[:16]
+    from textxai.classifier import content_digest
+
+    return hashlib.sha256(json.dumps([clf.fingerprint, content_digest(clf.model)]).encode()).hexdigest()[:16]
 
 
 def _precision(clf, method: str, options: dict) -> str:

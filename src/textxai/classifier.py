@@ -205,7 +205,7 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool 
         f"a (model, tokenizer) pair, a text-classification pipeline, or one of {list(DEMO_MODELS)}"
     )
     try:
-        config = AutoConfig.from_pretrained(source, **load_kwargs)
+        config = AutoConfig.from_pretrained(source, **{k: v for k, v in load_kwargs.items() if k not in ("dtype", "torch_dtype")})
     except (OSError, ValueError, KeyError) as error:
         raise ValueError(f"model={name!r} could not be loaded ({first_line(error)}); {expected}") from error
     architectures = getattr(config, "architectures", None) or []
@@ -214,6 +214,10 @@ def _load_quietly(name: str, tokenizer, load_kwargs: dict, allow_new_head: bool 
             f"model={name!r} declares architectures {architectures}, none with a sequence-classification head; "
             "expected a fine-tuned classifier (...ForSequenceClassification)"
         )
+    if "dtype" not in load_kwargs and "torch_dtype" not in load_kwargs:
+        # textxai computes in float32 (a checkpoint saved in bfloat16 / float16 too: exact probabilities, gradients
+        # and FIM everywhere; precision="bfloat16" opts into autocast); dtype=... in load_kwargs keeps another
+        load_kwargs = {**load_kwargs, "dtype": torch.float32}
     try:
         model = from_pretrained_checked(AutoModelForSequenceClassification, source, name, "model",
                                         allow_new_weights=allow_new_head, **load_kwargs)
@@ -281,6 +285,9 @@ def check_device(device):
         raise ValueError(f"device={device!r}: CUDA is not available on this machine; use device='cpu'")
     if parsed.type == "mps" and not (hasattr(torch.backends, "mps") and torch.backends.mps.is_available()):
         raise ValueError(f"device={device!r}: MPS is not available on this machine; use device='cpu'")
+    if parsed.type == "xpu" and not (hasattr(torch, "xpu") and torch.xpu.is_available()):
+        raise ValueError(f"device={device!r}: no Intel XPU is available on this machine (or torch was built without "
+                         "XPU support); use device='cpu'")
     if parsed.type not in ("cpu", "cuda", "mps", "xpu", "meta") or parsed.type == "meta":
         raise ValueError(f"device={device!r}: expected 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'")
     return parsed
@@ -339,6 +346,105 @@ def check_vocabulary(tokenizer, name: str) -> None:
         )
 
 
+def model_logits(output) -> torch.Tensor:
+    """The logits of a classifier's forward output: ``output.logits``, or the first item of the tuple a model whose
+    config says ``return_dict=False`` returns."""
+    logits = getattr(output, "logits", None)
+    if logits is None and isinstance(output, (tuple, list)) and output:
+        logits = output[0]
+    return logits
+
+
+#: class-name endings of transformers heads that are not sequence classifiers (a causal or masked LM, a token
+#: classifier...): given as the classifier they would produce per-token outputs, not class probabilities
+NOT_CLASSIFIER_HEADS = ("ForCausalLM", "LMHeadModel", "ForMaskedLM", "ForConditionalGeneration", "ForTokenClassification",
+                        "ForQuestionAnswering", "ForMultipleChoice", "ForPreTraining", "ForNextSentencePrediction",
+                        "ForSeq2SeqLM")
+
+
+def check_classifier_model(model, name: str) -> None:
+    """A ``ValueError`` naming the model when ``model`` (a loaded ``PreTrainedModel``) cannot give class
+    probabilities: a head of :data:`NOT_CLASSIFIER_HEADS`, a bare encoder (``BertModel``: no head at all), or
+    weights on the meta device (an empty shell: ``from_config`` under ``torch.device("meta")``, an offloaded model)."""
+    cls = type(model).__name__
+    bare = cls.endswith("Model") and type(model).__module__.startswith("transformers.")  # BertModel: no head
+    if cls.endswith(NOT_CLASSIFIER_HEADS) or bare:
+        raise ValueError(f"model={name!r} is a {cls}, not a sequence classifier: its outputs are not class "
+                         "probabilities; expected a ...ForSequenceClassification model (a causal LM belongs in lm=, "
+                         "e.g. textxai.lm.CausalLM)")
+    if any(param.is_meta for param in model.parameters()):
+        raise ValueError(f"model={name!r} ({cls}) has weights on the meta device (an empty shell without values, "
+                         "e.g. built under torch.device('meta') or offloaded); expected a model with its weights "
+                         "loaded (from_pretrained, or model.to_empty(...) and load_state_dict)")
+
+
+def check_labels(config, name: str) -> None:
+    """A ``ValueError`` naming the model when ``config.id2label`` is not one distinct name per logit column
+    ``0..num_labels-1``: ids numbered from 1 (``{1: '1 star', ..., 5: '5 stars'}``) leave column 0 without a name and
+    name a column the head does not have; two classes of the same name (case aside) would make a label given by
+    name silently mean the first of them."""
+    id2label = getattr(config, "id2label", None) or {}
+    n = int(getattr(config, "num_labels", 0) or 0)
+    try:
+        ids = sorted(int(k) for k in id2label)
+    except (TypeError, ValueError):
+        raise ValueError(f"model={name!r} has config.id2label keys {list(id2label)[:8]}: expected the class indices "
+                         f"0..{n - 1}") from None
+    if ids != list(range(n)):
+        raise ValueError(f"model={name!r} has config.id2label ids {ids[:8]} for its {n} output columns: expected ids "
+                         f"0..{n - 1}, one per column (fix config.id2label / label2id, e.g. renumber from 0 in column "
+                         "order)")
+    seen: dict[str, int] = {}
+    for k in ids:
+        label = str(id2label[k] if k in id2label else id2label[str(k)]).strip().lower()
+        if label in seen:
+            raise ValueError(f"model={name!r} names classes {seen[label]} and {k} both {label!r} in config.id2label: "
+                             "expected distinct label names (a label given by name would silently mean the first); "
+                             "rename one in config.id2label")
+        seen[label] = k
+
+
+_DIGESTS: "weakref.WeakKeyDictionary[torch.nn.Module, tuple]" = weakref.WeakKeyDictionary()
+
+
+def content_digest(model: torch.nn.Module) -> str:
+    """A digest of the bytes of every parameter and buffer of ``model`` (names, dtypes, shapes and values): what a
+    cache keyed on a model's weights compares. Two checkpoints that differ anywhere -- two head rows swapped
+    (a label-order fix), whatever their per-tensor sums -- get different digests.
+
+    Hashing reads every weight once; the digest is then remembered with each tensor's identity and in-place
+    version counter (``Tensor._version``: an optimizer step, ``load_state_dict``, ``copy_`` all bump it), so a
+    model that did not change is not read again and one that did is.
+
+    >>> layer = torch.nn.Linear(2, 2); before = content_digest(layer)
+    >>> with torch.no_grad():
+    ...     _ = layer.weight.copy_(layer.weight.flip(0))       # rows swapped: same sums
+    >>> content_digest(layer) != before
+    True
+    """
+    tensors = list(model.state_dict(keep_vars=True).items())
+    state = tuple((name, id(t), t._version, t.data_ptr() if not t.is_meta else 0) for name, t in tensors)
+    with _LOCKS_LOCK:
+        known = _DIGESTS.get(model)
+    if known is not None and known[0] == state:
+        return known[1]
+    digest = hashlib.blake2b(digest_size=16)
+    with torch.no_grad():
+        for name, t in tensors:
+            t = t.detach()
+            digest.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+            if t.is_meta:
+                continue
+            data = t.cpu().contiguous()
+            if data.dtype in (torch.bfloat16, torch.float16) or not data.dtype.is_floating_point:
+                data = data.view(torch.uint8) if data.dim() else data.reshape(1).view(torch.uint8)
+            digest.update(data.numpy().tobytes())
+    value = digest.hexdigest()
+    with _LOCKS_LOCK:
+        _DIGESTS[model] = (state, value)
+    return value
+
+
 def _embedding_rows(model) -> int | None:
     try:
         layer = model.get_input_embeddings()
@@ -377,7 +483,8 @@ class TextClassifier:
             model = model.strip()
             if not model:
                 raise ValueError("model='': expected a Hub id, a local folder or one of " + str(list(DEMO_MODELS)))
-        self.name = model if isinstance(model, str) else type(getattr(model, "model", model)).__name__
+        inner = model[0] if isinstance(model, tuple) and model else getattr(model, "model", model)
+        self.name = model if isinstance(model, str) else type(inner).__name__
         user_object = not isinstance(model, str)
         if isinstance(model, tuple) and len(model) == 2:
             model, tokenizer = model
@@ -398,8 +505,10 @@ class TextClassifier:
             tokenizer = tokenizer_from_name(tokenizer)
         if not callable(getattr(tokenizer, "__call__", None)) or not hasattr(tokenizer, "convert_tokens_to_ids"):
             raise TypeError(f"tokenizer={tokenizer!r:.80}: expected a transformers tokenizer")
+        check_classifier_model(model, self.name)
         if not getattr(model.config, "num_labels", None):
             raise ValueError(f"model={self.name!r} has no classification labels (config.num_labels)")
+        check_labels(model.config, self.name)
         #: "single_label" (softmax over exclusive classes) or "multi_label" (one sigmoid per label)
         self.output_kind = output_kind(model.config, self.name)
         check_vocabulary(tokenizer, self.name)
@@ -437,35 +546,60 @@ class TextClassifier:
         return int(self.model.config.num_labels)
 
     def class_index(self, value, name: str = "label") -> int:
-        """A class given as an index or as a label name (any case; a string of digits is an index; a whole number
-        written as a float, "1.0" or 1.0 as a CSV / JSONL file may hold it, is an index too) -> its index; else a
-        ``ValueError`` naming ``name``, the value and the model's labels.
+        """A class given as a label name or as an index -> its index; else a ``ValueError`` naming ``name``, the
+        value and the model's labels.
+
+        The rule (one for every type, so the same label never means two classes): a value equal to a label name
+        (compared as text, any case: ``3``, ``3.0`` and ``"3"`` alike) is that class; else a whole number (``1``,
+        ``"1"``, ``"1.0"``, ``1.0`` as a CSV / JSONL file may hold it) is a class index -- unless the model's label
+        names are themselves numbers other than their indices (star ratings ``'1'..'5'`` on classes 0..4): then
+        a number that is no label name is ambiguous and refused.
 
         >>> clf = as_classifier("textxai/demo-sentiment")                              # doctest: +SKIP
         >>> clf.class_index("Positive"), clf.class_index(0), clf.class_index(" 1 ")    # doctest: +SKIP
         (1, 0, 1)
         """
-        index = None
+        labels = self.labels
+        by_name = {str(v).strip().lower(): k for k, v in labels.items()}
+        number = None
         if isinstance(value, str):
             key = value.strip().lower()
-            index = next((k for k, v in self.labels.items() if str(v).lower() == key), None)
-            if index is None and key.isdigit():
-                index = int(key)
-            elif index is None:
-                try:
-                    number = float(key)
-                except ValueError:
-                    number = None
-                if number is not None and number.is_integer():
-                    index = int(number)
+            if key in by_name:
+                return by_name[key]
+            try:
+                number = float(key)
+            except ValueError:
+                number = None
         elif isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-            index = int(value)
-        elif isinstance(value, (float, np.floating)) and float(value).is_integer():
-            index = int(value)
+            number = float(value)
+        elif isinstance(value, (float, np.floating)):
+            number = float(value)
+        index = None
+        if number is not None and np.isfinite(number) and number.is_integer():
+            index = int(number)
+            if str(index) in by_name:  # the number is a label name (3.0 and "3" as the name '3')
+                return by_name[str(index)]
+            if self._numeric_label_names:
+                raise ValueError(
+                    f"{name}={value!r:.60}: the model's labels are themselves numbers {list(labels.values())} on "
+                    f"classes 0..{self.num_labels - 1}, and {index} is none of them: expected one of those label names "
+                    "(a number that is no label name is not read as a class index here: it would be ambiguous)")
         if index is None or not 0 <= index < self.num_labels:
             raise ValueError(f"{name}={value!r:.60}: expected a class index 0..{self.num_labels - 1} or one of the "
-                             f"model's labels {list(self.labels.values())}")
+                             f"model's labels {list(labels.values())}")
         return index
+
+    @property
+    def _numeric_label_names(self) -> bool:
+        """Whether some label name is a whole number other than its own class index (classes named '1'..'5')."""
+        for k, v in self.labels.items():
+            try:
+                number = float(str(v).strip())
+            except ValueError:
+                continue
+            if number != k:
+                return True
+        return False
 
     @property
     def word_tokenizer(self) -> str:
@@ -541,11 +675,13 @@ class TextClassifier:
         ids = np.full((len(rows), length), self.tokenizer.pad_token_id, dtype=np.int64)
         attention = np.zeros((len(rows), length), dtype=np.int64)
         types = np.zeros((len(rows), length), dtype=np.int64)
+        left = self.left_padded
         for i, (row_ids, row_types) in enumerate(rows):
-            ids[i, : len(row_ids)] = row_ids
-            attention[i, : len(row_ids)] = 1
+            place = slice(length - len(row_ids), length) if left else slice(0, len(row_ids))
+            ids[i, place] = row_ids
+            attention[i, place] = 1
             if row_types is not None:
-                types[i, : len(row_types)] = row_types
+                types[i, place] = row_types
         rows_known = getattr(self, "_embedding_rows", None)
         if rows_known is not None and ids.size and int(ids.max()) >= rows_known:
             raise ValueError(
@@ -557,6 +693,13 @@ class TextClassifier:
             tensors["token_type_ids"] = torch.from_numpy(types)
         return {k: v.to(self.device) for k, v in tensors.items()}
 
+    @property
+    def left_padded(self) -> bool:
+        """Whether batches pad on the left (the tokenizer's ``padding_side``: XLNet, whose head reads the last
+        position, and left-padded decoders); ``encode(...).word_ids`` rows then cover the padded length (-1 at
+        padding), else each row's own tokens."""
+        return getattr(self.tokenizer, "padding_side", "right") == "left"
+
     def _proba_of_rows(self, rows: list[tuple[np.ndarray, np.ndarray | None]], batch_size: int, progress: bool = False,
                        precision: str = "float32", fill_tokens: int | None = None) -> np.ndarray:
         """Probabilities of token-id rows, batched by similar length (``fill_tokens``: see
@@ -567,7 +710,7 @@ class TextClassifier:
         with torch.inference_mode(), frozen_eval(self.model), lower:
             for chunk in length_sorted_batches([len(ids) for ids, _ in rows], batch_size, progress, "classifier",
                                                fill_tokens, self.batch_tokens):
-                logits = self.checked_logits(self.model(**self._pad([rows[i] for i in chunk])).logits)
+                logits = self.checked_logits(model_logits(self.model(**self._pad([rows[i] for i in chunk]))))
                 out[chunk] = self.probabilities(logits.double()).cpu().numpy()
         return out
 
@@ -733,7 +876,11 @@ class TextClassifier:
         pairs = check_text_pairs(text_pairs, texts)
         encodings = self.word_view.word_encodings(texts, pairs)
         tensors = self._pad([(e.input_ids, e.token_type_ids) for e in encodings])
-        return Encoding(tensors=tensors, word_ids=[e.word_ids for e in encodings], words=[e.words for e in encodings])
+        word_ids = [e.word_ids for e in encodings]
+        if self.left_padded:  # each row's word ids at its tensor positions: padding (first) belongs to no word
+            length = tensors["input_ids"].shape[1]
+            word_ids = [np.concatenate([np.full(length - len(w), -1, dtype=np.int64), w]) for w in word_ids]
+        return Encoding(tensors=tensors, word_ids=word_ids, words=[e.words for e in encodings])
 
     @property
     def embedding_layer(self) -> torch.nn.Module:
@@ -798,7 +945,7 @@ class TextClassifier:
         with frozen_eval(self.model):  # holds the model's lock: no other thread's forward meets this hook
             handles = [m.register_forward_hook(swap, with_kwargs=True) for m in self._embedding_modules]
             try:
-                logits = self.model(**tensors).logits
+                logits = model_logits(self.model(**tensors))
             finally:
                 for handle in handles:
                     handle.remove()

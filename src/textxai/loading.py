@@ -88,9 +88,10 @@ def is_local_source(source) -> bool:
 
 
 def folder_fingerprint(source) -> tuple | None:
-    """``(name, size, mtime_ns, inode)`` of every file at the top of a local folder (weights, config, tokenizer files,
+    """``(name, size, mtime_ns, ctime_ns, inode)`` of every file at the top of a local folder (weights, config, tokenizer files,
     sorted by name), ``None`` for anything else (a Hub id, a demo name): what a cache keyed by path compares to
-    notice that a checkpoint was saved again in the same folder. A few ``stat`` calls, no reading.
+    notice that a checkpoint was saved again in the same folder (a copy that keeps the old modification time,
+    ``cp -p``, still changes the inode and the change time). A few ``stat`` calls, no reading.
 
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp()); _ = (folder / "config.json").write_text("{}")
@@ -107,7 +108,7 @@ def folder_fingerprint(source) -> tuple | None:
             for entry in entries:
                 if entry.is_file():
                     info = entry.stat()
-                    stamp.append((entry.name, info.st_size, info.st_mtime_ns, info.st_ino))
+                    stamp.append((entry.name, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino))
     except OSError:
         return None
     return tuple(sorted(stamp))

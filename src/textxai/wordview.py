@@ -61,12 +61,13 @@ def mask_token_id(tokenizer) -> int | None:
 
 def token_limit(tokenizer, config) -> int:
     """The most tokens a model (its ``config``) takes with ``tokenizer``: the smaller of the tokenizer's
-    ``model_max_length`` and the position table (less RoBERTa's padding offset); 512 when neither is known."""
+    ``model_max_length`` and the position table (less RoBERTa's padding offset); 512 when neither is known
+    (XLNet: relative positions, no table)."""
     limits = []
     if 0 < getattr(tokenizer, "model_max_length", 0) < 100_000:
         limits.append(int(tokenizer.model_max_length))
     positions = getattr(config, "max_position_embeddings", None)
-    if positions:
+    if isinstance(positions, int) and positions > 0:  # XLNet has no position table (its config says -1)
         offset = config.pad_token_id + 1 if config.model_type in ("roberta", "xlm-roberta", "camembert") else 0
         limits.append(int(positions) - offset)
     return min(limits) if limits else 512

@@ -133,7 +133,8 @@ def fisher_eigen(
         v = (coef.unsqueeze(2) * Z).sum(1)  # [B, D]
         norm = v.norm(dim=1, keepdim=True)
         v = torch.where(norm > 0, v / norm.clamp_min(1e-300), v)  # exact unit norm against round-off
-        vecs = v.reshape(x.shape).to(x.dtype)
+        # in the input's dtype, at least float32 (a bfloat16 / float16 model's eigenvector is not rounded to it)
+        vecs = v.reshape(x.shape).to(x.dtype if x.dtype in (torch.float32, torch.float64) else torch.float32)
     return FisherEigen(eigenvalues=lam, all_eigenvalues=evals, probs=p, eigenvectors=vecs)
 
 

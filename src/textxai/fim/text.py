@@ -111,13 +111,17 @@ def difficulty(
         allv[idx] = r.all_eigenvalues.cpu().numpy()
         probs[idx] = r.probs.cpu().numpy()
         if return_eigenvector or keep_eigenvectors:
-            V = r.eigenvectors.detach().cpu().numpy()
+            V = r.eigenvectors.detach().float().cpu().numpy()
+            keep = mask.cpu().numpy()
             for row, i in enumerate(idx):
-                length = int(mask[row].sum())
                 words[i] = list(enc.words[row])
-                sens[i] = _word_sensitivity(V[row, :length].astype(np.float64), enc.word_ids[row][:length], len(words[i]))
+                ids = np.asarray(enc.word_ids[row])  # the row's tokens (a left-padded batch: padding marked -1)
+                if len(ids) == keep.shape[1]:
+                    ids = ids[keep[row]]
+                rows_v = V[row][keep[row]]  # the row's own tokens, wherever the padding sits
+                sens[i] = _word_sensitivity(rows_v.astype(np.float64), ids, len(words[i]))
                 if keep_eigenvectors:
-                    vecs[i] = V[row, :length].copy()
+                    vecs[i] = rows_v.copy()
     out = {"difficulty": lam, "probs": probs, "predictions": probs.argmax(1)}
     if return_all_eigenvalues:
         out["all_eigenvalues"] = allv
