@@ -121,3 +121,12 @@ def _fresh_explanations():
     if module is not None:
         module._EXPLANATIONS._data.clear()
     yield
+
+
+@pytest.fixture(scope="session")
+def zoo(tmp_path_factory):
+    """The model zoo (tests/zoo.py): tiny random models of 11 families plus head / label / dtype variants and
+    causal LMs, written once per session."""
+    import zoo as zoo_module
+
+    return zoo_module.build_zoo(tmp_path_factory.mktemp("zoo"))

@@ -589,6 +589,26 @@ class TextClassifier:
                              f"model's labels {list(labels.values())}")
         return index
 
+    def class_indices(self, labels, name: str = "labels", n: int | None = None) -> np.ndarray:
+        """Gold labels (one per example when ``n`` is given) as class indices ``[n]``, read by the one rule of
+        :meth:`class_index`: label names (strings) matched to the model's labels; integers are indices, except
+        on a model whose label names are numbers other than their indices (classes 0..4 named '1'..'5'), where
+        every label, whatever its type, is read as a name -- 1 and '1' are the same class."""
+        from textxai.validation import check_labels, check_list
+
+        values = check_list(labels, name)
+        if n is not None and len(values) != n:
+            raise ValueError(f"{name} has {len(values)} items but there are {n} examples: expected one label per example")
+        numeric = self._numeric_label_names
+        if not numeric and not any(isinstance(v, str) for v in values):
+            return check_labels(values, name, n, self.num_labels)
+        out = np.empty(len(values), dtype=np.int64)
+        for i, value in enumerate(values):
+            if isinstance(value, (bool, np.bool_)):
+                raise TypeError(f"{name}[{i}]={value!r} (bool): expected a class index or a label name")
+            out[i] = self.class_index(value, f"{name}[{i}]")
+        return out
+
     @property
     def _numeric_label_names(self) -> bool:
         """Whether some label name is a whole number other than its own class index (classes named '1'..'5')."""
@@ -936,6 +956,9 @@ class TextClassifier:
             calls.append(1)
             if len(calls) == 1 and isinstance(seen, torch.Tensor) and torch.equal(seen, ids):
                 return embeds
+            if (len(calls) == 1 and isinstance(seen, torch.Tensor) and seen.dim() == 2 and ids.dim() == 2
+                    and tuple(seen.shape) == tuple(ids.shape[::-1]) and torch.equal(seen, ids.T)):
+                return embeds.transpose(0, 1)  # XLNet embeds its ids time-major ([L, B])
             if (len(calls) == 2 and encoder_decoder and isinstance(seen, torch.Tensor) and seen.shape == ids.shape
                     and torch.equal(seen[:, 1:], ids[:, :-1])):
                 return torch.cat([output[:, :1], embeds[:, :-1]], dim=1)

@@ -336,6 +336,25 @@ def cache_dir() -> "Path":
     return Path(os.environ.get("HF_HOME") or constants.HF_HOME) / "textxai"
 
 
+def writable_cache_dir(root=None, variable: str | None = None) -> "Path":
+    """:func:`cache_dir` (or ``root``) created and checked writable, else a ``ValueError`` naming the environment
+    variable it comes from (``TEXTXAI_CACHE`` or ``HF_HOME``), its value and what is expected -- a read-only or
+    mistyped home is the user's setting to change, not a crash inside a later write."""
+    from pathlib import Path
+
+    root = cache_dir() if root is None else Path(root)
+    variable = variable or ("TEXTXAI_CACHE" if os.environ.get("TEXTXAI_CACHE") else "HF_HOME")
+    value = os.environ.get(variable)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if not os.access(root, os.W_OK | os.X_OK):
+            raise PermissionError(f"no write permission on {root}")
+    except OSError as error:
+        raise ValueError(f"{variable}={value!r}: textxai's cache folder {str(root)!r} cannot be created or written "
+                         f"({type(error).__name__}: {error}); expected a writable folder (set {variable} to one)") from error
+    return root
+
+
 def cache_size(env: str, default: int) -> int:
     """A cache bound from the environment variable ``env`` (a positive integer), else ``default``."""
     raw = os.environ.get(env)

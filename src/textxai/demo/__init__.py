@@ -227,12 +227,9 @@ def model_path(kind: str, progress: bool | None = None) -> Path:
         return final
     from filelock import FileLock, Timeout
 
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise OSError(
-            f"cannot create the demo model cache {root} ({error}); set HF_HOME to a writable folder"
-        ) from error
+    from textxai.loading import writable_cache_dir
+
+    writable_cache_dir(root, "HF_HOME")  # a read-only HF_HOME: a ValueError naming it, not a raw OSError
     lock = FileLock(str(root / f".{final.name}.lock"), timeout=_LOCK_TIMEOUT)
     try:
         with lock:

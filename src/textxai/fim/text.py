@@ -151,13 +151,9 @@ def summarize(values) -> dict:
 
 
 def _label_ids(labels, clf, n: int) -> np.ndarray:
-    """Gold labels as class indices: integers as given, label names matched to the model's labels (any case)."""
-    from textxai.validation import check_labels, check_list
-
-    labels = check_list(labels, "labels")
-    if labels and all(isinstance(x, str) for x in labels):
-        labels = [clf.class_index(x, f"labels[{i}]") for i, x in enumerate(labels)]
-    return check_labels(labels, "labels", n, clf.num_labels)
+    """Gold labels as class indices (:meth:`~textxai.classifier.TextClassifier.class_indices`: integers as given,
+    label names matched to the model's labels; on a model whose labels are named by numbers, every label a name)."""
+    return clf.class_indices(labels, "labels", n)
 
 
 def top_words(words, sensitivity, k: int = 3) -> list[str]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from textxai.toki.core import check_unit, class_margins, importance_sums, plurality, relatedness_margins, vote, with_keywords
 from textxai.toki.index import SINGLE_LABEL, ExplainOptions, KeywordIndex, _pick, check_index, explain_texts
-from textxai.validation import check_labels, short_repr
+from textxai.validation import short_repr
 
 def relate_words(index: KeywordIndex, words: Sequence[str], c: int, embedders: Sequence) -> np.ndarray:
     """Eq. 5 with votes: ``r(w, c)`` (bool) for each word, against the pool and keywords of class ``c``."""
@@ -148,7 +148,7 @@ def assess(classifier, texts, labels, keyword_index, human_trust=None, text_pair
     explain, options = explain.checked(), options.checked()
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
-    labels = check_labels(labels, "references", n=len(texts), num_classes=clf.num_labels)
+    labels = clf.class_indices(labels, "references", n=len(texts))
     human_trust = check_human_trust(human_trust, len(texts))
     batch_size, theta_conf, resolution = explain.batch_size, options.theta_conf, options.resolution
     embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))

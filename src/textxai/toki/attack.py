@@ -40,7 +40,7 @@ from textxai.toki.assess import relate_to_class_name, relate_words
 from textxai.toki.core import check_unit, with_keywords
 from textxai.toki.index import SINGLE_LABEL, KeywordIndex, check_index
 from textxai.progress import progress_bar
-from textxai.validation import check_choice, check_labels, check_seed, short_repr
+from textxai.validation import check_choice, check_seed, short_repr
 
 # ----------------------------------------------------------------------------- the TOKI-guided attack (§4)
 def _is_word(w: str) -> bool:
@@ -329,7 +329,7 @@ def toki_attack(classifier, texts, keyword_index, labels=None, embedders=None, o
     opts = opts.checked()
     clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     texts = check_texts(texts, "texts")
-    labels = None if labels is None else check_labels(labels, "labels", n=len(texts), num_classes=clf.num_labels)
+    labels = None if labels is None else clf.class_indices(labels, "labels", n=len(texts))
     index = check_index(keyword_index, clf)
     embs = distinct_voters(get_embedders(embedders if embedders is not None else index.embedders, clf))
     gen = generator or shared_generator(keep_meaning=True)

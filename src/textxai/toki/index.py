@@ -14,7 +14,7 @@ from textxai.loading import LRUCache, cache_size
 from textxai.toki.core import (LINKAGES, _check_top_k, can_be_keyword, check_unit, keyword_margins, normalize_rows, plurality,
                                with_keywords)
 from textxai.toki.theta import resolve_theta_relate
-from textxai.validation import check_choice, check_labels, check_positive_int, check_seed, short_repr
+from textxai.validation import check_choice, check_positive_int, check_seed, short_repr
 
 from textxai.attribution import METHODS as EXPLAINERS  # noqa: E402  (the one registry: textxai.attribution.REGISTRY)
 from textxai.attribution import weights_digest  # noqa: E402,F401  (re-exported: the index cache's key)
@@ -362,7 +362,7 @@ def _build_index(classifier, train_texts, train_labels, train_text_pairs, explai
     clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
-    labels = check_labels(train_labels, "train_labels", n=len(texts), num_classes=clf.num_labels)
+    labels = clf.class_indices(train_labels, "train_labels", n=len(texts))
     names, anchors = resolve_class_anchors(clf, options.class_names)
     embs = get_embedders(options.embedders, clf)
     check_theta_names(options.theta_relate, embs)

@@ -31,7 +31,7 @@ from textxai.toki.analysis import OutputOptions, rate_figure, report, shape, sum
 from textxai.toki.assess import AssessOptions, assess, check_human_trust
 from textxai.toki.index import (SINGLE_LABEL, ExplainOptions, IndexOptions, KeywordIndex, cached_keyword_index, check_index,
                                 resolve_class_anchors)
-from textxai.validation import check_labels, short_repr
+from textxai.validation import short_repr
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def validate(texts, references, text_pairs, classifier, keyword_index, human_tru
     clf, train, index = classifier, groups["train"], groups["index"]
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
-    labels = [int(y) for y in check_labels(references, "references", n=len(texts), num_classes=clf.num_labels)]
+    labels = [int(y) for y in clf.class_indices(references, "references", n=len(texts))]
     human = check_human_trust(human_trust, len(texts))
     get_embedders(index.embedders, clf)   # names and objects only: nothing is loaded yet
     anchors = resolve_class_anchors(clf, index.class_names)[1] if index.class_names is not None or keyword_index is None else None
@@ -110,8 +110,7 @@ def validate(texts, references, text_pairs, classifier, keyword_index, human_tru
         raise ValueError("keyword_index=None and train_texts / train_labels missing: expected a keyword index "
                          "(object or folder) or the training texts and labels to build one")
     train_texts = check_texts(train.train_texts, "train_texts")
-    request.train = (train_texts, [int(y) for y in check_labels(train.train_labels, "train_labels", n=len(train_texts),
-                                                                num_classes=clf.num_labels)],
+    request.train = (train_texts, [int(y) for y in clf.class_indices(train.train_labels, "train_labels", n=len(train_texts))],
                      check_text_pairs(train.train_text_pairs, train_texts, "train_text_pairs"))
     return request
 
