@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 OFFLINE := HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 PYTEST_ARGS ?=
 
-.PHONY: demo test bench wheel release-check clean
+.PHONY: demo test fuzz bench wheel release-check clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,9 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed   # the test files and the library's doctests
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests src/textxai --doctest-modules $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
+
+fuzz: $(VENV)/.installed   # the zoo fuzzer (tests/test_fuzz_zoo.py) with fresh seeds and 200 examples per property
+	export HF_HOME=$$(mktemp -d) && $(OFFLINE) TEXTXAI_FUZZ=deep $(BIN)/python -m pytest tests/test_fuzz_zoo.py -q $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
 
 BENCH_ARGS ?=
 bench: $(VENV)/.installed   # one table against the real peers (bench/report.py); BENCH_ARGS=--quick for a smoke run

@@ -692,6 +692,10 @@ class TextClassifier:
     # --------------------------------------------------------------- forward
     def _pad(self, rows: list[tuple[np.ndarray, np.ndarray | None]]) -> dict[str, torch.Tensor]:
         length = max(len(ids) for ids, _ in rows)
+        if min(len(ids) for ids, _ in rows) == 0:  # GPT-2-like tokenizers add no special token to an empty input
+            raise ValueError(f"model={self.name!r}: an input has no tokens at all (an empty text, or every word "
+                             "deleted, with a tokenizer that adds no special tokens): expected at least one token "
+                             "per input (give non-empty texts; perturbation='mask' keeps one token per word)")
         ids = np.full((len(rows), length), self.tokenizer.pad_token_id, dtype=np.int64)
         attention = np.zeros((len(rows), length), dtype=np.int64)
         types = np.zeros((len(rows), length), dtype=np.int64)
@@ -816,6 +820,10 @@ class TextClassifier:
         check_positive_int(batch_size, "batch_size")
         precision = self.resolve_precision(precision)
         encoded = self.word_view.tokenize(texts, pairs)
+        empty = next((i for i, ids in enumerate(encoded["input_ids"]) if not len(ids)), None)
+        if empty is not None:
+            raise ValueError(f"texts[{empty}]={texts[empty]!r:.40}: model {self.name!r}'s tokenizer gives no tokens for "
+                             "it (and adds no special tokens): expected a text with at least one token")
         types = encoded.get("token_type_ids")
         rows = [(np.asarray(ids), None if types is None else np.asarray(types[i])) for i, ids in enumerate(encoded["input_ids"])]
         return self._proba_of_rows(rows, batch_size, progress, precision)
