@@ -4,10 +4,13 @@
 
 Sources: ``tests/hostile_cases.py`` (library, module and Space cases), the CLI tables of ``tests/test_cli.py``
 (``_cli_cases`` and every ``BAD_FILES`` file given to ``textxai run``), plus the denial-of-service requests and
-the headless model on every surface. Each case is classified as in ``hostile_cases.outcome``: *clear* (a
+the headless model on every surface, and the model zoo (``tests/zoo.py``: every member on the library, a module and
+``textxai run``) with a fixed-seed sample of the zoo fuzzer's texts (``tests/test_fuzz_zoo.py``) on seven families.
+Each case is classified as in ``hostile_cases.outcome``: *clear* (a
 ValueError / TypeError naming the argument; for the CLI: the expected exit code, one line on stderr with the
 expected words, no traceback), *obscure* (any other exception, or a traceback / several lines), *silent* (no
-error for a bad input) or *hang* (no answer within 120 s).
+error for a bad input) or *hang* (no answer within 120 s); a case that must give a result is *correct* when it does (finite probabilities
+equal alone and in a batch) and *obscure* when it fails.
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-KINDS = ("clear", "obscure", "silent", "hang")
+KINDS = ("correct", "clear", "obscure", "silent", "hang")
 
 
 def build_models(tmp: Path) -> tuple[str, str, tuple]:
@@ -138,6 +141,95 @@ def dos_and_headless(folder: str, headless: str, tmp: Path) -> dict:
     return out
 
 
+def zoo_cases(tmp: Path) -> dict[str, Counter]:
+    """Every zoo member on the library (load + probabilities), the fim_difficulty module and `textxai run naopc`;
+    members that give class probabilities must be *correct*, the others (regression, ids 1..5, duplicate names,
+    LMs) refused with a ValueError naming the model (CLI: exit 2, one line naming --model)."""
+    import warnings
+
+    import numpy as np
+    import zoo as zoo_module
+
+    import textxai
+    from textxai.classifier import TextClassifier
+
+    zoo = zoo_module.build_zoo(tmp / "zoo")
+    counts = {"library": Counter(), "module": Counter(), "cli": Counter()}
+    data = tmp / "zoo.csv"
+    data.write_text("text\na wonderful film\nthe plot was boring\n")
+    fim = textxai.load("fim_difficulty")
+    for name, member in zoo.members.items():
+        works = member.kind == "classifier"
+
+        def judge(call, check):
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    out = call()
+            except (ValueError, TypeError) as error:
+                return "obscure" if works else ("clear" if "model=" in str(error) else "obscure")
+            except Exception:  # noqa: BLE001
+                return "obscure"
+            return ("correct" if check(out) else "silent") if works else "silent"
+
+        texts = list(zoo_module.TEXTS)
+        kind = judge(lambda: TextClassifier(member.folder, device="cpu").predict_proba(texts),
+                     lambda p: np.isfinite(p).all() and p.shape[0] == len(texts))
+        counts["library"][kind] += 1
+        multi = name == "bert_multilabel"
+        kind = judge(lambda: None if multi else fim.compute(texts=texts[:2], model=member.folder),
+                     lambda r: multi or np.isfinite(r["difficulty"]).all())
+        counts["module"][kind] += 1
+        argv = ["run", "naopc", "--model", member.folder, "--data", str(data), "--output", str(tmp / "zoo-out"),
+                "--no-progress", "--attribution-methods", "omission"]
+        got = _cli_outcome(argv, 2, ["model="] if not works else ["never"])
+        counts["cli"]["correct" if works and got == "silent" else got if not works else "obscure"] += 1
+        if not works and got != "clear" or works and got != "silent":
+            print(f"  zoo cli {name}: {got}", file=sys.stderr)
+    return counts
+
+
+def fuzz_cases(tmp: Path, n_texts: int = 40, seed: int = 0) -> Counter:
+    """The zoo fuzzer's texts, drawn with a fixed seed, on seven families: probabilities finite and equal alone
+    and in a batch (*correct*), or a ValueError naming the text (*clear*)."""
+    import random
+    import warnings
+
+    import numpy as np
+    import zoo as zoo_module
+    from test_fuzz_zoo import MEMBERS, SPECIAL
+
+    from textxai.classifier import TextClassifier
+
+    zoo = zoo_module.build_zoo(tmp / "zoo-fuzz")
+    rng = random.Random(seed)
+    pool = ["שלום עולם", "مرحبا بالعالم", "\u202eevil\u202c", "😀👍🏽👨‍👩‍👧", "a\u200bb\u200dc\ufeff", "\x00\x07\x1b[31m\r",
+            "Ǆ ß İ ﬁ", "e\u0301\u0308", "\t\n ", "..,,!!", "don't", "1 2 3", "", "a wonderful film"] + SPECIAL
+    texts = [" ".join(rng.choice(pool) + "".join(chr(rng.randrange(32, 0x2FFFF)) for _ in range(rng.randrange(3)))
+                      for _ in range(rng.randrange(1, 6))) for _ in range(n_texts)]
+    texts = [t.encode("utf-8", "ignore").decode("utf-8") if not any(0xD800 <= ord(c) < 0xE000 for c in t) else "x"
+             for t in texts]
+    counts = Counter()
+    for name in MEMBERS:
+        clf = TextClassifier(zoo.classifiers[name].folder, device="cpu", max_length=64)
+        for text in texts:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    together = clf.predict_proba([text, "a film"])[0]
+                    alone = clf.predict_proba([text])[0]
+                kind = "correct" if np.isfinite(alone).all() and np.allclose(alone, together, rtol=1e-5, atol=1e-6) \
+                    else "silent"
+            except ValueError as error:
+                kind = "clear" if "texts[" in str(error) else "obscure"
+            except Exception:  # noqa: BLE001
+                kind = "obscure"
+            counts[kind] += 1
+            if kind not in ("correct", "clear"):
+                print(f"  fuzz {name} {text!r}: {kind}", file=sys.stderr)
+    return counts
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -145,6 +237,8 @@ def main() -> None:
         table = table_cases(folder, gpt2, tmp)
         cli = cli_cases(folder, tmp)
         extra = dos_and_headless(folder, headless, tmp)
+        zoo = zoo_cases(tmp)
+        fuzz = fuzz_cases(tmp)
     rows = {"Python API + modules": table["library"] + table["module"], "CLI `textxai run`": cli,
             "Spaces (handlers and shell)": table["space"]}
     for surface, key in (("CLI `textxai run`", "cli"), ("Spaces (handlers and shell)", "space"),
@@ -152,8 +246,12 @@ def main() -> None:
         rows[surface][extra[f"{key} headless"]] += 1
         if f"{key} DoS" in extra:
             rows[surface][extra[f"{key} DoS"][0]] += 1
-    print("| surface | tried | clear error | obscure traceback | silent wrong / NaN | hang |")
-    print("|---|---|---|---|---|---|")
+    rows["Model zoo: library"] = zoo["library"]
+    rows["Model zoo: modules"] = zoo["module"]
+    rows["Model zoo: CLI `textxai run`"] = zoo["cli"]
+    rows["Zoo fuzzer texts (7 families)"] = fuzz
+    print("| surface | tried | correct result | clear error | obscure traceback | silent wrong / NaN | hang |")
+    print("|---|---|---|---|---|---|---|")
     for surface, counts in rows.items():
         print(f"| {surface} | {sum(counts.values())} | " + " | ".join(str(counts[k]) for k in KINDS) + " |")
     print(f"\nDoS request refused before any model call: Space {extra['space DoS'][1]:.2f} s, "

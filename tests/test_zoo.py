@@ -280,3 +280,17 @@ def test_modules_on_zoo_members(zoo, name):
     values = np.asarray(difficulty(TEXTS[:2], folder)["difficulty"])
     assert np.isfinite(values).all()
     np.testing.assert_allclose(result["difficulty"], values, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["t5", "bert", "roberta", "gpt2", "xlnet"])
+def test_special_token_strings_in_user_text_are_plain_text(clfs, name):
+    """'</s>', '[SEP]', '<|endoftext|>' written in a text are characters, not control tokens: a T5 batch with one
+    such text no longer fails ('All examples must have the same number of <eos> tokens'), and no token of the
+    text is a special token (so nothing in it is unmaskable or moves a head that finds its token by id)."""
+    clf = clfs[name]
+    text = "a </s> [SEP] <|endoftext|> <sep> film"
+    probs = clf.predict_proba([text, "a film"])
+    np.testing.assert_allclose(probs[0], clf.predict_proba([text])[0], rtol=1e-5, atol=1e-6)
+    enc = clf.word_encoding(text)
+    special = set(clf.tokenizer.all_special_ids) - {clf.tokenizer.unk_token_id}
+    assert not any(int(i) in special for i, w in zip(enc.input_ids, enc.word_ids) if w >= 0)

@@ -120,7 +120,11 @@ class WordView:
             return self._tokenize(texts, pairs, offsets)
 
     def _tokenize(self, texts: list[str], pairs: list[str] | None, offsets: bool = False):
-        kwargs = dict(add_special_tokens=True, return_offsets_mapping=offsets, return_token_type_ids=self.uses_token_types)
+        # user text is text: "[SEP]", "</s>" or "<|endoftext|>" written in it are split as plain characters, never
+        # read as the tokenizer's control tokens (a forged separator or eos would move heads that find their token
+        # by id -- BART / T5 refuse a batch whose rows have different eos counts -- and could not be masked)
+        kwargs = dict(add_special_tokens=True, return_offsets_mapping=offsets, return_token_type_ids=self.uses_token_types,
+                      split_special_tokens=True)
         call = self.tokenizer
         encoded = call(texts, pairs, truncation=False, **kwargs) if pairs is not None else call(texts, truncation=False, **kwargs)
         too_long = [i for i, ids in enumerate(encoded["input_ids"]) if len(ids) > self.max_length]
@@ -135,9 +139,23 @@ class WordView:
             for j, i in enumerate(too_long):
                 for key in encoded.keys():
                     encoded[key][i] = trunc[key][j]
-                if offsets:
+                if getattr(encoded, "_encodings", None) is not None:  # offsets, sequence ids of the cut row
                     encoded._encodings[i] = trunc._encodings[j]
+        self._no_control_tokens(encoded)
         return encoded
+
+    def _no_control_tokens(self, encoded) -> None:
+        """Text tokens that are still a special token's id (a SentencePiece vocabulary may spell '</s>' from the
+        characters themselves) become the unk token, in place: only the tokenizer's own additions are control tokens."""
+        special = set(getattr(self.tokenizer, "all_special_ids", None) or [])
+        unk = self.tokenizer.unk_token_id
+        special.discard(unk)
+        if not special or unk is None or not getattr(self.tokenizer, "is_fast", False):
+            return
+        for i, ids in enumerate(encoded["input_ids"]):
+            for t, seq in zip(range(len(ids)), encoded.sequence_ids(i)):
+                if seq is not None and ids[t] in special:
+                    ids[t] = unk
 
     def word_encoding(self, text: str, text_pair: str | None = None) -> WordEncoding:
         """Token ids of one input and the word each token belongs to (cached)."""
