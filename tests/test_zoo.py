@@ -294,3 +294,53 @@ def test_special_token_strings_in_user_text_are_plain_text(clfs, name):
     enc = clf.word_encoding(text)
     special = set(clf.tokenizer.all_special_ids) - {clf.tokenizer.unk_token_id}
     assert not any(int(i) in special for i, w in zip(enc.input_ids, enc.word_ids) if w >= 0)
+
+
+# ----------------------------------------------------------------------------------------- the black-box form
+@pytest.mark.parametrize("name", ["bert", "roberta", "albert"])  # GPT-2 cannot score a text with every word deleted
+def test_a_plain_function_is_a_black_box_model_for_the_methods_without_gradients(clfs, name):
+    """texts -> probabilities (a scikit-learn pipeline, an endpoint): NAOPC with omission, LIME and Kernel SHAP
+    deleting words gives the numbers of the model itself (word deletion on the text = deleting the word's tokens,
+    for these tokenizers on these texts); FIM and gradient explainers refuse it naming why."""
+    from textxai.blackbox import FunctionClassifier
+    from textxai.fim.text import difficulty
+
+    ref = clfs[name]
+    texts = ["a wonderful film", "the plot was boring , i hated it !"]
+    box = as_classifier(lambda batch: ref.predict_proba(batch))
+    assert isinstance(box, FunctionClassifier) and box.num_labels == ref.num_labels
+    np.testing.assert_allclose(box.predict_proba(texts), ref.predict_proba(texts), rtol=1e-6, atol=1e-7)
+    for method in ("omission", "lime", "kernel_shap"):
+        got = textxai.load("naopc").compute(texts=texts, model=box, attribution_method=method, perturbation="delete")
+        want = textxai.load("naopc").compute(texts=texts, model=ref, attribution_method=method, perturbation="delete")
+        for key in ("comprehensiveness", "sufficiency"):
+            assert got[key] == pytest.approx(want[key], rel=1e-4, abs=1e-6), (method, key)
+    with pytest.raises(TypeError, match="black-box function .* no input embeddings and no gradients"):
+        difficulty(texts, box)
+    with pytest.raises(TypeError, match="no gradients"):
+        textxai.load("naopc").compute(texts=texts, model=box, attribution_method="integrated_gradients")
+
+
+def test_black_box_masking_keeps_the_text_around_the_word():
+    seen = []
+
+    def fn(texts):
+        seen.extend(texts)
+        return np.tile([0.5, 0.5], (len(texts), 1))
+
+    box = as_classifier(fn, labels=["neg", "pos"])
+    box.masked_proba("  Hello,  world!", np.array([[False, True, False, False], [True, False, False, True]]))
+    assert seen[-2:] == ["  Hello[MASK]  world!", "  [MASK],  world[MASK]"]
+    assert box.class_index("pos") == 1
+
+
+@pytest.mark.parametrize("output, words", [
+    (lambda t: np.ones((len(t), 2)), "summing to 1"),
+    (lambda t: np.full((len(t), 2), np.nan), "NaN or inf"),
+    (lambda t: np.ones((len(t) + 1, 2)) / 2, "returned shape"),
+    (lambda t: "positive", "expected class probabilities"),
+    (lambda t: 1 / 0, "ZeroDivisionError"),
+])
+def test_a_black_box_that_returns_no_probabilities_is_named(output, words):
+    with pytest.raises(ValueError, match=words):
+        as_classifier(output, labels=["a", "b"]).predict_proba(["a text"])

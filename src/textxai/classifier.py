@@ -597,16 +597,15 @@ class TextClassifier:
         from textxai.validation import check_labels, check_list
 
         values = check_list(labels, name)
-        if n is not None and len(values) != n:
-            raise ValueError(f"{name} has {len(values)} items but there are {n} examples: expected one label per example")
-        numeric = self._numeric_label_names
-        if not numeric and not any(isinstance(v, str) for v in values):
+        if not self._numeric_label_names and not any(isinstance(v, str) for v in values):
             return check_labels(values, name, n, self.num_labels)
         out = np.empty(len(values), dtype=np.int64)
         for i, value in enumerate(values):
             if isinstance(value, (bool, np.bool_)):
                 raise TypeError(f"{name}[{i}]={value!r} (bool): expected a class index or a label name")
             out[i] = self.class_index(value, f"{name}[{i}]")
+        if n is not None and len(values) != n:
+            raise ValueError(f"{name} has {len(values)} items but there are {n} examples: expected one label per example")
         return out
 
     @property
@@ -994,7 +993,9 @@ def as_classifier(model, tokenizer=None, device=None, safe=None, **kwargs) -> Te
     reused only while its files are unchanged (:func:`textxai.loading.folder_fingerprint`: name, size and
     modification time of each file), so a training loop that saves a new checkpoint there gets the new model.
     ``safe``: a :class:`textxai.loading.SafeLoad` (hosted mode: a name a visitor gave) loads ``model`` (a name)
-    under its rules; the demo models, built locally, are shared with plain loads.
+    under its rules; the demo models, built locally, are shared with plain loads. A plain function from texts to
+    class probabilities is a black-box model (:class:`textxai.blackbox.FunctionClassifier`; ``kwargs``: its
+    ``labels``, ``mask_token``...): every method that needs no gradients takes it.
     """
     if isinstance(model, TextClassifier):
         return model
@@ -1002,6 +1003,10 @@ def as_classifier(model, tokenizer=None, device=None, safe=None, **kwargs) -> Te
         raise ValueError("model=None: expected a classifier (Hub id, folder, loaded model, pipeline or 'textxai/demo-sentiment')")
     if safe is not None:
         return _load_safe(model, device, safe)
+    if _is_plain_function(model):  # a black box: texts -> probabilities (textxai.blackbox)
+        from textxai.blackbox import FunctionClassifier
+
+        return FunctionClassifier(model, **kwargs)
     if isinstance(model, str) and tokenizer is None and not kwargs:
         from textxai.loading import folder_fingerprint
 
@@ -1011,6 +1016,13 @@ def as_classifier(model, tokenizer=None, device=None, safe=None, **kwargs) -> Te
         # a local folder rewritten since it was loaded (a training loop saved a new checkpoint): loaded again
         return _NAMED.get_or_create(key, lambda: TextClassifier(name, device=device), stamp=folder_fingerprint(name))
     return TextClassifier(model, tokenizer, device, **kwargs)
+
+
+def _is_plain_function(model) -> bool:
+    """A callable that is neither a transformers model, a pipeline, a tuple nor a name: a black-box function."""
+    if isinstance(model, (str, tuple, torch.nn.Module)) or not callable(model):
+        return False
+    return not (hasattr(model, "task") and hasattr(model, "model") and hasattr(model, "tokenizer"))
 
 
 def _load_safe(name, device, safe) -> TextClassifier:

@@ -111,7 +111,7 @@ def difficulty(
         allv[idx] = r.all_eigenvalues.cpu().numpy()
         probs[idx] = r.probs.cpu().numpy()
         if return_eigenvector or keep_eigenvectors:
-            V = r.eigenvectors.detach().float().cpu().numpy()
+            V = r.eigenvectors.detach().cpu().numpy()  # float32 at least (fisher_eigen), float64 kept
             keep = mask.cpu().numpy()
             for row, i in enumerate(idx):
                 words[i] = list(enc.words[row])
