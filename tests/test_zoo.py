@@ -303,7 +303,7 @@ def test_a_plain_function_is_a_black_box_model_for_the_methods_without_gradients
     deleting words gives the numbers of the model itself (word deletion on the text = deleting the word's tokens,
     for these tokenizers on these texts); FIM and gradient explainers refuse it naming why."""
     from textxai.attribution import word_attributions
-    from textxai.blackbox import FunctionClassifier
+    from textxai.classifier import FunctionClassifier
     from textxai.fim.text import difficulty
 
     ref = clfs[name]
