@@ -84,6 +84,18 @@ def test_no_internal_work_item_numbers_in_user_facing_pages():
         assert not hits, f"{page.relative_to(ROOT)} names internal work items: {hits}"
 
 
+def test_readme_is_read_in_five_minutes_and_opens_with_the_two_commands():
+    readme = ROOT / "README.md"
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200, f"README.md has {len(lines)} lines: move the substance into docs/"
+    lang, code, _, _ = blocks(readme)[0]
+    commands = [line.split("#")[0].strip() for line in code.splitlines()]
+    assert lang == "bash" and commands[:2] == ["make demo", "make test"]
+    for page in ("docs/guides/audit.md", "docs/guides/training.md", "docs/guides/spaces.md", "docs/guides/accelerate.md",
+                 "docs/guides/models.md", "docs/performance.md"):
+        assert f"]({page})" in "\n".join(lines), f"README.md does not link {page}"
+
+
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
     from textxai import demo
