@@ -5,7 +5,9 @@ A block runs in a fresh folder holding ``reviews.jsonl`` (12 held-out reviews of
 ``text`` and ``label``) and links to the repository's ``examples/``, ``spaces/``, ``metrics/`` and
 ``measurements/``. The ``python`` blocks of one page run in order in one namespace (a ``>>>`` block is a doctest:
 it must print what it shows); ``bash`` blocks run with ``bash -euo pipefail``, the venv's ``textxai`` and
-``python`` first on PATH. One HTML comment on the line above a block says how it runs (invisible once rendered):
+``python`` first on PATH, except a block of plain commands (``textxai ...``, ``ls``, ``head``: no pipes, no
+variables), whose ``textxai`` commands run in this process through ``textxai.cli.main`` (the same parser and
+code, without starting Python and loading torch again for each). One HTML comment on the line above a block says how it runs (invisible once rendered):
 
 - ``<!-- docs-test: extra=spaces -->``: needs that extra (its packages missing: skipped, naming it);
 - ``<!-- docs-test: slow REASON -->``: takes minutes, runs in ``make docs`` (TEXTXAI_DOCS_SLOW=only; =1 runs every
@@ -22,7 +24,7 @@ import importlib.util
 import json
 import os
 import re
-import shutil
+import shlex
 import subprocess
 import sys
 import time
@@ -78,6 +80,14 @@ def test_every_block_is_code_to_run_or_says_what_it_is():
                 assert mark[6:] in EXTRAS, f"{where}: {mark!r}: expected one of {sorted(EXTRAS)}"
 
 
+def test_plain_command_blocks_are_told_from_shell_scripts():
+    assert plain_commands("textxai list\ntextxai run naopc --model m \\\n    --data d.jsonl  # a comment\nls out\n") == [
+        ["textxai", "list"], ["textxai", "run", "naopc", "--model", "m", "--data", "d.jsonl"], ["ls", "out"]]
+    for script in ("textxai list | head", "python -c 'print(1)'", 'textxai publish x --token "$HF_TOKEN"',
+                   "if textxai list; then exit 1; fi", "textxai list > out.txt"):
+        assert plain_commands(script) is None, script
+
+
 def test_no_internal_work_item_numbers_in_user_facing_pages():
     for page in PAGES:
         hits = INTERNAL.findall(page.read_text(encoding="utf-8"))
@@ -118,6 +128,41 @@ def _bash_env() -> dict:
     return env
 
 
+PLAIN = {"textxai", "ls", "head"}
+SHELL = re.compile(r"[|&;<>$`()]")
+
+
+def plain_commands(code: str) -> list[list[str]] | None:
+    """The argv of each command of a bash block made only of plain commands, else None (run it with bash)."""
+    commands = []
+    for line in code.replace("\\\n", " ").splitlines():
+        argv = shlex.split(line, comments=True)
+        if not argv:
+            continue
+        if argv[0] not in PLAIN or SHELL.search(line.split("#")[0]):
+            return None
+        commands.append(argv)
+    return commands
+
+
+def _run_bash(code: str, folder: Path, where: str) -> None:
+    from textxai import cli
+
+    commands = plain_commands(code)
+    if commands is None:
+        done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=folder, env=_bash_env(),
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, f"{where}: the bash block exits {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        return
+    for argv in commands:
+        if argv[0] == "textxai":
+            status = cli.main(argv[1:])   # errors raise here (one_line_errors=False): the traceback is the report
+            assert status == 0, f"{where}: {shlex.join(argv)} exits {status}"
+        else:
+            done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, f"{where}: {shlex.join(argv)} exits {done.returncode}: {done.stderr[-500:]}"
+
+
 def _missing_extra(mark: str) -> str | None:
     if not mark.startswith("extra="):
         return None
@@ -146,9 +191,7 @@ def test_every_code_block_runs_as_written(page, folder):
             continue
         started = time.perf_counter()
         if lang == "bash":
-            done = subprocess.run(["bash", "-euo", "pipefail", "-c", code], cwd=folder, env=_bash_env(),
-                                  capture_output=True, text=True, timeout=900)
-            assert done.returncode == 0, f"{where}: the bash block exits {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            _run_bash(code, folder, where)
         elif code.lstrip().startswith(">>>"):
             test = doctest.DocTestParser().get_doctest(code, namespace, where, str(page), line)
             runner.run(test, clear_globs=False)
