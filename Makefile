@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 OFFLINE := HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 PYTEST_ARGS ?=
 
-.PHONY: demo test fuzz bench wheel release-check clean
+.PHONY: demo test fuzz docs bench wheel release-check clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,12 @@ test: $(VENV)/.installed   # the test files and the library's doctests
 
 fuzz: $(VENV)/.installed   # the zoo fuzzer (tests/test_fuzz_zoo.py) with fresh seeds and 200 examples per property
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) TEXTXAI_FUZZ=deep $(BIN)/python -m pytest tests/test_fuzz_zoo.py -q $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
+# the documentation site (mkdocs.yml): built offline into site/ with warnings as errors, then the docs' code blocks
+# marked slow (minutes each: training, the whole audit, the packaged LM) and the built site in a browser
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(OFFLINE) $(BIN)/mkdocs build --strict
+	export HF_HOME=$$(mktemp -d) && $(OFFLINE) TEXTXAI_DOCS_SLOW=only $(BIN)/python -m pytest tests/test_docs.py -q $(PYTEST_ARGS); \
+	  status=$$?; rm -rf $$HF_HOME; exit $$status
 
 BENCH_ARGS ?=
 bench: $(VENV)/.installed   # one table against the real peers (bench/report.py); BENCH_ARGS=--quick for a smoke run
@@ -44,4 +50,4 @@ release-check: $(VENV)/.installed
 	  status=$$?; rm -rf $$HF_HOME; exit $$status
 
 clean:
-	rm -rf $(VENV) build dist demo-output src/*.egg-info
+	rm -rf $(VENV) build dist demo-output site src/*.egg-info
