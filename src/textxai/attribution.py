@@ -322,7 +322,8 @@ def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, options: 
 # n_samples="auto" (lime, kernel_shap): the masks come in rounds of ROUND_SAMPLES as antithetic pairs, a mask and its
 # complement. LIME's k ~ U{1..n} removed words and Kernel SHAP's Shapley kernel are both symmetric under k <-> n - k,
 # so every row still follows the method's own distribution (and the surrogate estimates the method's own scores);
-# the sizes of a round are stratified over that distribution. A text stops after the first round where
+# the sizes of a round are stratified over that distribution. A text stops after the first round (with at least
+# 2 (n + 1) rows for n words: the sandwich below needs them) where
 #  (a) its top-k words are settled: 64 draws from the estimated sampling distribution of its scores (the sandwich
 #      covariance of the surrogate over its pairs) share >= STABLE_TOP_K of their top-k words with it, on average; or
 #  (b) its scores are as precise as the method's default count of independent samples (lime 5,000) makes them: the
@@ -392,7 +393,10 @@ def sampling_settled(present: np.ndarray, y: np.ndarray, weights: np.ndarray, al
     rows = xc * (weights * (yc - xc @ beta))[:, None]  # each row's term of the surrogate's estimating equation
     pairs = np.zeros((int(pair.max()) + 1, x.shape[1]))
     np.add.at(pairs, pair, rows)
-    cov_pairs = inverse @ (pairs.T @ pairs) @ inverse
+    # the fitted residuals are smaller than the true ones by the surrogate's degrees of freedom (n rows, p words:
+    # the hat matrix's trace): the sandwich is scaled by n / (n - p) (HC1), and needs n >= 2p (callers check)
+    dof = len(y) / max(len(y) - x.shape[1] - 1, 1)
+    cov_pairs = dof * inverse @ (pairs.T @ pairs) @ inverse
     k = min(top_k, x.shape[1])
     top = np.argsort(-beta, kind="stable")[:k]
     scale = np.sqrt(np.clip(np.diag(cov_pairs), 0, None))
@@ -405,7 +409,7 @@ def sampling_settled(present: np.ndarray, y: np.ndarray, weights: np.ndarray, al
     if shared >= STABLE_TOP_K:
         return "settled"
     best = np.argsort(-beta, kind="stable")[: 2 * k]
-    cov_rows = inverse @ (rows.T @ rows) @ inverse
+    cov_rows = dof * inverse @ (rows.T @ rows) @ inverse
     if np.diag(cov_pairs)[best].sum() <= np.diag(cov_rows)[best].sum() * len(y) / default_samples:
         return "precise"
     return None
@@ -462,9 +466,13 @@ def _adaptive_sampling(clf: TextClassifier, texts, pairs, targets, options: Samp
             s["pair"].append(np.tile(np.arange(n_pairs), 2) + n_round * (ROUND_SAMPLES // 2))
             present, y = np.concatenate(s["present"]), np.concatenate(s["y"])
             weights, alpha = options.weights(present)
-            stopped = "limit" if len(present) + 2 > limit else sampling_settled(
-                present, y, weights, alpha, np.concatenate(s["pair"]), top_k, limit,
-                np.random.default_rng([options.seed, n_round]))
+            if len(present) + 2 > limit:
+                stopped = "limit"
+            elif len(present) < 2 * (encodings[i].n_words + 1) and len(s["known"]) < 1 << min(encodings[i].n_words, 62):
+                stopped = None  # the sandwich needs rows >= 2 p (unless every mask of the text is known)
+            else:
+                stopped = sampling_settled(present, y, weights, alpha, np.concatenate(s["pair"]), top_k, limit,
+                                           np.random.default_rng([options.seed, n_round]))
             if stopped is None:
                 still.append(i)
             else:
