@@ -541,8 +541,11 @@ def test_paired_samples_follow_the_method_s_distribution():
 def test_auto_samples_repeat_under_seed_and_do_not_depend_on_the_batch_size(roberta_clf, monkeypatch, method):
     from textxai import attribution
 
+    import dataclasses
+
     monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # batch_size rows exactly
     monkeypatch.setattr(attribution, "_EXPLANATIONS", attribution.LRUCache(0))  # every run computes
+    monkeypatch.setitem(attribution.REGISTRY, method, dataclasses.replace(attribution.REGISTRY[method], default_samples=1000))
     texts = TEXTS + ["an utterly dull , long and pointless film with one fine scene near the end"]
     runs = [attribution.sampling_explanations(texts, roberta_clf, method, seed=3, batch_size=bs, n_samples="auto",
                                               precision="float32") for bs in (1, 64, 64)]
