@@ -7,6 +7,8 @@ Sets (demo sentiment model; word and token features each):
 - ``project``: the project's 20 texts of 10-40 words (report.beam_problems; tokens: the first 40);
 - ``sst2`` / ``yelp``: the NAOPC authors' own short texts (../shared/reference/naopc/data, <= 12 words);
 - ``long``: real texts of 40-80 words (real_texts.reviews_of_words: CEval IMDb reviews; tokens: the first 80).
+- ``longer``: real texts of 100-200 words (one of 100 words unless --count says more: the authors' B=5 asks ~5 N^2
+  model inputs per text; tokens: the first 100).
 - ``stored``: the authors' own model outputs of EVERY word subset of those SST-2 / Yelp texts (three BERT
   models, ../shared/reference/naopc/results/permutation_outputs): no model runs, the counts and limits are exact.
 
@@ -33,7 +35,7 @@ from real_texts import reference_dir, reviews_of_words  # noqa: E402
 from authors_beam import authors_beam  # noqa: E402
 from report import CachedScores, beam_problems, versus_authors  # noqa: E402
 
-SETS = ("project", "sst2", "yelp", "long", "stored")
+SETS = ("project", "sst2", "yelp", "long", "longer", "stored")
 STORED_MODELS = ("bert-base-uncased-SST-2", "bert-base-uncased-imdb", "bert-base-uncased-yelp-polarity")
 FEATURES = ("words", "tokens")
 
@@ -79,6 +81,10 @@ def problems(clf, name: str, features: str, store: dict, count: int | None = Non
     elif name == "long":
         lengths = np.linspace(40, 80, count or 5).round().astype(int)
         texts, cap = [reviews_of_words(clf, int(n), 1, offset=i)[0] for i, n in enumerate(lengths)], 80
+    elif name == "longer":  # the authors' B=5 asks ~5 N^2 inputs per text (50,000 at N=100): one text unless asked
+        lengths = np.linspace(100, 200, count or 1).round().astype(int)
+        texts = [reviews_of_words(clf, int(n), 1, offset=i)[0] for i, n in enumerate(lengths)]
+        cap = 200 if features == "words" else 100
     else:
         raise ValueError(f"set={name!r}: expected one of {SETS}")
     out = []

@@ -375,6 +375,50 @@ def lime_rows(clf, per_group: int, samples: tuple[int, ...], long_words: int = 2
     return rows
 
 
+def lime_auto_row(clf, n_texts: int, n_words: int = 200, batch_size: int = 32, perturbation: str = "delete",
+                  seeds: tuple[int, ...] = (0, 1)) -> Row:
+    """LIME with ``n_samples="auto"`` (paired masks, stopped per text) against the lime package at its default 5,000
+    samples on ``n_texts`` real reviews of ``n_words`` words: model inputs, and the top-5 overlap of ours with lime
+    (mean over lime's ``seeds``) next to lime's own seed-to-seed overlap; ours in float32 (the algorithm's gain) and
+    at the default precision. On 200 words no two random masks coincide: lime's inputs are its samples."""
+    from real_texts import reviews_of_words, source
+
+    from textxai.attribution import REGISTRY, sampling_explanations
+
+    texts = reviews_of_words(clf, n_words, n_texts)
+    targets = clf.predict(texts).tolist()
+    default = REGISTRY["lime"].default_samples
+    start = time.perf_counter()
+    peer = [lime_peer(clf, texts, targets, default, seed, batch_size, perturbation) for seed in seeds]
+    t_peer = (time.perf_counter() - start) / len(seeds)
+    pairs = [(a, b) for i, a in enumerate(peer) for b in peer[i + 1:]]
+    s2s = np.mean([top5_overlap(a, b) for a, b in pairs])
+    ours, seconds = {}, {}
+    for precision in ("float32", "auto"):
+        start = time.perf_counter()
+        ours[precision] = sampling_explanations(texts, clf, "lime", target=targets, n_samples="auto",
+                                                perturbation=perturbation, precision=precision, batch_size=batch_size)
+        seconds[precision] = time.perf_counter() - start
+
+    def overlap(run):
+        return np.mean([top5_overlap([e.scores for e in run], p) for p in peer])
+
+    def inputs(run):
+        return sum(e.inputs for e in run)
+
+    f32, auto = ours["float32"], ours["auto"]
+    peer_inputs = default * len(texts)  # 200-word masks never coincide (lime_distinct_masks)
+    return Row(f"LIME n_samples='auto' vs lime's {default:,}, {len(texts)} texts of {n_words} words ({source()}), "
+               f"perturbation={perturbation}",
+               f"lime package {default:,} samples (model inputs; top-5 overlap seed to seed)",
+               f"{peer_inputs:,} ({t_peer:.0f} s); seed-to-seed {s2s:.2f}",
+               f"float32: {inputs(f32):,} inputs (per text {'/'.join(str(e.samples) for e in f32)} samples, stopped "
+               f"{'/'.join(e.stopped for e in f32)}; {seconds['float32']:.0f} s), top-5 overlap with lime "
+               f"{overlap(f32):.2f}; default ({clf.resolve_precision('auto')}): {inputs(auto):,} inputs, overlap "
+               f"{overlap(auto):.2f} ({seconds['auto']:.0f} s)",
+               f"{peer_inputs / inputs(f32):.2f}x fewer inputs (float32)")
+
+
 def kernel_shap_row(clf, n_texts: int, n_samples: int, batch_size: int = 128) -> Row:
     import torch
     from captum.attr import KernelShap
@@ -404,6 +448,30 @@ def kernel_shap_row(clf, n_texts: int, n_samples: int, batch_size: int = 128) ->
                f"{t_ours:.1f} ({clf.resolve_precision('auto')})", f"{t_peer / t_ours:.2f}x faster")
 
 
+# ---------------------------------------------------------------------------------------------- audit
+def audit_row(n_reviews: int, limit_minutes: float = 10.0) -> Row:
+    """The default audit of the first ``n_reviews`` IMDb reviews (bench/bench_audit.py --imdb N, a fresh cache) against
+    issue 42's limit: 10 minutes for 200 reviews on 2 cores (scaled by N / 200 for a smaller run)."""
+    import tempfile
+
+    from bench_audit import heldout
+
+    from textxai.cli import main as textxai
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder)
+        command = ["audit", "--model", "textxai/demo-sentiment", "--data", str(heldout(out, None, n_reviews)),
+                   "--label-column", "label", "--output", str(out), "--no-progress"]
+        start = time.perf_counter()
+        assert textxai(command) == 0
+        seconds = time.perf_counter() - start
+        counted = sum(json.loads(f.read_text())["evaluations"] for f in (out / ".audit-cache").glob("model-*.json"))
+    limit = limit_minutes * 60 * n_reviews / 200
+    return Row(f"audit, default options, {n_reviews} IMDb reviews (bench_audit.py --imdb {n_reviews})",
+               f"issue 42's limit: 10 min per 200 reviews on 2 cores (s)", f"{limit:.0f}",
+               f"{seconds:.0f} s, {counted:,} model evaluations", f"{limit / seconds:.2f}x the limit")
+
+
 # ---------------------------------------------------------------------------------------------- table
 def render(rows: list[Row], markdown: bool) -> str:
     head = ("workload", "peer", "peer's figure", "ours", "ratio")
@@ -421,10 +489,12 @@ def main(argv=None):
     parser.add_argument("--quick", action="store_true", help="a smoke run: few texts and samples (about 2 min)")
     parser.add_argument("--texts", type=int, default=None, help="NAOPC beam texts per feature kind (default 20, the issue's run)")
     parser.add_argument("--lime-texts", type=int, default=None, help="LIME held-out texts per length bucket (default 3)")
+    parser.add_argument("--lime-auto-texts", type=int, default=3, help="200-word reviews of the LIME 'auto' row (3)")
+    parser.add_argument("--audit-reviews", type=int, default=200, help="IMDb reviews of the audit row (200)")
     parser.add_argument("--toki-texts", type=int, default=200, help="TOKI training texts explained (the issue's 200)")
     parser.add_argument("--markdown", action="store_true", help="print the table as markdown (README)")
     parser.add_argument("--skip", nargs="*", default=[], choices=[
-        "beam", "beam-sets", "tradeoff", "ceilings", "exact", "lime", "shap", "toki", "fim", "ceval", "inconsistency", "lm"])
+        "beam", "beam-sets", "tradeoff", "ceilings", "exact", "lime", "lime-auto", "shap", "toki", "fim", "ceval", "inconsistency", "lm", "audit"])
     args = parser.parse_args(argv)
     quick = args.quick
     import bench_ceval
@@ -443,12 +513,14 @@ def main(argv=None):
         "lm": lambda: [bench_lm.report_row(8 if quick else 32, 2 if quick else 8)] if bench_lm.L.packaged_lm_file() else [],
         "exact": lambda: [naopc_exact_row(clf, 8 if quick else 10)],
         "shap": lambda: [kernel_shap_row(clf, 1, 100 if quick else 500)],
+        "lime-auto": lambda: [lime_auto_row(clf, 1 if quick else args.lime_auto_texts, 16 if quick else 200)],
         "lime": lambda: lime_rows(clf, args.lime_texts or (1 if quick else 2), (300,) if quick else (1000, 5000),
                                   40 if quick else 200),
         "toki": lambda: [toki_row(clf, 2 if quick else args.toki_texts, 300 if quick else 5000)],
         "beam": lambda: naopc_beam_rows(clf, args.texts or (2 if quick else 20)),
-        "beam-sets": lambda: naopc_set_rows(clf, ["stored"] if quick else ["stored", "sst2", "yelp", "long"],
+        "beam-sets": lambda: naopc_set_rows(clf, ["stored"] if quick else ["stored", "sst2", "yelp", "long", "longer"],
                                             None if not quick else 2),
+        "audit": lambda: [audit_row(5 if quick else args.audit_reviews)],
         "tradeoff": lambda: notes.append(naopc_tradeoff(clf, 1 if quick else 3)) or [],
         "ceilings": lambda: notes.append(naopc_ceilings()) or [],
     }
@@ -458,7 +530,12 @@ def main(argv=None):
             if name in args.skip:
                 continue
             began = time.perf_counter()
-            new = run()
+            try:
+                new = run()
+            except Exception as error:  # one broken workload must not cost the others (the note names it)
+                notes.append(f"FAILED {name!r}: {type(error).__name__}: {error}")
+                print(notes[-1], file=sys.stderr, flush=True)
+                continue
             rows += new
             for r in new:  # as they come (a long run keeps what it measured)
                 print(f"[{name} {time.perf_counter() - began:.0f} s] {r.workload} | {r.peer} | {r.peer_figure} | {r.ours} | "

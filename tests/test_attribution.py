@@ -431,3 +431,160 @@ def test_seed_must_be_a_non_negative_integer(bert_clf, method, value, monkeypatc
     monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
     with pytest.raises(ValueError, match=r"seed=.*expected a non-negative integer"):
         word_attributions(["a good film"], bert_clf, method, n_samples=20, seed=value)
+
+
+# ------------------------------------------------------------------------------ adaptive sample count (auto)
+class LinearConfig(PretrainedConfig):
+    model_type = "textxai-linear"
+
+
+class LinearProbabilityModel(PreTrainedModel):
+    """p(class 1) = 0.1 + sum over present tokens of (e . u)^2: an exactly additive probability of the words."""
+
+    config_class = LinearConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.emb = torch.nn.Embedding(config.vocab_size, 4)
+        self.register_buffer("u", torch.tensor([0.5, 0.5, 0.5, 0.5]))
+
+    def _init_weights(self, module):
+        pass
+
+    def get_input_embeddings(self):
+        return self.emb
+
+    def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, inputs_embeds=None, **kwargs):
+        e = self.emb(input_ids) if inputs_embeds is None else inputs_embeds
+        p = (0.1 + (((e @ self.u) ** 2) * attention_mask).sum(1)).double()
+        return SequenceClassifierOutput(logits=torch.stack([torch.log1p(-p), torch.log(p)], -1).float())
+
+
+@pytest.fixture(scope="module")
+def additive(bert_parts):
+    _, tokenizer = bert_parts
+    weights = {"great": 0.2, "film": 0.15, "good": 0.1, "movie": 0.07, "bad": 0.04, "love": 0.02}  # sums to 0.58
+    model = LinearProbabilityModel(LinearConfig(num_labels=2, vocab_size=len(tokenizer)))
+    with torch.no_grad():
+        model.emb.weight.zero_()
+        for word, w in weights.items():
+            model.emb.weight[tokenizer.convert_tokens_to_ids(word)] = np.sqrt(w) * model.u  # (e.u)^2 = w
+    filler = "the a was and not i it is man play run jump do sleep outside nobody food service".split()  # weightless
+    rng = np.random.default_rng(0)
+    words = list(weights) + [filler[i] for i in rng.integers(0, len(filler), 34)]  # 40 words, 34 of them weightless
+    text = " ".join(words[i] for i in rng.permutation(len(words)))
+    return TextClassifier((model, tokenizer), device="cpu"), weights, text
+
+
+@pytest.mark.parametrize("method", ["lime", "kernel_shap"])
+def test_auto_samples_stop_at_the_first_round_on_an_additive_model_and_rank_right(additive, method):
+    # p is exactly linear in the words present: no residual, the scores are known after one round of 250 samples
+    from textxai.attribution import ROUND_SAMPLES, sampling_explanations
+
+    clf, weights, text = additive
+    (exp,) = sampling_explanations([text], clf, method, target=1, n_samples="auto", perturbation="delete",
+                                   precision="float32")
+    words = clf.words(text)
+    assert (exp.stopped, exp.samples) == ("settled", ROUND_SAMPLES)
+    assert exp.inputs <= exp.samples
+    assert [words[j] for j in np.argsort(-exp.scores)[:5]] == list(weights)[:5]
+    if method == "kernel_shap":  # least squares of an exactly linear function: the weights themselves
+        expected = np.array([weights.get(w, 0.0) for w in words])
+        np.testing.assert_allclose(exp.scores, expected, atol=1e-5)
+
+
+def test_stopping_rule_on_constructed_samples(monkeypatch):
+    # rule (a): an exactly linear response is settled; the same with noise comparable to the top words' gaps is not;
+    # rule (b): a residual that is the same for a mask and its complement (even in the number of words present)
+    # cancels within each pair: precise with the true pairs, not with the pairs shuffled
+    from textxai import attribution
+    from textxai.attribution import paired_samples, sampling_settled
+
+    rng = np.random.default_rng(0)
+    n, n_pairs = 30, 250
+    beta = np.r_[np.linspace(0.3, 0.2, 5), np.full(n - 5, 0.19)]
+    present = paired_samples(rng, "kernel_shap", n, n_pairs)
+    pair = np.tile(np.arange(n_pairs), 2)
+    ones = np.ones(len(present))
+    linear = present @ beta
+
+    def rule(y, pairs=pair, k=5):
+        return sampling_settled(present, y, ones, 0.0, pairs, k, 1000, np.random.default_rng(1))
+
+    assert rule(linear) == "settled"
+    assert rule(linear + rng.normal(0, 0.5, len(present))) is None
+    even = 3.0 * ((present.sum(axis=1) - n / 2) / n) ** 2 * rng.choice([-1, 1], n_pairs)[pair]
+    assert rule(linear + even) == "settled"  # the even residual cancels within each pair: as if linear
+    monkeypatch.setattr(attribution, "STABLE_TOP_K", 1.01)  # rule (a) off: rule (b) alone
+    even = even + rng.normal(0, 0.01, len(present))
+    assert rule(linear + even) == "precise"
+    assert rule(linear + even, pairs=np.tile(rng.permutation(n_pairs), 2)[rng.permutation(2 * n_pairs)]) is None
+
+
+def test_paired_samples_follow_the_method_s_distribution():
+    # LIME: n - k present, k ~ U{1..n}; Kernel SHAP: k present with p ~ (n-1) / (k (n-k)); every row a mask's complement
+    from textxai.attribution import paired_samples
+
+    n = 6
+    lime = paired_samples(np.random.default_rng(0), "lime", n, 3000)
+    assert (lime[:3000] == ~lime[3000:]).all()
+    base = lime[:3000].sum(axis=1)  # present = n - removed: 0..n-1 each with probability 1/n, stratified
+    assert np.bincount(base, minlength=n).tolist() == [500] * n
+    shap = paired_samples(np.random.default_rng(0), "kernel_shap", n, 3000)
+    k = np.arange(1, n)
+    p = (n - 1) / (k * (n - k))
+    np.testing.assert_allclose(np.bincount(shap[:3000].sum(axis=1), minlength=n)[1:] / 3000, p / p.sum(), atol=1e-3)
+    assert (shap[:3000] == ~shap[3000:]).all()
+
+
+@pytest.mark.parametrize("method", ["lime", "kernel_shap"])
+def test_auto_samples_repeat_under_seed_and_do_not_depend_on_the_batch_size(roberta_clf, monkeypatch, method):
+    from textxai import attribution
+
+    import dataclasses
+
+    monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # batch_size rows exactly
+    monkeypatch.setattr(attribution, "_remembered", lambda clf, texts, pairs, targets, settings, compute: compute(
+        np.arange(len(texts))))  # every run computes
+    monkeypatch.setitem(attribution.REGISTRY, method, dataclasses.replace(attribution.REGISTRY[method], default_samples=1000))
+    texts = TEXTS + ["an utterly dull , long and pointless film with one fine scene near the end"]
+    runs = [attribution.sampling_explanations(texts, roberta_clf, method, seed=3, batch_size=bs, n_samples="auto",
+                                              precision="float32") for bs in (1, 64, 64)]
+    for run in runs[1:]:
+        for a, b in zip(run, runs[0]):
+            assert (a.samples, a.inputs, a.stopped) == (b.samples, b.inputs, b.stopped)
+            np.testing.assert_allclose(a.scores, b.scores, atol=1e-6)
+    other = attribution.sampling_explanations(texts, roberta_clf, method, seed=4, n_samples="auto", precision="float32")
+    assert any(not np.array_equal(a.scores, b.scores) for a, b in zip(runs[0], other) if len(a.scores) > 1)  # other masks
+
+
+def test_samples_and_inputs_reported_are_what_runs(bert_clf, monkeypatch):
+    from textxai import attribution
+    from textxai.classifier import TextClassifier
+
+    monkeypatch.setattr(attribution, "_remembered", lambda clf, texts, pairs, targets, settings, compute: compute(
+        np.arange(len(texts))))
+    rows = []
+    real = TextClassifier._proba_of_rows
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda self, r, *a, **k: rows.append(len(r)) or real(self, r, *a, **k))
+    texts = ["the plot was thin but the acting was wonderful and the music lovely", "bad"]
+    for options in ({"n_samples": 300}, {"n_samples": "auto"}, {"n_samples": "auto", "top_k": 2}):
+        rows.clear()
+        got = attribution.sampling_explanations(texts, bert_clf, "lime", target=[0, 0], precision="float32", **options)
+        assert sum(rows) == sum(e.inputs for e in got)
+        for e, text in zip(got, texts):
+            assert len(e.scores) == len(bert_clf.words(text)) and 0 < e.inputs <= e.samples <= 5000
+            if options["n_samples"] == 300:
+                assert (e.samples, e.stopped) == (300, "fixed")
+            else:
+                assert e.samples % attribution.ROUND_SAMPLES == 0 and e.stopped in ("settled", "precise", "limit")
+    assert got[1].inputs == 2  # one word: the intact text and the empty one
+
+
+@pytest.mark.parametrize("options, match", [({"n_samples": "many"}, "n_samples='many'"),
+                                            ({"n_samples": "auto", "top_k": 0}, "top_k=0"),
+                                            ({"n_samples": 100, "top_k": 3}, "top_k=3")])
+def test_auto_sample_options_are_checked_before_the_model(bert_clf, monkeypatch, options, match):
+    monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda *a, **k: pytest.fail("the model was called"))
+    with pytest.raises(ValueError, match=match):
+        word_attributions(["a good film"], bert_clf, "lime", target=0, **options)

@@ -61,9 +61,9 @@ REGISTRY: dict[str, AttributionMethod] = {m.name: m for m in (
                       ("perturbation", "precision")),
     AttributionMethod("lime", "sampling", "LIME as the lime package's text explainer: word-presence samples, cosine "
                       "kernel of width 0.25, weighted ridge (alpha 1); n_samples=5000 as TOKI",
-                      ("n_samples", "perturbation", "kernel_width", "precision"), 5000),
+                      ("n_samples", "perturbation", "kernel_width", "precision", "top_k"), 5000),
     AttributionMethod("kernel_shap", "sampling", "Kernel SHAP: Shapley-kernel coalition sampling, least squares "
-                      "(as captum KernelShap); n_samples=1000", ("n_samples", "perturbation", "precision"), 1000),
+                      "(as captum KernelShap); n_samples=1000", ("n_samples", "perturbation", "precision", "top_k"), 1000),
 )}
 METHODS = tuple(REGISTRY)
 GRADIENT_METHODS = tuple(name for name, m in REGISTRY.items() if m.family == "gradient")
@@ -274,6 +274,12 @@ class SamplingOptions:
         present = kernel_shap_samples(rng, n_words, self.n_samples)
         return present, np.ones(len(present)), 0.0
 
+    def weights(self, present: np.ndarray) -> tuple[np.ndarray, float]:
+        """The surrogate's row weights and ridge alpha for ``present`` (LIME's kernel; Kernel SHAP: uniform, 0)."""
+        if self.method == "lime":
+            return lime_weights(present, self.kernel_width), 1.0
+        return np.ones(len(present)), 0.0
+
 
 SAMPLES_PER_CALL = 1 << 15  # perturbed inputs per classifier call (several texts together; bounds memory)
 # Tokens per forward batch of perturbed inputs: batches of short inputs are filled up to this (inference only),
@@ -286,9 +292,10 @@ BATCH_TOKENS = 1 << 12
 
 
 def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, options: SamplingOptions, batch_size: int,
-                           progress: bool) -> list[np.ndarray]:
+                           progress: bool) -> list[tuple[np.ndarray, int]]:
+    """Each text's surrogate scores and its model inputs (distinct masks) at ``options.n_samples`` samples."""
     encodings = clf.word_encodings(texts, pairs)
-    out: list[np.ndarray] = [np.zeros(0)] * len(texts)
+    out: list[tuple[np.ndarray, int]] = [(np.zeros(0), 0)] * len(texts)
     chunks, chunk, size = [], [], 0
     for i in (i for i, e in enumerate(encodings) if e.n_words > 0):  # whole texts per call, <= SAMPLES_PER_CALL masks
         if chunk and size + options.n_samples > SAMPLES_PER_CALL:
@@ -305,9 +312,174 @@ def _sampling_attributions(clf: TextClassifier, texts, pairs, targets, options: 
                                       None if pairs is None else [pairs[i] for i in chunk], batch_size=batch_size,
                                       perturbation=options.perturbation, precision=options.precision,
                                       fill_tokens=BATCH_TOKENS)
-        for i, (present, weights, alpha), (_, inverse), p in zip(chunk, plans, uniques, probs):
+        for i, (present, weights, alpha), (unique, inverse), p in zip(chunk, plans, uniques, probs):
             y = p[:, int(targets[i])][inverse.reshape(-1)]
-            out[i] = weighted_ridge(present.astype(float), y, weights, alpha)
+            out[i] = (weighted_ridge(present.astype(float), y, weights, alpha), len(unique))
+    return out
+
+
+# ------------------------------------------------------------------------------- adaptive sample count
+# n_samples="auto" (lime, kernel_shap): the masks come in rounds of ROUND_SAMPLES as antithetic pairs, a mask and its
+# complement. LIME's k ~ U{1..n} removed words and Kernel SHAP's Shapley kernel are both symmetric under k <-> n - k,
+# so every row still follows the method's own distribution (and the surrogate estimates the method's own scores);
+# the sizes of a round are stratified over that distribution. A text stops after the first round (with at least
+# 2 (n + 1) rows for n words: the sandwich below needs them) where
+#  (a) its top-k words are settled: 64 draws from the estimated sampling distribution of its scores (the sandwich
+#      covariance of the surrogate over its pairs) share >= STABLE_TOP_K of their top-k words with it, on average; or
+#  (b) its scores are as precise as the method's default count of independent samples (lime 5,000) makes them: the
+#      estimated variance of its 2k highest scores over its pairs is at most the variance the same rows read as
+#      independent samples give, scaled from n rows to the default count (n / default);
+# or at the default count. bench/report.py measures it against the lime package (top-5 overlap with lime vs lime's
+# own seed-to-seed overlap, model inputs).
+ROUND_SAMPLES = 250
+STABLE_TOP_K = 0.95
+STABILITY_DRAWS = 64
+
+
+@dataclass
+class SamplingExplanation:
+    """One text's sampling explanation: ``scores`` per word, the ``samples`` (surrogate rows) it used and the model
+    ``inputs`` they cost (distinct masks; fewer than the samples on short texts), and why it ``stopped``: "fixed"
+    (n_samples given), "settled" (top-k stable), "precise" (as precise as the default count), "limit" (the default
+    count reached) or "empty" (a text without words)."""
+
+    scores: np.ndarray
+    samples: int
+    inputs: int
+    stopped: str = "fixed"
+
+    def copy(self) -> "SamplingExplanation":
+        return SamplingExplanation(np.array(self.scores, copy=True), self.samples, self.inputs, self.stopped)
+
+
+def paired_samples(rng: np.random.Generator, method: str, n_words: int, n_pairs: int) -> np.ndarray:
+    """``n_pairs`` presence masks of ``method`` ("lime" | "kernel_shap") then their complements ``[2 n_pairs, n]``:
+    the number of present words stratified over the method's distribution (LIME: n - k, k ~ U{1..n}; Kernel SHAP:
+    k present with probability proportional to the Shapley kernel), the words drawn at random.
+
+    >>> m = paired_samples(np.random.default_rng(0), "lime", 6, 3)
+    >>> m.shape, bool((m[:3] == ~m[3:]).all()), sorted(m[:3].sum(axis=1).tolist())
+    ((6, 6), True, [0, 2, 4])
+    """
+    if method == "lime":
+        sizes, p = np.arange(n_words), np.full(n_words, 1.0 / n_words)  # present = n - removed, removed ~ U{1..n}
+    elif n_words == 1:
+        sizes, p = np.array([1]), np.array([1.0])
+    else:
+        sizes = np.arange(1, n_words)
+        p = (n_words - 1) / (sizes * (n_words - sizes))
+        p = p / p.sum()
+    u = (rng.permutation(n_pairs) + rng.random(n_pairs)) / n_pairs  # one draw per stratum of [0, 1)
+    drawn = sizes[np.minimum(np.searchsorted(np.cumsum(p), u, side="right"), len(sizes) - 1)]
+    present = np.zeros((n_pairs, n_words), dtype=bool)
+    for row, size in enumerate(drawn):
+        present[row, rng.choice(n_words, size, replace=False)] = True
+    return np.concatenate([present, ~present])
+
+
+def sampling_settled(present: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: float, pair: np.ndarray,
+                     top_k: int, default_samples: int, rng: np.random.Generator) -> str | None:
+    """Whether a paired sample suffices: "settled" (its top-k words stable, rule (a) above), "precise" (rule (b)),
+    or None. ``pair``: the pair index of every row; the surrogate is the weighted ridge of :func:`weighted_ridge`.
+
+    On an exactly additive model there is no residual: the scores are known without error and a sample settles.
+    """
+    x = present.astype(float)
+    total = weights.sum()
+    xc = x - (weights @ x) / total
+    yc = y - (weights @ y) / total
+    inverse = np.linalg.pinv(xc.T @ (xc * weights[:, None]) + alpha * np.eye(x.shape[1]))
+    beta = inverse @ (xc.T @ (weights * yc))
+    rows = xc * (weights * (yc - xc @ beta))[:, None]  # each row's term of the surrogate's estimating equation
+    pairs = np.zeros((int(pair.max()) + 1, x.shape[1]))
+    np.add.at(pairs, pair, rows)
+    # the fitted residuals are smaller than the true ones by the surrogate's degrees of freedom (n rows, p words:
+    # the hat matrix's trace): the sandwich is scaled by n / (n - p) (HC1), and needs n >= 2p (callers check)
+    dof = len(y) / max(len(y) - x.shape[1] - 1, 1)
+    cov_pairs = dof * inverse @ (pairs.T @ pairs) @ inverse
+    k = min(top_k, x.shape[1])
+    top = np.argsort(-beta, kind="stable")[:k]
+    scale = np.sqrt(np.clip(np.diag(cov_pairs), 0, None))
+    noise = float(scale.max()) if scale.size else 0.0
+    if noise <= 1e-12 * max(1.0, float(np.abs(beta).max())):
+        return "settled"
+    values, vectors = np.linalg.eigh(cov_pairs)
+    draws = beta + (rng.standard_normal((STABILITY_DRAWS, len(beta))) * np.sqrt(np.clip(values, 0, None))) @ vectors.T
+    shared = np.mean([np.isin(np.argsort(-d, kind="stable")[:k], top).sum() / k for d in draws])
+    if shared >= STABLE_TOP_K:
+        return "settled"
+    best = np.argsort(-beta, kind="stable")[: 2 * k]
+    cov_rows = dof * inverse @ (rows.T @ rows) @ inverse
+    if np.diag(cov_pairs)[best].sum() <= np.diag(cov_rows)[best].sum() * len(y) / default_samples:
+        return "precise"
+    return None
+
+
+def _adaptive_sampling(clf: TextClassifier, texts, pairs, targets, options: SamplingOptions, batch_size: int,
+                       progress: bool, top_k: int) -> list[SamplingExplanation]:
+    """n_samples="auto": rounds of paired masks for every text not yet settled, all of a round's new masks through
+    the model together; each text's scores from all of its rows (see the comment above)."""
+    encodings = clf.word_encodings(texts, pairs)
+    limit = REGISTRY[options.method].default_samples
+    out = [SamplingExplanation(np.zeros(0), 0, 0, "empty") for _ in texts]
+    state = {i: {"rng": np.random.default_rng(options.seed), "present": [], "pair": [], "known": {}, "y": []}
+             for i, e in enumerate(encodings) if e.n_words > 0}
+    active = list(state)
+    n_round = 0
+    while active:
+        n_pairs = min(ROUND_SAMPLES, limit - n_round * ROUND_SAMPLES) // 2
+        news, todo = {}, {}
+        for i in active:
+            s = state[i]
+            masks = paired_samples(s["rng"], options.method, encodings[i].n_words, n_pairs)
+            if options.method == "lime" and n_round == 0:
+                masks[0], masks[n_pairs] = True, False  # lime's first row: the intact text (its pair: the empty one)
+            keys = [np.packbits(m).tobytes() for m in masks]
+            unseen = dict.fromkeys(k for k in keys if k not in s["known"])
+            news[i] = (masks, keys)
+            todo[i] = [masks[keys.index(k)] for k in unseen]
+        calls, call, size = [], [], 0
+        for i in active:  # whole texts per call, <= SAMPLES_PER_CALL masks
+            if call and size + len(todo[i]) > SAMPLES_PER_CALL:
+                calls.append(call)
+                call, size = [], 0
+            call.append(i)
+            size += len(todo[i])
+        calls.append(call)
+        for call in calls:
+            asked = [i for i in call if todo[i]]
+            if not asked:
+                continue
+            probs = clf.masked_proba_many([texts[i] for i in asked], [~np.array(todo[i]) for i in asked],
+                                          None if pairs is None else [pairs[i] for i in asked], batch_size=batch_size,
+                                          perturbation=options.perturbation, precision=options.precision,
+                                          fill_tokens=BATCH_TOKENS, progress=progress)
+            for i, p in zip(asked, probs):
+                for mask, value in zip(todo[i], p[:, int(targets[i])]):
+                    state[i]["known"][np.packbits(mask).tobytes()] = float(value)
+        still = []
+        for i in active:
+            s = state[i]
+            masks, keys = news[i]
+            s["present"].append(masks)
+            s["y"].append([s["known"][k] for k in keys])
+            s["pair"].append(np.tile(np.arange(n_pairs), 2) + n_round * (ROUND_SAMPLES // 2))
+            present, y = np.concatenate(s["present"]), np.concatenate(s["y"])
+            weights, alpha = options.weights(present)
+            if len(present) + 2 > limit:
+                stopped = "limit"
+            elif len(present) < 2 * (encodings[i].n_words + 1) and len(s["known"]) < 1 << min(encodings[i].n_words, 62):
+                stopped = None  # the sandwich needs rows >= 2 p (unless every mask of the text is known)
+            else:
+                stopped = sampling_settled(present, y, weights, alpha, np.concatenate(s["pair"]), top_k, limit,
+                                           np.random.default_rng([options.seed, n_round]))
+            if stopped is None:
+                still.append(i)
+            else:
+                out[i] = SamplingExplanation(weighted_ridge(present.astype(float), y, weights, alpha), len(present),
+                                             len(s["known"]), stopped)
+        active = still
+        n_round += 1
     return out
 
 
@@ -329,8 +501,29 @@ def word_attributions(texts, classifier, method: str = "integrated_gradients", t
             ``precision`` of lime / kernel_shap / omission's forward passes ("auto": bfloat16 where the hardware
             has it and the model agrees, see ``TextClassifier.resolve_precision``; "float32" for the model's
             exact probabilities; "bfloat16"; default "auto" for the sampling methods, "float32" for omission,
-            whose intact probability then comes from the same precision).
+            whose intact probability then comes from the same precision); lime / kernel_shap:
+            ``n_samples="auto"`` draws paired masks in rounds until the ``top_k`` words (default 5) are settled or the
+            scores are as precise as the default count would make them, at most that count (see
+            :func:`sampling_explanations`, which also reports the samples each text used).
     """
+    return [r.scores if isinstance(r, SamplingExplanation) else r for r in _explanations(
+        texts, classifier, method, target, text_pairs, seed, batch_size, progress, options)]
+
+
+def sampling_explanations(texts, classifier, method: str = "lime", target="predicted", text_pairs=None, seed: int = 0,
+                          batch_size: int = 32, progress: bool = False, **options) -> list[SamplingExplanation]:
+    """:func:`word_attributions` of a sampling method ("lime" | "kernel_shap") with what each text cost: one
+    :class:`SamplingExplanation` per text (``scores``, ``samples``, model ``inputs``, why it ``stopped``).
+
+    With ``n_samples="auto"`` the samples differ per text: rounds of 250 paired masks until its top-``top_k`` words
+    are settled, or its scores are as precise as the default count of independent samples makes them (lime 5,000,
+    kernel_shap 1,000), at most that count.
+    """
+    check_choice(method, "method", ("lime", "kernel_shap"))
+    return _explanations(texts, classifier, method, target, text_pairs, seed, batch_size, progress, options)
+
+
+def _explanations(texts, classifier, method, target, text_pairs, seed, batch_size, progress, options) -> list:
     texts = check_texts(texts)
     pairs = check_text_pairs(text_pairs, texts)
     check_choice(method, "method", METHODS)
@@ -365,9 +558,15 @@ def _check_options(seed, options: dict) -> None:
     import math
 
     check_seed(seed)
-    for name in ("n_samples", "n_steps"):
-        if name in options:
+    for name in ("n_samples", "n_steps", "top_k"):
+        if name in options and not (name == "n_samples" and isinstance(options[name], str) and options[name] == "auto"):
+            if name == "n_samples" and isinstance(options[name], str):
+                raise ValueError(f"n_samples={short_repr(options[name])}: expected a positive integer or 'auto' (as "
+                                 "many as the top-k words need, at most the method's default)")
             check_positive_int(options[name], name)
+    if "top_k" in options and options.get("n_samples") != "auto":
+        raise ValueError(f"top_k={short_repr(options['top_k'])}: top_k sets when n_samples='auto' stops; "
+                         f"expected it with n_samples='auto' only (n_samples={short_repr(options.get('n_samples'))})")
     if "perturbation" in options:
         check_choice(options["perturbation"], "perturbation", PERTURBATIONS)
     width = options.get("kernel_width", 0.25)
@@ -414,6 +613,8 @@ def _settings(clf, method: str, seed: int, options: dict) -> tuple:
     if method == "omission":
         return (digest, method, perturbation, _precision(clf, method, options))
     samples = options.get("n_samples", REGISTRY[method].default_samples)
+    if samples == "auto":
+        samples = ("auto", options.get("top_k", 5))
     precision = _precision(clf, method, options)
     width = options.get("kernel_width", 0.25) if method == "lime" else None
     return (digest, method, perturbation, samples, precision, width, seed)
@@ -426,9 +627,9 @@ def _remembered(clf, texts, pairs, targets, settings: tuple, compute) -> list[np
     todo = [i for i, got in enumerate(out) if got is None]
     if todo:
         for i, scores in zip(todo, compute(np.asarray(todo, dtype=np.int64))):
-            _EXPLANATIONS.put(keys[i], np.array(scores, copy=True))
+            _EXPLANATIONS.put(keys[i], scores.copy() if isinstance(scores, SamplingExplanation) else np.array(scores, copy=True))
             out[i] = scores
-    return [np.array(scores, copy=True) for scores in out]
+    return [scores.copy() if isinstance(scores, SamplingExplanation) else np.array(scores, copy=True) for scores in out]
 
 
 def _attributions(clf, texts, pairs, probs, targets, method: str, seed: int, batch_size: int, progress: bool,
@@ -442,7 +643,11 @@ def _attributions(clf, texts, pairs, probs, targets, method: str, seed: int, bat
     if method == "omission":
         return _omission(clf, texts, pairs, probs, targets, batch_size, perturbation, progress,
                          _precision(clf, method, options))
-    n_samples = check_positive_int(options.get("n_samples", REGISTRY[method].default_samples), "n_samples")
+    n_samples = options.get("n_samples", REGISTRY[method].default_samples)
     precision = _precision(clf, method, options)
-    sampling = SamplingOptions(method, n_samples, seed, perturbation, options.get("kernel_width", 0.25), precision)
-    return _sampling_attributions(clf, texts, pairs, targets, sampling, batch_size, progress)
+    sampling = SamplingOptions(method, 0 if n_samples == "auto" else n_samples, seed, perturbation,
+                               options.get("kernel_width", 0.25), precision)
+    if n_samples == "auto":
+        return _adaptive_sampling(clf, texts, pairs, targets, sampling, batch_size, progress, options.get("top_k", 5))
+    return [SamplingExplanation(scores, n_samples, inputs) for scores, inputs in
+            _sampling_attributions(clf, texts, pairs, targets, sampling, batch_size, progress)]
