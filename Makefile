@@ -25,6 +25,7 @@ test: $(VENV)/.installed   # the test files and the library's doctests
 
 fuzz: $(VENV)/.installed   # the zoo fuzzer (tests/test_fuzz_zoo.py) with fresh seeds and 200 examples per property
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) TEXTXAI_FUZZ=deep $(BIN)/python -m pytest tests/test_fuzz_zoo.py -q $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
+
 # the documentation site (mkdocs.yml): built offline into site/ with warnings as errors, then the docs' code blocks
 # marked slow (minutes each: training, the whole audit, the packaged LM) and the built site in a browser
 docs: $(VENV)/.installed
