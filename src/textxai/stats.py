@@ -102,6 +102,26 @@ def resampling_unit(module_name: str) -> str:
     return registry.get(_check_module(module_name)).unit
 
 
+#: The fewest bootstrap resamples an interval may rest on: fewer give bounds that are noise (``n_resamples=1``
+#: gives a zero-width interval that reads as certainty).
+MIN_RESAMPLES = 99
+
+
+def check_resamples(n_resamples, name: str = "n_resamples") -> int:
+    """``n_resamples`` when it is a whole number of at least :data:`MIN_RESAMPLES`, else a ``ValueError``.
+
+    >>> check_resamples(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples=1: expected at least 99 bootstrap resamples (fewer give noise for bounds; 1999 or more is usual)
+    """
+    value = check_positive_int(n_resamples, name)
+    if value < MIN_RESAMPLES:
+        raise ValueError(f"{name}={value}: expected at least {MIN_RESAMPLES} bootstrap resamples (fewer give noise for "
+                         "bounds; 1999 or more is usual)")
+    return value
+
+
 def _check_level(confidence_level) -> float:
     if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float, np.floating)) \
             or not 0 < float(confidence_level) < 1:
@@ -142,7 +162,7 @@ class IntervalOptions:
 
     def __post_init__(self):
         _check_level(self.confidence_level)
-        check_positive_int(self.n_resamples, "n_resamples")
+        check_resamples(self.n_resamples)
         _check_seed(self.seed)
 
 
@@ -248,7 +268,7 @@ def bootstrap_interval(data, statistic: Callable | None = None, confidence_level
     from scipy import stats
 
     level = _check_level(confidence_level)
-    check_positive_int(n_resamples, "n_resamples")
+    check_resamples(n_resamples)
     seed = _check_seed(seed)
     if batch is not None:
         check_positive_int(batch, "batch")
@@ -347,7 +367,7 @@ def add_intervals(module_name: str, result: dict, confidence_level: float = Inte
     """
     _check_module(module_name)
     _check_level(confidence_level)
-    check_positive_int(n_resamples, "n_resamples")
+    check_resamples(n_resamples)
     intervals = {}
     for key, est in estimands(module_name, result).items():
         est = est.subset(est.counted)

@@ -63,8 +63,11 @@ def options_from(args) -> dict:
         config["sections"] = args.sections
     if args.profile:
         config["profile"] = args.profile
-    run = dict(config.get("run") or {})
-    run.update(progress=not args.no_progress, max_evaluations=args.max_evaluations)
+    run = dict(config.get("run") or {})   # a flag given wins over the file; a flag not given leaves the file's value
+    if args.no_progress:
+        run["progress"] = False
+    if args.max_evaluations is not None:
+        run["max_evaluations"] = args.max_evaluations
     config["run"] = run
     return config
 

@@ -222,7 +222,11 @@ def _stage(stage: str, given) -> object:
     if unknown:
         raise ValueError(f"{stage}.{unknown[0]}: no such option; expected one of {sorted(fields)}")
     defaults = cls()
-    return cls(**{k: _coerce(stage, k, v, getattr(defaults, k)) for k, v in given.items()})
+    values = {k: _coerce(stage, k, v, getattr(defaults, k)) for k, v in given.items()}
+    try:
+        return cls(**values)
+    except ValueError as error:   # the group's own checks (intervals: n_resamples >= 99, ...), named as the audit's option
+        raise ValueError(f"{stage}.{error}") from None
 
 
 def audit_options(config=None, **stages) -> AuditOptions:

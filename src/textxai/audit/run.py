@@ -128,6 +128,7 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     from textxai.audit.trust import unlearnable_classes
 
     done, work = {}, {}
+    digest = planning.model_digest(clf)   # the weights by content, read once per model
     for name in stages_of(options):
         if name in ("trust", "connections") and "overview" in done:
             missing = unlearnable_classes(clf, labels, done["overview"]["predictions"], options.trust)
@@ -137,7 +138,7 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
                     f"given) and the model predicts no text of class(es) {missing} correctly among the first "
                     f"{options.trust.train_limit}" + (" (connections needs the trust stage)" if name == "connections" else ""))
                 continue
-        key = planning.fingerprint(clf, texts, labels, name, options)
+        key = planning.fingerprint(clf, texts, labels, name, options, digest)
         cached = cache.load(tag, name, key)
         if cached is not None:
             done[name] = cached["data"]   # the work it took when it ran, marked as resumed
@@ -195,7 +196,7 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
         models["compare"] = as_classifier(compare)
     _check_models(models, opts, labels)
     ids = {tag: _labels(labels, clf, len(texts)) for tag, clf in models.items()}
-    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None, clf.name)
+    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None, clf.name, clf)
                  for tag, clf in models.items()}
     total = sum(sum(p.values()) for p in work_plan.values())
     check_evaluations(total, opts.run.max_evaluations, "textxai audit",
