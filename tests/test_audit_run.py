@@ -288,3 +288,33 @@ def test_trust_is_skipped_with_its_reason_when_a_class_is_never_predicted_correc
     from textxai.audit.report import render
 
     assert "trust (model): not run" in render(r.data)
+
+
+def test_the_report_a_user_acts_on(audited):
+    # issue 38: gold label and correct/incorrect in the per-text tables, a confusion matrix, the errors with their
+    # explanations, per-text results as CSV beside audit.json, the up-front estimate in time too
+    import csv
+
+    folder, _, data = audited
+    m = data["models"]["model"]
+    pred, gold = np.asarray(m["overview"]["predictions"]), np.asarray(LABELS)
+    names = m["overview"]["class_names"]
+    matrix = [[int(((gold == g) & (pred == p)).sum()) for p in range(len(names))] for g in range(len(names))]
+    assert m["overview"]["confusion"]["matrix"] == matrix
+    assert [e["index"] for e in m["overview"]["errors"]] == [int(i) for i in np.flatnonzero(pred != gold)]
+    assert set(m["difficulty"]["error_words"]) == {str(e["index"]) for e in m["overview"]["errors"]}
+    base = max(np.mean(gold == c) for c in range(len(names)))
+    assert m["overview"]["baseline"]["baseline"] == pytest.approx(base) and "majority-class baseline" in m["overview"]["accuracy"]["reading"]
+    for h in m["difficulty"]["hardest"]:
+        assert h["gold"] == names[gold[h["index"]]] and h["correct"] == bool(gold[h["index"]] == pred[h["index"]])
+    rows = list(csv.DictReader((folder / "out" / "per_text.csv").open(encoding="utf-8")))
+    assert [r["text"] for r in rows] == TEXTS and [r["gold"] for r in rows] == [names[y] for y in gold]
+    assert [int(r["correct"]) for r in rows] == [int(p == y) for p, y in zip(pred, gold)]
+    assert [float(r["difficulty"]) for r in rows] == pytest.approx(m["difficulty"]["difficulty"], rel=1e-9)
+    f = m["faithfulness"]
+    assert [r["omission.naopc_comprehensiveness"] != "" for r in rows] == [i in f["indices"] for i in range(len(TEXTS))]
+    html = (folder / "out" / "index.html").read_text()
+    assert "Confusion matrix" in html and "correct?" in html and "Errors" in html and "estimated up front" in html
+    work = data["work"]
+    assert work["probe"]["model"]["seconds_per_evaluation"] > 0
+    assert set(work["planned_seconds"]["model"]) == set(work["planned"]["model"])

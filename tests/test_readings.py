@@ -126,3 +126,64 @@ def test_the_registry_declares_what_is_comparable_across_models():
     assert readings.comparable("naopc", "naopc_comprehensiveness") and not readings.comparable("naopc", "comprehensiveness")
     assert not readings.comparable("fim_difficulty", "summary.mean")
     assert readings.comparable("toki_trust", "trustworthy_rate")
+
+
+def _ex(words, label=False, predicted=1):
+    return {"label": label, "predicted": predicted, "top_words": [[w, s, r] for w, s, r in words]}
+
+
+def test_shortcut_candidates_need_distinct_texts():
+    from textxai.audit.trust import shortcut_candidates
+
+    # "problems" twice in one text was counted as 2 predictions; one prediction made a candidate
+    ex = [_ex([("problems", 0.5, False), ("problems", 0.3, False)]), _ex([("problems", 0.4, False)]),
+          _ex([("umbrella", 0.6, False)]), _ex([("umbrella", 0.6, False)]), _ex([("umbrella", 0.6, False)])]
+    texts = [f"text {i}" for i in range(len(ex))]
+    got = shortcut_candidates(ex, texts, {0: "negative", 1: "positive"}, 5, 2, min_texts=3)
+    assert [c["word"] for c in got] == ["umbrella"] and got[0]["n_predictions"] == 3
+    two = shortcut_candidates(ex, texts, {0: "negative", 1: "positive"}, 5, 2, min_texts=2)
+    assert {c["word"]: c["n_predictions"] for c in two} == {"umbrella": 3, "problems": 2}
+    assert [e["index"] for c in two if c["word"] == "problems" for e in c["examples"]] == [0, 1]
+
+
+def test_function_words_behind_untrustworthy_verdicts_are_said():
+    from textxai.audit.trust import function_word_share
+
+    ex = [_ex([("the", 0.5, False), (",", 0.2, False), ("great", 0.4, True)]),      # untrusted by "the" and ","
+          _ex([("umbrella", 0.6, False), ("great", 0.1, True)]),                     # untrusted by a content word
+          _ex([("great", 0.9, True)], label=True)]
+    got = function_word_share(ex)
+    assert got["n_untrusted"] == 2 and got["share"] == pytest.approx(0.7 / 1.3) and got["turn_trustworthy"] == 1
+    assert "without them 1 of the 2 would be trustworthy" in got["reading"] and "documented departure" in got["reading"]
+    assert "reading" not in function_word_share([_ex([("umbrella", 0.6, False)])])
+
+
+def test_an_index_from_other_data_than_the_audited_texts_is_warned_about():
+    from types import SimpleNamespace
+
+    from textxai import demo
+    from textxai.audit.trust import index_domain_warning
+
+    clf = SimpleNamespace(name="textxai/demo-sentiment")
+    source = "the demo model's first 60 training texts"
+    warning = index_domain_warning(clf, ["I watched this on DVD and the problems of the journeymen ..."], source)
+    assert "--train-data" in warning and "1 of the 1 audited texts" in warning
+    own = demo.load_corpus("sentiment")["test_texts"][:3]
+    assert index_domain_warning(clf, own, source) is None
+    assert index_domain_warning(clf, ["other data"], "5 training texts given") is None
+
+
+def test_the_shortcut_follow_up_substitutes_keep_meaning(monkeypatch):
+    from textxai import editors
+    from textxai.audit import trust
+
+    asked = []
+
+    def generator(keep_meaning):
+        asked.append(keep_meaning)
+        return lambda word, k=3: [("movie", 0.9)]
+
+    monkeypatch.setattr(editors, "shared_generator", generator)
+    clf = type("C", (), {"word_tokenizer": "whitespace", "predict_proba": lambda self, t, batch_size=32: np.tile([0.1, 0.9], (len(t), 1))})()
+    out = trust.shortcut_flips(clf, ["a film", "the end"], [1, 1], [{"word": "film", "class": "positive", "class_index": 1}], IV)
+    assert asked == [True] and out[0]["substitutes"] == ["movie"] and out[0]["n_texts"] == 1

@@ -22,7 +22,40 @@ from textxai.naopc.method import naopc_evaluations
 from textxai.toki.method import toki_evaluations
 
 #: Bumped when a stage's saved data changes shape (older caches are then recomputed).
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2   # 2: exact count intervals, the overview's baseline / confusion / errors
+
+
+#: How much one evaluation of each stage costs against one plain forward pass (the probe's unit): FIM's
+#: evaluations are forward + backward passes through the embeddings (about 3 forwards); the others forward passes.
+STAGE_COST = {"difficulty": 3.0}
+#: Texts of the probe (spread over the audited texts: their lengths decide the cost of a pass).
+PROBE_TEXTS = 8
+
+
+def probe(clf, texts, batch_size: int = 32) -> dict:
+    """Seconds per model evaluation on this machine: a short timed pass of the model over :data:`PROBE_TEXTS`
+    audited texts spread over the data (after one warm-up pass on a single text). What the up-front estimate
+    turns evaluations into time with; ``{"texts", "evaluations", "seconds", "seconds_per_evaluation"}``."""
+    import warnings
+
+    k = min(PROBE_TEXTS, len(texts))
+    sample = [texts[round(i * (len(texts) - 1) / max(k - 1, 1))] for i in range(k)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # truncation: said by the stages
+        clf.predict_proba(sample[:1], batch_size=1)
+        started = time.perf_counter()
+        clf.predict_proba(sample, batch_size=batch_size)
+        seconds = time.perf_counter() - started
+    return {"texts": k, "evaluations": k + 1, "seconds": round(seconds, 4), "seconds_per_evaluation": seconds / k}
+
+
+def planned_seconds(plan: dict[str, int], seconds_per_evaluation: float) -> dict[str, float]:
+    """Each stage's estimated time: its evaluations x the probe's seconds per evaluation x :data:`STAGE_COST`.
+
+    >>> planned_seconds({"overview": 100, "difficulty": 10}, 0.01)
+    {'overview': 1.0, 'difficulty': 0.3}
+    """
+    return {k: round(v * seconds_per_evaluation * STAGE_COST.get(k, 1.0), 1) for k, v in plan.items()}
 
 
 def seen_words(clf, texts) -> list[int | None]:

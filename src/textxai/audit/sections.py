@@ -29,6 +29,12 @@ def overview(clf, texts, labels, iv: nb.Intervals, batch_size: int = 32, progres
     correct = (pred == np.asarray(labels)).astype(float)
     out["correct"] = correct.tolist()
     out["accuracy"] = nb.rate_estimate(correct, iv, "are correct", "predictions")
+    names = out["class_names"]
+    out["baseline"] = readings.accuracy_context(labels, pred, names)   # accuracy is read beside it
+    out["accuracy"]["reading"] += " Beside it: " + out["baseline"]["reading"] + "."
+    out["confusion"] = readings.confusion(labels, pred, names)
+    out["errors"] = [{"index": int(i), "gold": names[int(labels[i])], "predicted": names[int(pred[i])],
+                      "confidence": float(conf[i])} for i in np.flatnonzero(correct == 0)]
     ece = nb.interval((conf, correct), nb.ece_statistic(N_CALIBRATION_BINS), iv)
     meaning = ("confidence matches accuracy closely" if ece["ci_high"] < 0.05 else
                "the confidence is off by several points on average" if ece["score"] < 0.15 else
@@ -55,16 +61,23 @@ def _bins(values: np.ndarray, correct: np.ndarray, n_bins: int, iv: nb.Intervals
     return out
 
 
-def _hardest(r: dict, texts, clf, k: int) -> list[dict]:
+def _most_sensitive(r: dict, i: int, k: int = 3) -> list[str]:
+    sens = np.asarray(r["word_sensitivity"][i])
+    return [r["words"][i][j] for j in np.argsort(-sens, kind="stable")[:k]]
+
+
+def _hardest(r: dict, texts, clf, k: int, labels=None) -> list[dict]:
+    """The ``k`` hardest texts, with the gold label and whether the prediction is correct when labels are given."""
     d = r["difficulty"]
     out = []
     for i in np.argsort(-d, kind="stable")[:k]:
         sens = np.asarray(r["word_sensitivity"][i])
-        top = np.argsort(-sens, kind="stable")[:3]
-        out.append({"index": int(i), "text": texts[i], "difficulty": float(d[i]),
-                    "prediction": clf.labels[int(r["predictions"][i])], "confidence": float(r["probs"][i].max()),
-                    "words": list(r["words"][i]), "sensitivity": sens.tolist(),
-                    "most_sensitive": [r["words"][i][j] for j in top]})
+        row = {"index": int(i), "text": texts[i], "difficulty": float(d[i]),
+               "prediction": clf.labels[int(r["predictions"][i])], "confidence": float(r["probs"][i].max()),
+               "words": list(r["words"][i]), "sensitivity": sens.tolist(), "most_sensitive": _most_sensitive(r, i)}
+        if labels is not None:
+            row.update(gold=clf.labels[int(labels[i])], correct=bool(int(labels[i]) == int(r["predictions"][i])))
+        out.append(row)
     return out
 
 
@@ -114,13 +127,14 @@ def difficulty(clf, texts, labels, options: DifficultyOptions, iv: nb.Intervals,
     correct = None if labels is None else (r["predictions"] == np.asarray(labels)).astype(float)
     out = {"difficulty": d.tolist(), "summary": fim.summarize(d),
            "mean_log10": nb.mean_estimate(np.log10(np.maximum(d, 1e-300)), iv, "mean log10 λ_max", scale=10.0),
-           "hardest": _hardest(r, texts, clf, options.hardest),
+           "hardest": _hardest(r, texts, clf, options.hardest, labels),
            "beyond_confidence": _beyond_confidence(log_d, log_margin, correct, iv)}
     hard_idx = [h["index"] for h in out["hardest"]]
     flips = split(fim.min_flip_strength, over=("texts",))([texts[i] for i in hard_idx], clf, batch_size=options.batch_size)
     for h, s in zip(out["hardest"], flips):
         h["min_flip_strength"] = float(s) if np.isfinite(s) else None
-    if correct is not None:
+    if correct is not None:   # each error's explanation: the words its prediction is most sensitive to (FIM)
+        out["error_words"] = {str(int(i)): _most_sensitive(r, int(i), 5) for i in np.flatnonzero(correct == 0)}
         out["accuracy_by_difficulty"] = _bins(d, correct, options.bins, iv, "difficulty")
         out["accuracy_by_confidence"] = _bins(-p, correct, options.bins, iv, "confidence")  # least confident last
     out["test_set"] = fim.perturbed_test_set(texts, clf, labels, size=options.test_set_size,
