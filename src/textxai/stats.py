@@ -352,6 +352,23 @@ def value_at(result: Mapping, key: str):
     return value
 
 
+def count_interval_entry(est: Estimand, confidence_level: float) -> dict | None:
+    """The exact (Clopper–Pearson) interval of an estimand that is a share of units (a mean of 0/1 values: trust
+    rates, flip rates, accuracy), else None (the bootstrap's). A count never gets a bootstrap interval: with every
+    value alike the bootstrap's is zero-width ("3 of 3 [3, 3]"), read as certainty (docs/readings.md, rule 1)."""
+    if est.statistic is not _ratio or len(est.data) != 2:
+        return None
+    num, den = (np.asarray(d, dtype=np.float64) for d in est.data)
+    if not (np.all(den == 1) and np.all((num == 0) | (num == 1))) or num.size < 2:
+        return None
+    from textxai.readings import count_interval
+
+    k, n = int(num.sum()), int(num.size)
+    low, high = count_interval(k, n, confidence_level)
+    return {"score": k / n, "ci_low": low, "ci_high": high, "n": n, "method": "Clopper-Pearson (exact)",
+            "confidence_level": confidence_level}
+
+
 def add_intervals(module_name: str, result: dict, confidence_level: float = IntervalOptions.confidence_level,
                   n_resamples: int = IntervalOptions.n_resamples, seed: int | None = IntervalOptions.seed,
                   batch: int | None = None) -> dict:
@@ -371,7 +388,8 @@ def add_intervals(module_name: str, result: dict, confidence_level: float = Inte
     intervals = {}
     for key, est in estimands(module_name, result).items():
         est = est.subset(est.counted)
-        entry = bootstrap_interval(est.data, est.statistic, confidence_level, n_resamples, seed, batch)
+        entry = count_interval_entry(est, confidence_level) or bootstrap_interval(
+            est.data, est.statistic, confidence_level, n_resamples, seed, batch)
         reported = value_at(result, key)
         if isinstance(reported, (int, float)) and math.isfinite(reported) and math.isfinite(entry["score"]) \
                 and not math.isclose(entry["score"], reported, rel_tol=1e-9, abs_tol=1e-12):
