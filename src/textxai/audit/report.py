@@ -75,13 +75,13 @@ def errors(s: dict, texts, difficulty: dict | None) -> str:
     if not errs:
         return "<h3>Errors</h3><p>None: every prediction is correct.</p>"
     words = (difficulty or {}).get("error_words", {})
-    rows = [[str(e["index"]), esc(texts[e["index"]]) if texts else "-", esc(e["gold"]), esc(e["predicted"]) +
+    rows = [[f"#{e['index']}", esc(texts[e["index"]]) if texts else "-", esc(e["gold"]), esc(e["predicted"]) +
              f" ({e['confidence']:.2f})", esc(", ".join(words.get(str(e["index"]), []))) or "-"] for e in errs[:MAX_ERRORS]]
     more = f" (the first {MAX_ERRORS} of {len(errs)}; all in per_text.csv)" if len(errs) > MAX_ERRORS else ""
     return (f"<h3>Errors: {len(errs)}{esc(more)}</h3><p>Explanation: the words the prediction is most sensitive to "
             "(FIM's share of the top eigenvector; the difficulty section)" + ("" if words else ": not computed (the "
             "difficulty section did not run)") + ".</p>"
-            + table(["text #", "text", "gold", "predicted (confidence)", "most sensitive words"], rows))
+            + table(["#", "text", "gold", "predicted (confidence)", "most sensitive words"], rows))
 
 
 def overview(s: dict, work: dict, texts=None, difficulty: dict | None = None, planned: dict | None = None) -> str:
