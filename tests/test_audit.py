@@ -45,7 +45,7 @@ def test_spearman_and_partial_correlation_against_scipy_and_regression():
     ry = y - np.polyval(np.polyfit(z, y, 1), z)
     assert nb.partial_statistic(x, y, z) == pytest.approx(np.corrcoef(rx, ry)[0, 1], abs=1e-10)
     part = nb.correlation(x, y, IV, "x and y given z", nb.partial_statistic, z=z)
-    assert part["ci_low"] <= 0 <= part["ci_high"] and "no clear relation" in part["reading"]
+    assert part["ci_low"] <= 0 <= part["ci_high"] and "no evidence either way at n = 300" in part["reading"]
     rho = nb.correlation(x, y, IV, "x and y")
     assert rho["ci_low"] > 0.5 and "strong positive" in rho["reading"]
 
@@ -53,8 +53,8 @@ def test_spearman_and_partial_correlation_against_scipy_and_regression():
 def test_rate_reading_counts_and_wide_intervals():
     e = nb.rate_estimate([True] * 4 + [False] * 6 + [None] * 3, IV, "rest on unrelated words", "correct predictions")
     assert e["n"] == 10 and e["score"] == pytest.approx(0.4)
-    assert e["reading"].startswith("4 of 10 correct predictions rest on unrelated words [")
-    assert "too few to conclude" in e["reading"]      # n = 10: the interval spans more than 0.35
+    assert e["reading"].startswith("4 of 10 correct predictions rest on unrelated words [1.2, 7.4] (exact 95 %)")
+    assert "too few to conclude" in e["reading"]      # n = 10: the exact interval spans more than 0.35
     big = nb.rate_estimate([True] * 160 + [False] * 40, IV, "are correct", "predictions")
     assert "too few" not in big["reading"] and big["ci_low"] < 0.8 < big["ci_high"]
 
@@ -77,7 +77,7 @@ def test_two_texts_never_make_a_significant_difference():
     # Wilcoxon p is 0.5; the audit called such a step "significant" (faithfulness rankings on 2 texts)
     d = nb.difference([0.9, 0.8], [0.5, 0.3], IV, "naopc comprehensiveness", ("omission", "gradient"))
     assert d["ci_low"] > 0 and d["p_value"] >= 0.5
-    assert not nb.significant(d) and "cannot tell them apart" in d["reading"] and "is better" not in d["reading"]
+    assert not nb.significant(d) and "too few to conclude (n = 2 < 10)" in d["reading"] and "is better" not in d["reading"]
     from textxai.audit.sections import _ranking
 
     per = {"omission": {"comprehensiveness": [0.9, 0.8]}, "gradient": {"comprehensiveness": [0.5, 0.3]}}

@@ -288,3 +288,68 @@ def test_trust_is_skipped_with_its_reason_when_a_class_is_never_predicted_correc
     from textxai.audit.report import render
 
     assert "trust (model): not run" in render(r.data)
+
+
+def test_the_report_a_user_acts_on(audited):
+    # issue 38: gold label and correct/incorrect in the per-text tables, a confusion matrix, the errors with their
+    # explanations, per-text results as CSV beside audit.json, the up-front estimate in time too
+    import csv
+
+    folder, _, data = audited
+    m = data["models"]["model"]
+    pred, gold = np.asarray(m["overview"]["predictions"]), np.asarray(LABELS)
+    names = m["overview"]["class_names"]
+    matrix = [[int(((gold == g) & (pred == p)).sum()) for p in range(len(names))] for g in range(len(names))]
+    assert m["overview"]["confusion"]["matrix"] == matrix
+    assert [e["index"] for e in m["overview"]["errors"]] == [int(i) for i in np.flatnonzero(pred != gold)]
+    assert set(m["difficulty"]["error_words"]) == {str(e["index"]) for e in m["overview"]["errors"]}
+    base = max(np.mean(gold == c) for c in range(len(names)))
+    assert m["overview"]["baseline"]["baseline"] == pytest.approx(base) and "majority-class baseline" in m["overview"]["accuracy"]["reading"]
+    for h in m["difficulty"]["hardest"]:
+        assert h["gold"] == names[gold[h["index"]]] and h["correct"] == bool(gold[h["index"]] == pred[h["index"]])
+    rows = list(csv.DictReader((folder / "out" / "per_text.csv").open(encoding="utf-8")))
+    assert [r["text"] for r in rows] == TEXTS and [r["gold"] for r in rows] == [names[y] for y in gold]
+    assert [int(r["correct"]) for r in rows] == [int(p == y) for p, y in zip(pred, gold)]
+    assert [float(r["difficulty"]) for r in rows] == pytest.approx(m["difficulty"]["difficulty"], rel=1e-9)
+    f = m["faithfulness"]
+    assert [r["omission.naopc_comprehensiveness"] != "" for r in rows] == [i in f["indices"] for i in range(len(TEXTS))]
+    html = (folder / "out" / "index.html").read_text()
+    assert "Confusion matrix" in html and "correct?" in html and "Errors" in html and "estimated up front" in html
+    work = data["work"]
+    assert work["probe"]["model"]["seconds_per_evaluation"] > 0
+    assert set(work["planned_seconds"]["model"]) == set(work["planned"]["model"])
+
+
+def test_each_section_number_is_the_methods_analysis(audited):
+    # issue 41: a number shown in the audit and in the method's own report for the same texts and options is the
+    # same number with the same interval (counts: the exact interval both surfaces now take from textxai.readings)
+    from textxai import ceval, toki
+    from textxai.audit import trust as audit_trust
+    from textxai.audit.options import TrustOptions
+    from textxai.classifier import as_classifier
+    from textxai.fim.analysis import analyse as fim_analyse
+
+    folder, _, data = audited
+    m, precision = data["models"]["model"], data["precision"]["model"]
+    clf = as_classifier("textxai/demo-sentiment")
+    iv = {"confidence_level": 0.95, "n_resamples": 499, "seed": 0}
+    # FIM: the per-text difficulties
+    fim_res = fim_analyse(TEXTS, clf, intervals=None, figures=False).results
+    np.testing.assert_allclose(m["difficulty"]["difficulty"], fim_res["difficulty"], rtol=1e-5)
+    # TOKI: the trust rate with its interval, from the method's analyse on the same index and explanations
+    corpus = demo.load_corpus("sentiment")
+    options = TrustOptions(train_texts=tuple(corpus["train_texts"][:16]), train_labels=tuple(corpus["train_labels"][:16]))
+    index, _ = audit_trust.keyword_index(clf, TEXTS, LABELS, options, precision=precision)
+    a = toki.analyse(TEXTS, LABELS, model=clf, keyword_index=index, explainer="omission", top_k=options.top_k,
+                     explainer_options={"precision": precision}, intervals=iv, figures=False)
+    own, shown = a.results["intervals"]["trustworthy_rate"], m["trust"]["rates"]["TOKI"]
+    assert (own["score"], own["n"]) == pytest.approx((shown["score"], shown["n"]))
+    assert (own["ci_low"], own["ci_high"]) == pytest.approx((shown["ci_low"], shown["ci_high"]), rel=1e-12)
+    # CEval: the flip rate of each editor's counterfactuals, with its interval
+    for name, e in m["counterfactual"]["editors"].items():
+        sub = TEXTS[: e["n_texts"]]
+        c = ceval.analyse(sub, e["counterfactuals"], classifier=clf, intervals=iv, figures=False)
+        if e["n_failed"] == 0 and len(sub) >= 2:
+            ci = c.results["intervals"]["flip_rate"]
+            assert ci["score"] == pytest.approx(e["flip_rate"]["score"])
+            assert (ci["ci_low"], ci["ci_high"]) == pytest.approx((e["flip_rate"]["ci_low"], e["flip_rate"]["ci_high"]))

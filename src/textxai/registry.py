@@ -81,6 +81,9 @@ class Method:
     ``accelerate`` processes (else only the main process runs it).
     ``folder``: the module folder when it is not shipped with the package (a plug-in's, a test's).
     ``analyse``: the method's :class:`Analysis` entry point.
+    ``comparable``: the summary keys whose values may be compared across two models (the same quantity on the
+    same scale whatever the model: NAOPC, a trust rate, a flip rate); the others (raw AOPC, mean log10 λ_max)
+    are shown side by side without a verdict (:func:`textxai.readings.comparable`, docs/readings.md).
     """
 
     name: str
@@ -99,6 +102,7 @@ class Method:
     data_parallel: bool = False
     folder: Path | None = None
     analyse: Callable | None = None
+    comparable: tuple = ()
 
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.isidentifier():

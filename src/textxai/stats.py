@@ -102,6 +102,26 @@ def resampling_unit(module_name: str) -> str:
     return registry.get(_check_module(module_name)).unit
 
 
+#: The fewest bootstrap resamples an interval may rest on: fewer give bounds that are noise (``n_resamples=1``
+#: gives a zero-width interval that reads as certainty).
+MIN_RESAMPLES = 99
+
+
+def check_resamples(n_resamples, name: str = "n_resamples") -> int:
+    """``n_resamples`` when it is a whole number of at least :data:`MIN_RESAMPLES`, else a ``ValueError``.
+
+    >>> check_resamples(1)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_resamples=1: expected at least 99 bootstrap resamples (fewer give noise for bounds; 1999 or more is usual)
+    """
+    value = check_positive_int(n_resamples, name)
+    if value < MIN_RESAMPLES:
+        raise ValueError(f"{name}={value}: expected at least {MIN_RESAMPLES} bootstrap resamples (fewer give noise for "
+                         "bounds; 1999 or more is usual)")
+    return value
+
+
 def _check_level(confidence_level) -> float:
     if isinstance(confidence_level, bool) or not isinstance(confidence_level, (int, float, np.floating)) \
             or not 0 < float(confidence_level) < 1:
@@ -142,7 +162,7 @@ class IntervalOptions:
 
     def __post_init__(self):
         _check_level(self.confidence_level)
-        check_positive_int(self.n_resamples, "n_resamples")
+        check_resamples(self.n_resamples)
         _check_seed(self.seed)
 
 
@@ -248,7 +268,7 @@ def bootstrap_interval(data, statistic: Callable | None = None, confidence_level
     from scipy import stats
 
     level = _check_level(confidence_level)
-    check_positive_int(n_resamples, "n_resamples")
+    check_resamples(n_resamples)
     seed = _check_seed(seed)
     if batch is not None:
         check_positive_int(batch, "batch")
@@ -332,6 +352,23 @@ def value_at(result: Mapping, key: str):
     return value
 
 
+def count_interval_entry(est: Estimand, confidence_level: float) -> dict | None:
+    """The exact (Clopper–Pearson) interval of an estimand that is a share of units (a mean of 0/1 values: trust
+    rates, flip rates, accuracy), else None (the bootstrap's). A count never gets a bootstrap interval: with every
+    value alike the bootstrap's is zero-width ("3 of 3 [3, 3]"), read as certainty (docs/readings.md, rule 1)."""
+    if est.statistic is not _ratio or len(est.data) != 2:
+        return None
+    num, den = (np.asarray(d, dtype=np.float64) for d in est.data)
+    if not (np.all(den == 1) and np.all((num == 0) | (num == 1))) or num.size < 2:
+        return None
+    from textxai.readings import count_interval
+
+    k, n = int(num.sum()), int(num.size)
+    low, high = count_interval(k, n, confidence_level)
+    return {"score": k / n, "ci_low": low, "ci_high": high, "n": n, "method": "Clopper-Pearson (exact)",
+            "confidence_level": confidence_level}
+
+
 def add_intervals(module_name: str, result: dict, confidence_level: float = IntervalOptions.confidence_level,
                   n_resamples: int = IntervalOptions.n_resamples, seed: int | None = IntervalOptions.seed,
                   batch: int | None = None) -> dict:
@@ -347,11 +384,12 @@ def add_intervals(module_name: str, result: dict, confidence_level: float = Inte
     """
     _check_module(module_name)
     _check_level(confidence_level)
-    check_positive_int(n_resamples, "n_resamples")
+    check_resamples(n_resamples)
     intervals = {}
     for key, est in estimands(module_name, result).items():
         est = est.subset(est.counted)
-        entry = bootstrap_interval(est.data, est.statistic, confidence_level, n_resamples, seed, batch)
+        entry = count_interval_entry(est, confidence_level) or bootstrap_interval(
+            est.data, est.statistic, confidence_level, n_resamples, seed, batch)
         reported = value_at(result, key)
         if isinstance(reported, (int, float)) and math.isfinite(reported) and math.isfinite(entry["score"]) \
                 and not math.isclose(entry["score"], reported, rel_tol=1e-9, abs_tol=1e-12):

@@ -3,7 +3,7 @@
     textxai audit --model textxai/demo-sentiment --data reviews.csv --text-column text --label-column label \\
         --output audit [--compare other-model] [--config audit.yaml] [--faithfulness.methods omission gradient]
 
-Writes ``DIR/index.html`` (the report) and ``DIR/audit.json``; finished stages are cached in
+Writes ``DIR/index.html`` (the report), ``DIR/audit.json`` and ``DIR/per_text.csv`` (one row per text); finished stages are cached in
 ``DIR/.audit-cache`` so that rerunning an interrupted audit resumes it. Each stage option is a flag
 ``--<stage>.<option>`` (``textxai audit --help`` lists them) or an entry of the ``--config`` file (YAML or JSON,
 ``faithfulness: {methods: [omission, gradient]}``); flags win over the file.
@@ -63,8 +63,11 @@ def options_from(args) -> dict:
         config["sections"] = args.sections
     if args.profile:
         config["profile"] = args.profile
-    run = dict(config.get("run") or {})
-    run.update(progress=not args.no_progress, max_evaluations=args.max_evaluations)
+    run = dict(config.get("run") or {})   # a flag given wins over the file; a flag not given leaves the file's value
+    if args.no_progress:
+        run["progress"] = False
+    if args.max_evaluations is not None:
+        run["max_evaluations"] = args.max_evaluations
     config["run"] = run
     return config
 
@@ -106,10 +109,11 @@ def run(args) -> int:
         parallel.wait_for_everyone()
         return 0
     out = Path(args.output)
-    with staged(out, ["index", "audit"]) as stage:  # both replaced together: an interrupted write leaves the old pair
+    with staged(out, ["index", "audit", "per_text"]) as stage:  # replaced together: an interrupted write leaves the old
         stage.write_text("index.html", result.to_html())
         stage.write_text("audit.json", result.to_json())
+        stage.write_text("per_text.csv", result.to_csv())
     parallel.wait_for_everyone()
     print(result.summary)
-    print(f"Wrote {out / 'index.html'} and {out / 'audit.json'}", file=sys.stderr)
+    print(f"Wrote {out / 'index.html'}, {out / 'audit.json'} and {out / 'per_text.csv'}", file=sys.stderr)
     return 0

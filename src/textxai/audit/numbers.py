@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from textxai import render, stats
+from textxai import readings, render, stats
 
-#: An interval wider than this (on a [0, 1] scale) is "too wide to conclude": the reading says so.
-WIDE = 0.35
+#: An interval wider than this (on a [0, 1] scale) is "too wide to conclude": the reading says so
+#: (:data:`textxai.readings.WIDE`, the one rule of every surface).
+WIDE = readings.WIDE
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,9 @@ def interval(data, statistic, iv: Intervals) -> dict:
 
 
 def too_wide(entry: dict, scale: float = 1.0) -> bool:
-    """No interval, or one wider than :data:`WIDE` times ``scale``."""
-    low, high = entry.get("ci_low"), entry.get("ci_high")
-    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return True
-    return (high - low) > WIDE * scale
+    """No verdict can rest on it (:func:`textxai.readings.conclusive`): fewer than ``readings.MIN_N`` units, no
+    interval, a zero-width one (every resample alike: no certainty), or one wider than :data:`WIDE` times ``scale``."""
+    return not readings.conclusive(entry, scale)
 
 
 def shown(entry: dict) -> str:
@@ -65,19 +64,11 @@ def mean_estimate(values, iv: Intervals, what: str, scale: float = 1.0, meaning:
 
 
 def rate_estimate(flags, iv: Intervals, what: str, of: str) -> dict:
-    """Share of True among ``flags`` (None left out) with interval and a reading in counts:
-    ``"4 of 10 correct predictions rest on ... [2, 6]"``."""
+    """Share of True among ``flags`` (None left out) with its exact (Clopper–Pearson) interval and a reading in
+    counts: ``"4 of 10 correct predictions rest on ... [1.2, 7.4] (exact 95 %)"`` (:func:`textxai.readings.count_estimate`;
+    a count never gets a bootstrap interval: 3 of 3 is [0.9, 3], not [3, 3])."""
     a = finite([None if f is None else float(bool(f)) for f in flags])
-    entry = mean_estimate(a, iv, what)
-    n, k = int(a.size), int(a.sum())
-    if n:
-        low, high = entry["ci_low"], entry["ci_high"]
-        bounds = f" [{round(low * n)}, {round(high * n)}]" if math.isfinite(low) and math.isfinite(high) else ""
-        entry["reading"] = (f"{k} of {n} {of} {what}{bounds}"
-                            + ("; too few to conclude" if too_wide(entry) else "") + ".")
-    else:
-        entry["reading"] = f"no {of}: nothing to count."
-    return entry
+    return readings.count_estimate([bool(x) for x in a], what, of, iv.confidence_level)
 
 
 def reading(entry: dict, what: str, scale: float = 1.0, meaning: str = "") -> str:
@@ -85,12 +76,18 @@ def reading(entry: dict, what: str, scale: float = 1.0, meaning: str = "") -> st
     if not entry.get("n"):
         return f"{what}: no data."
     text = f"{what} {shown(entry)}"
+    if readings.too_few(entry["n"]):
+        return text + f": {readings.too_few_note(entry['n'])}; audit more texts."
+    if readings.zero_width(entry):
+        return (f"{what} {entry['score']:.3f}: every one of the "
+                f"{entry['n']} values is the same, so the bootstrap gives no interval (not a certainty); too few to conclude.")
     if too_wide(entry, scale):
         return text + f": the interval is too wide to conclude (n={entry['n']}); audit more texts."
     return text + (f": {meaning}." if meaning else ".")
 
 
-def difference(values_a, values_b, iv: Intervals, what: str, names=("A", "B"), higher_is_better: bool = True) -> dict:
+def difference(values_a, values_b, iv: Intervals, what: str, names=("A", "B"), higher_is_better: bool = True,
+               comparable: bool = True) -> dict:
     """Paired difference of means a - b over units where both are finite: interval, Wilcoxon p and a reading
     that ranks the two only when the interval excludes 0."""
     a = np.asarray([np.nan if v is None else v for v in values_a], dtype=np.float64)
@@ -102,7 +99,8 @@ def difference(values_a, values_b, iv: Intervals, what: str, names=("A", "B"), h
     test = stats.paired_test(a, b)
     entry.update(a=float(a.mean()) if a.size else float("nan"), b=float(b.mean()) if b.size else float("nan"),
                  p_value=test["p_value"], test=test["test"])
-    entry["reading"] = difference_reading(entry, what, names, higher_is_better)
+    entry["comparable"] = bool(comparable)
+    entry["reading"] = difference_reading(entry, what, names, higher_is_better, comparable)
     return entry
 
 
@@ -120,13 +118,18 @@ def significant(entry: dict) -> bool:
     low, high = entry.get("ci_low"), entry.get("ci_high")
     if not entry.get("n") or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         return False
+    if readings.too_few(entry["n"]) or readings.zero_width(entry):   # below the stated n, or no real interval
+        return False
     if low <= 0 <= high:
         return False
     p = entry.get("p_value")
     return p is None or p != p or p < 1 - entry.get("confidence_level", 0.95)
 
 
-def difference_reading(entry: dict, what: str, names, higher_is_better: bool = True) -> str:
+def difference_reading(entry: dict, what: str, names, higher_is_better: bool = True, comparable: bool = True) -> str:
+    """The reading of a paired difference: a side is "better" only when the difference is :func:`significant`, on
+    at least ``readings.MIN_N`` units, and the quantity is ``comparable`` across the two (a quantity its method
+    declares not comparable across models is shown without a verdict)."""
     a, b = names
     if not entry.get("n"):
         return f"{what}: no unit where both {a} and {b} have a value."
@@ -134,6 +137,13 @@ def difference_reading(entry: dict, what: str, names, higher_is_better: bool = T
     head = f"{what}: {a} {entry['a']:.3f} vs {b} {entry['b']:.3f}, difference {shown(entry)}"
     p = entry.get("p_value")
     ptext = "" if p is None or p != p else f", Wilcoxon p = {p:.2g}"
+    if not comparable:
+        return head + ptext + (f" (n={entry['n']}): shown without a verdict: this quantity is not comparable across "
+                               "models (its method says so; docs/readings.md).")
+    if readings.too_few(entry["n"]):
+        return head + ptext + f": {readings.too_few_note(entry['n'])}."
+    if readings.zero_width(entry) and low == 0:
+        return head + ptext + f" (n={entry['n']}): every text gives both the same value: no difference seen, no interval."
     if not (math.isfinite(low) and math.isfinite(high)) or low <= 0 <= high:
         return head + ptext + f" (n={entry['n']}): the interval includes 0, so these texts cannot tell them apart."
     if not significant(entry):
@@ -179,25 +189,17 @@ def partial_statistic(x, y, z, axis=-1):
         return (rxy - rxz * ryz) / np.sqrt((1 - rxz ** 2) * (1 - ryz ** 2))
 
 
-def correlation(x, y, iv: Intervals, what: str, statistic=spearman_statistic, z=None) -> dict:
+def correlation(x, y, iv: Intervals, what: str, statistic=spearman_statistic, z=None, built_in: str | None = None) -> dict:
     """A rank (or partial) correlation over the units where every array is finite, with interval and reading."""
     arrays = [np.asarray(v, dtype=np.float64) for v in ((x, y) if z is None else (x, y, z))]
     keep = np.all([np.isfinite(a) for a in arrays], axis=0)
     arrays = tuple(a[keep] for a in arrays)
     entry = interval(arrays, statistic, iv) if keep.sum() >= 3 else \
         {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": int(keep.sum()), "method": "n<3"}
-    entry["reading"] = correlation_reading(entry, what)
+    entry["reading"] = correlation_reading(entry, what, built_in)
     return entry
 
 
-def correlation_reading(entry: dict, what: str) -> str:
-    if not math.isfinite(entry.get("score", float("nan"))):
-        return f"{what}: undefined on these texts (n={entry.get('n', 0)}, or a constant side)."
-    low, high = entry["ci_low"], entry["ci_high"]
-    head = f"{what}: {shown(entry)} (n={entry['n']})"
-    if not (math.isfinite(low) and math.isfinite(high)) or too_wide(entry, scale=2.0):
-        return head + ": the interval is too wide to conclude."
-    if low <= 0 <= high:
-        return head + ": no clear relation (the interval includes 0)."
-    strength = "strong" if min(abs(low), abs(high)) >= 0.5 else "moderate" if min(abs(low), abs(high)) >= 0.2 else "weak"
-    return head + f": a {strength} {'positive' if entry['score'] > 0 else 'negative'} relation."
+def correlation_reading(entry: dict, what: str, built_in: str | None = None) -> str:
+    """:func:`textxai.readings.relation_reading`: "no relation" only from the equivalence test at the stated margin."""
+    return readings.relation_reading(entry, what, built_in)

@@ -84,7 +84,8 @@ class TrustOptions:
     the audited texts), ``explainer`` and ``top_k``; ``class_names`` (anchor words per class); the TOKI attack
     vs random substitution on ``attack_texts`` correct predictions (``class_names``: one entry per class, a name or
     anchor words, as a list or joined by commas: ``negative,bad,poor``) (A2T budget ``max_rate``, ``min_similarity``);
-    ``shortcuts`` candidates shown, ``shortcut_examples`` each; ``max_texts``: TOKI assesses the predictions of the
+    ``shortcuts`` candidates shown, ``shortcut_examples`` each, a candidate only when at least ``shortcut_min_texts``
+    distinct texts rest on it (a word twice in one text counts once); ``max_texts``: TOKI assesses the predictions of the
     first ``max_texts`` audited texts only (None: all)."""
 
     explainer: str = "omission"
@@ -99,6 +100,7 @@ class TrustOptions:
     min_similarity: float = 0.8
     shortcuts: int = 8
     shortcut_examples: int = 2
+    shortcut_min_texts: int = 3
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,11 @@ def _stage(stage: str, given) -> object:
     if unknown:
         raise ValueError(f"{stage}.{unknown[0]}: no such option; expected one of {sorted(fields)}")
     defaults = cls()
-    return cls(**{k: _coerce(stage, k, v, getattr(defaults, k)) for k, v in given.items()})
+    values = {k: _coerce(stage, k, v, getattr(defaults, k)) for k, v in given.items()}
+    try:
+        return cls(**values)
+    except ValueError as error:   # the group's own checks (intervals: n_resamples >= 99, ...), named as the audit's option
+        raise ValueError(f"{stage}.{error}") from None
 
 
 def audit_options(config=None, **stages) -> AuditOptions:

@@ -22,13 +22,66 @@ from textxai.naopc.method import naopc_evaluations
 from textxai.toki.method import toki_evaluations
 
 #: Bumped when a stage's saved data changes shape (older caches are then recomputed).
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2   # 2: exact count intervals, the overview's baseline / confusion / errors
 
 
-def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False, model_name=None) -> dict[str, int]:
+#: How much one evaluation of each stage costs against one plain forward pass (the probe's unit): FIM's
+#: evaluations are forward + backward passes through the embeddings (about 3 forwards); the others forward passes.
+STAGE_COST = {"difficulty": 3.0}
+#: Texts of the probe (spread over the audited texts: their lengths decide the cost of a pass).
+PROBE_TEXTS = 8
+
+
+def probe(clf, texts, batch_size: int = 32) -> dict:
+    """Seconds per model evaluation on this machine: a short timed pass of the model over :data:`PROBE_TEXTS`
+    audited texts spread over the data (after one warm-up pass on a single text). What the up-front estimate
+    turns evaluations into time with; ``{"texts", "evaluations", "seconds", "seconds_per_evaluation"}``."""
+    import warnings
+
+    k = min(PROBE_TEXTS, len(texts))
+    sample = [texts[round(i * (len(texts) - 1) / max(k - 1, 1))] for i in range(k)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # truncation: said by the stages
+        clf.predict_proba(sample[:1], batch_size=1)
+        started = time.perf_counter()
+        clf.predict_proba(sample, batch_size=batch_size)
+        seconds = time.perf_counter() - started
+    return {"texts": k, "evaluations": k + 1, "seconds": round(seconds, 4), "seconds_per_evaluation": seconds / k}
+
+
+def planned_seconds(plan: dict[str, int], seconds_per_evaluation: float) -> dict[str, float]:
+    """Each stage's estimated time: its evaluations x the probe's seconds per evaluation x :data:`STAGE_COST`.
+
+    >>> planned_seconds({"overview": 100, "difficulty": 10}, 0.01)
+    {'overview': 1.0, 'difficulty': 0.3}
+    """
+    return {k: round(v * seconds_per_evaluation * STAGE_COST.get(k, 1.0), 1) for k, v in plan.items()}
+
+
+def seen_words(clf, texts) -> list[int | None]:
+    """Words of each text the model sees (inside its ``max_length`` token window; tokenizer only, no model call),
+    None for a text it sees whole: NAOPC scores those alone (``naopc.texts._fit_to_model``: a longer text is cut
+    after its last seen word)."""
+    import warnings
+
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the truncation warning: the stage says it when it runs
+        encodings = clf.word_encodings(list(texts))
+    for encoding in encodings:
+        seen = encoding.word_ids[encoding.word_ids >= 0]
+        n = int(seen.max()) + 1 if seen.size else 0
+        out.append(None if n >= encoding.n_words else n)
+    return out
+
+
+def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False, model_name=None,
+             clf=None) -> dict[str, int]:
     """Model evaluations of each stage of one model's audit (errs on the side of more). Trust: TOKI's keyword
     index costs its training texts (``trust.train_texts``, or the demo's for a demo ``model_name``); without
-    them it learns from the audited texts, whose explanations the assessment then reuses (counted once)."""
+    them it learns from the audited texts, whose explanations the assessment then reuses (counted once).
+    Faithfulness: NAOPC on the words the model sees (``clf`` given: :func:`seen_words`, the texts cut at its token
+    window as NAOPC cuts them; else every word)."""
     words = [estimates.approx_words(t) for t in texts]
     n, out = len(words), {"overview": len(words)}
     s = set(options.sections)
@@ -40,7 +93,9 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
                              + 2 * size * (num_labels + len(d.strengths) + 1))
     if "faithfulness" in s:
         f = options.faithfulness
-        chosen = [words[i] for i in faithfulness_indices(words, f)]
+        picked = faithfulness_indices(words, f)
+        chosen = ([words[i] if n is None else n for i, n in zip(picked, seen_words(clf, [texts[i] for i in picked]))]
+                  if clf is not None else [words[i] for i in picked])
         out["faithfulness"] = naopc_evaluations(chosen, f.normalization, None,
                                                           f.max_exact_words, list(f.methods))
     if "trust" in s or "connections" in s:
@@ -66,20 +121,39 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
     return out
 
 
-def fingerprint(clf, texts, labels, stage: str, options: AuditOptions) -> str:
-    """What a stage's result depends on: the model (name, labels, size, weights, its words: word tokenizer, token
-    limit and tokenizer), the texts and labels, the
-    stage's own options and the interval settings (connections: those of difficulty and trust too), and for the
-    stages run in ``run.precision`` the precision their forward passes resolve to on this machine."""
+def model_digest(clf) -> str:
+    """A digest of the model's weights by content: every tensor of its ``state_dict`` (parameters and buffers) by
+    name, dtype, shape and bytes. Unlike per-tensor sums (``textxai.attribution.weights_digest``, cheap enough for
+    every explanation call), a checkpoint whose bytes changed gets another digest even when every tensor's sum is
+    the same (two head rows swapped: a label-order fix). Computed once per model per audit (:func:`run_model`)."""
+    import torch
+
+    h = hashlib.blake2b(digest_size=16)
+    with torch.no_grad():
+        for name, tensor in clf.model.state_dict().items():
+            t = tensor.detach()
+            h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+            if t.is_meta:   # no data to read: name, dtype and shape only
+                continue
+            flat = t.reshape(-1).contiguous().cpu()
+            h.update(flat.view(torch.uint8).numpy() if flat.numel() else b"")
+    return h.hexdigest()
+
+
+def fingerprint(clf, texts, labels, stage: str, options: AuditOptions, digest: str | None = None) -> str:
+    """What a stage's result depends on: the model (name, labels, size, its weights by content
+    (:func:`model_digest`; ``digest`` when the caller computed it already), its words: word tokenizer, token limit
+    and tokenizer), the texts and labels, the stage's own options and the interval settings (connections: those of
+    difficulty and trust too), and for the stages run in ``run.precision`` the precision their forward passes
+    resolve to on this machine. The ONE key of the stage cache."""
     from textxai.audit.options import PRECISION_STAGES
-    from textxai.toki.index import weights_digest
 
     opts = to_dict(options)
     parts = {"overview": ["intervals"], "difficulty": ["difficulty", "intervals"],
              "faithfulness": ["faithfulness", "intervals"], "trust": ["trust", "intervals"],
              "counterfactual": ["counterfactual", "intervals"],
              "connections": ["difficulty", "trust", "intervals"]}[stage]
-    key = [CACHE_FORMAT, stage, clf.fingerprint, weights_digest(clf), clf.word_view_key, list(texts),
+    key = [CACHE_FORMAT, stage, clf.fingerprint, digest or model_digest(clf), clf.word_view_key, list(texts),
            None if labels is None else [int(y) for y in labels], {p: opts[p] for p in parts}]
     if stage in PRECISION_STAGES + ("connections",):   # connections reads the trust stage
         key.append(clf.resolve_precision(options.run.precision))

@@ -59,17 +59,50 @@ def table(header, rows) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- sections
-def overview(s: dict, work: dict) -> str:
+#: Errors listed in the report (all of them are in per_text.csv).
+MAX_ERRORS = 25
+
+
+def confusion_table(c: dict) -> str:
+    """Rows: gold class; columns: predicted class."""
+    return table(["gold \\ predicted"] + c["classes"],
+                 [[f"<b>{esc(g)}</b>"] + [str(v) for v in row] for g, row in zip(c["classes"], c["matrix"])])
+
+
+def errors(s: dict, texts, difficulty: dict | None) -> str:
+    """The wrong predictions, each with the words its prediction is most sensitive to (FIM) when that stage ran."""
+    errs = s.get("errors") or []
+    if not errs:
+        return "<h3>Errors</h3><p>None: every prediction is correct.</p>"
+    words = (difficulty or {}).get("error_words", {})
+    rows = [[f"#{e['index']}", esc(texts[e["index"]]) if texts else "-", esc(e["gold"]), esc(e["predicted"]) +
+             f" ({e['confidence']:.2f})", esc(", ".join(words.get(str(e["index"]), []))) or "-"] for e in errs[:MAX_ERRORS]]
+    more = f" (the first {MAX_ERRORS} of {len(errs)}; all in per_text.csv)" if len(errs) > MAX_ERRORS else ""
+    return (f"<h3>Errors: {len(errs)}{esc(more)}</h3><p>Explanation: the words the prediction is most sensitive to "
+            "(FIM's share of the top eigenvector; the difficulty section)" + ("" if words else ": not computed (the "
+            "difficulty section did not run)") + ".</p>"
+            + table(["#", "text", "gold", "predicted (confidence)", "most sensitive words"], rows))
+
+
+def overview(s: dict, work: dict, texts=None, difficulty: dict | None = None, planned: dict | None = None) -> str:
     out = [f"<p>{s['n_texts']} texts; predicted: " + esc(", ".join(f"{k} {v}" for k, v in s["predicted_counts"].items()))
            + ".</p>"]
     if "accuracy" in s:
-        out += [f"<h3>Accuracy {num(s['accuracy'])}</h3>", reading(s["accuracy"]),
+        out += [f"<h3>Accuracy {num(s['accuracy'])}</h3>", reading(s["accuracy"])]
+        if "confusion" in s:
+            out.append("<p>Confusion matrix (rows: gold label, columns: prediction):</p>" + confusion_table(s["confusion"]))
+        out.append(errors(s, texts, difficulty))
+        out += [
                 f"<h3>Calibration: ECE {num(s['ece'])}</h3>", reading(s["ece"]),
                 figure(fg.reliability(s["reliability"]), "Reliability diagram: accuracy against mean confidence in ten "
                        "confidence bins; bars on the diagonal mean well calibrated probabilities.")]
-    rows = [[esc(k), f"{w['seconds']:.1f} s" + (" (resumed from the cache)" if w["cached"] else ""), f"{w['evaluations']:,}"]
+    planned = planned or {}
+    rows = [[esc(k), f"{w['seconds']:.1f} s" + (" (resumed from the cache)" if w["cached"] else ""), f"{w['evaluations']:,}",
+             "-" if k not in planned.get("evaluations", {}) else
+             f"{planned['evaluations'][k]:,} / {planned.get('seconds', {}).get(k, float('nan')):.0f} s"]
             for k, w in work.items()]
-    out.append("<h3>Work done</h3>" + table(["stage", "time", "model evaluations (batched calls counted)"], rows))
+    out.append("<h3>Work done</h3>" + table(["stage", "time", "model evaluations (batched calls counted)",
+                                             "estimated up front (evaluations / time)"], rows))
     return "".join(out)
 
 
@@ -82,11 +115,14 @@ def difficulty(s: dict, labels: bool) -> str:
            reading(s["mean_log10"]),
            figure(fg.histogram(np.log10(np.maximum(s["difficulty"], 1e-300)), "log10 λ_max"),
                   "Histogram of log10 of the FIM difficulty of the audited texts.")]
-    rows = [[f"{h['difficulty']:.4g}", esc(h["prediction"]) + f" ({h['confidence']:.2f})",
-             "-" if h.get("min_flip_strength") is None else f"{h['min_flip_strength']:.3g}",
-             heat(h["words"], h["sensitivity"])] for h in s["hardest"]]
+    gold = any("gold" in h for h in s["hardest"])
+    rows = [[f"{h['difficulty']:.4g}", esc(h["prediction"]) + f" ({h['confidence']:.2f})"]
+            + ([esc(h.get("gold", "-")), "✓ correct" if h.get("correct") else "✗ wrong"] if gold else [])
+            + ["-" if h.get("min_flip_strength") is None else f"{h['min_flip_strength']:.3g}",
+               heat(h["words"], h["sensitivity"])] for h in s["hardest"]]
     out.append("<h3>Hardest examples and their most sensitive words</h3>"
-               + table(["λ_max", "prediction", "smallest flipping push (L2)", "words (colour: share of the top eigenvector)"], rows))
+               + table(["λ_max", "prediction"] + (["gold", "correct?"] if gold else [])
+                       + ["smallest flipping push (L2)", "words (colour: share of the top eigenvector)"], rows))
     out.append("<h3>What difficulty adds beyond confidence</h3>" + reading(bc["rank_correlation"])
                + reading(bc.get("partial_correlation")) + f'<p class="verdict">{esc(bc["verdict"])}</p>')
     if labels and "accuracy_by_difficulty" in s:
@@ -134,9 +170,11 @@ def faithfulness(s: dict) -> str:
 
 def trust(s: dict) -> str:
     r = s["rates"]
-    out = [f"<p>Keyword index from {esc(s['index_source'])}. Keywords: "
+    out = ([f'<p class="warn">{esc(s["index_warning"])}</p>'] if s.get("index_warning") else []) + [
+           f"<p>Keyword index from {esc(s['index_source'])}. Keywords: "
            + esc("; ".join(f"{c}: {', '.join(k[:10])}" for c, k in s["keywords"].items())) + ".</p>",
            f"<h3>Trust rate {num(r['TOKI'])}</h3>", reading(r["TOKI"]), reading(s["untrusted"]),
+           reading(s.get("function_words")),
            "<h3>TOKI's three verdicts</h3>",
            table(["verdict", "trustworthy share", "reading"], [[esc(k), num(v), esc(v["reading"])] for k, v in r.items()]),
            figure(fg.bars(r, "trustworthy share"), "Trustworthy share of the correct predictions under TOKI, the Naive "
@@ -148,16 +186,25 @@ def trust(s: dict) -> str:
         rows = [[f"<b>{esc(c['word'])}</b>", esc(c["class"]), f"{c['weight']:.2f}", str(c["n_predictions"]),
                  "<br>".join(esc(e["text"]) for e in c["examples"])] for c in s["shortcuts"]]
         out.append("<p>Words unrelated to their class that untrustworthy correct predictions rest on, ranked by how many "
-                   "predictions' worth of importance they carry.</p>"
+                   "predictions' worth of importance they carry; each rests on at least "
+                   f"{s.get('shortcut_min_texts', 1)} distinct texts.</p>"
                    + table(["word", "class", "weight", "predictions", "examples"], rows))
     else:
-        out.append("<p>None: no untrustworthy correct prediction.</p>")
+        out.append(f"<p>None: no word unrelated to its class carries untrustworthy correct predictions in at least "
+                   f"{s.get('shortcut_min_texts', 1)} distinct texts.</p>")
     if "attack" in s and s["attack"].get("n_attacked"):
         a = s["attack"]
         out.append("<h3>TOKI-guided attack vs random substitution</h3>" + reading(a["toki"]) + reading(a["random"])
                    + reading(a["difference"]))
-        out += [f'<p class="ex">{esc(x["original"])}<br>→ {esc(x["adversarial"])} <span class="small">(similarity '
-                f'{x["similarity"]:.2f})</span></p>' for x in a["successes"]]
+        if a.get("meaning_note"):
+            out.append(f'<p class="warn">{esc(a["meaning_note"])}</p>')
+        edits = a.get("edits", [dict(x, strategy="toki", meaning_kept=True, reasons=[]) for x in a.get("successes", [])])
+        if edits:
+            rows = [[esc(x["strategy"]), esc(x["original"]) + "<br>→ " + esc(x["adversarial"]),
+                     esc(", ".join(f"{w} → {v}" for w, v in x["substitutions"])), f"{x['similarity']:.2f}",
+                     "kept" if x["meaning_kept"] else "changed: " + esc("; ".join(x["reasons"]))] for x in edits]
+            out.append("<p>Every flipping edit and the meaning check's verdict (only edits that keep the meaning count):</p>"
+                       + table(["attack", "edit", "swaps", "similarity", "meaning"], rows))
     return "".join(out)
 
 
@@ -232,6 +279,10 @@ def headlines(data: dict) -> list[str]:
             out.append(r["reading"])
     if m.get("trust", {}).get("shortcuts"):
         out.append("shortcut candidates: " + ", ".join(c["word"] for c in m["trust"]["shortcuts"][:5]))
+    for note in (m.get("trust", {}).get("index_warning"), m.get("trust", {}).get("function_words", {}).get("reading"),
+                 m.get("trust", {}).get("attack", {}).get("meaning_note")):
+        if note:
+            out.append(note)
     for d in data.get("comparison", {}).get("differences", []):
         out.append(d["reading"])
     return out
@@ -276,14 +327,18 @@ def render(data: dict) -> str:
     work, profile = data["work"], profile_note(data)
     first = "".join(f"<li>{esc(h)}</li>" for h in headlines(data)[1:])
     over = "".join((f"<h3>{esc(s['overview']['model'])}</h3>" if len(data["models"]) > 1 else "")
-                   + overview(s["overview"], work["stages"][t]) for t, s in data["models"].items())
+                   + overview(s["overview"], work["stages"][t], data.get("texts"), s.get("difficulty"),
+                              {"evaluations": work.get("planned", {}).get(t, {}),
+                               "seconds": work.get("planned_seconds", {}).get(t, {})})
+                   for t, s in data["models"].items())
     skipped = "".join(f"<li>{esc(x)}</li>" for x in data.get("skipped", []))
     body = (f"<h1>Audit of {esc(name)}</h1><p class=\"lead\">Is this classifier right for the right reasons? "
             f"{data['n_texts']} texts, {work['evaluations']:,} model evaluations in {work.get('stage_seconds', work['seconds']):.0f} s"
             + (f" ({work['resumed']} stages resumed from the cache; this run {work['seconds']:.0f} s)" if work.get("resumed") else "")
             + " (textxai audit)" + esc(precision_note(data))
             + (f'. <span class="warn">The {esc(profile)}.</span>' if profile else "")
-            + ". [brackets]: 95% bootstrap confidence intervals.</p>"
+            + ". [brackets]: 95% confidence intervals: exact (Clopper–Pearson) for counts, bootstrap for the others; "
+            "the rules by which a number earns its reading: docs/readings.md.</p>"
             f"<h2>In short</h2><ul>{first}</ul><nav id=\"toc\"><h2>Contents</h2><ol>{toc}</ol></nav>"
             + _section("overview", over + (f"<h3>Skipped</h3><ul>{skipped}</ul>" if skipped else ""))
             + "".join(_model_sections(k, data) for k in keys[1:] if k != "comparison")

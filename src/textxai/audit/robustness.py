@@ -65,6 +65,7 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
         "inc@1": nb.mean_estimate(inc1, iv, f"{name}: inc@1", scale=5.0,
                                   meaning="extra words the editor needs when fed its own edit (0 = consistent)"),
         "per_example": {"flipped": flipped, "probability_change": change, "token_distance": dist, "inc@1": inc1},
+        "counterfactuals": [c[0] for c in chosen],   # what CEval scored: ceval.analyse(texts, these) gives the same numbers
         "examples": [{"original": t, "counterfactual": c[0], "flipped": f}
                      for t, c, f in zip(texts, chosen, flipped) if f][:3],
     }

@@ -36,6 +36,27 @@ class AuditResult:
             Path(path).write_text(text, encoding="utf-8")
         return text
 
+    def rows(self) -> list[dict]:
+        """One row per audited text: the text, its gold label, and per model (columns prefixed ``compare.`` for the
+        second model) the prediction, confidence, correct or not, difficulty, TOKI's verdicts, the NAOPC scores of
+        each attribution method and each editor's flip (empty where a stage did not reach the text)."""
+        return per_text_rows(self.data)
+
+    def to_csv(self, path=None) -> str:
+        """:meth:`rows` as CSV (``per_text.csv`` beside ``audit.json``); written to ``path`` when given."""
+        import csv
+        import io
+
+        rows = self.rows()
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["index"], lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buffer.getvalue()
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
     def to_html(self, path=None) -> str:
         """The self-contained HTML report (inline styles and figures, no script); written to ``path`` when given."""
         from textxai.audit.report import render
@@ -44,6 +65,52 @@ class AuditResult:
         if path is not None:
             Path(path).write_text(html, encoding="utf-8")
         return html
+
+
+def _cell(value):
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+def per_text_rows(data: dict) -> list[dict]:
+    """The per-text results of an audit's data (:meth:`AuditResult.rows`)."""
+    texts, labels = data["texts"], data.get("labels")
+    rows = [{"index": i, "text": t} for i, t in enumerate(texts)]
+    for tag, m in data["models"].items():
+        pre = "" if tag == "model" else f"{tag}."
+        ov = m["overview"]
+        names = ov["class_names"]
+        for i, row in enumerate(rows):
+            if tag == "model":
+                row["gold"] = "" if labels is None else names[int(labels[i])]
+            row[f"{pre}predicted"] = names[int(ov["predictions"][i])]
+            row[f"{pre}confidence"] = max(ov["probs"][i])
+            row[f"{pre}correct"] = "" if "correct" not in ov else int(ov["correct"][i])
+        if "difficulty" in m:
+            for i, row in enumerate(rows):
+                row[f"{pre}difficulty"] = m["difficulty"]["difficulty"][i]
+        if "trust" in m:
+            for i, row in enumerate(rows):
+                e = m["trust"]["examples"][i]
+                row[f"{pre}toki_trustworthy"] = _cell(e.get("label"))
+                row[f"{pre}toki_reason"] = e.get("reason") or ""
+        if "faithfulness" in m:
+            f = m["faithfulness"]
+            where = {idx: j for j, idx in enumerate(f["indices"])}
+            for meth in f["methods"]:
+                for key in ("comprehensiveness", "naopc_comprehensiveness"):
+                    values = f["per_example"][meth][key]
+                    for i, row in enumerate(rows):
+                        row[f"{pre}{meth}.{key}"] = _cell(values[where[i]]) if i in where else ""
+        if "counterfactual" in m:
+            for name, e in m["counterfactual"]["editors"].items():
+                for i, row in enumerate(rows):
+                    flips = e["per_example"]["flipped"]
+                    row[f"{pre}{name}.flipped"] = _cell(flips[i]) if i < len(flips) else ""
+    return rows
 
 
 def _labels(labels, clf, n: int):
@@ -79,6 +146,19 @@ def _check_models(models: dict, options: AuditOptions, labels) -> None:
             raise ValueError(f"labels are class indices, but model={a.name!r} names its classes {a.labels} and "
                              f"compare={b.name!r} {b.labels}: an index would mean another class for each model; "
                              "expected labels as class names (each model's index is then looked up by name)")
+
+
+def _duration(seconds: float) -> str:
+    """``"45 s"``, ``"12 min"``, ``"2.5 h"``.
+
+    >>> _duration(44.6), _duration(719), _duration(9000)
+    ('45 s', '12 min', '2.5 h')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _say(message: str, progress: bool) -> None:
@@ -128,6 +208,7 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     from textxai.audit.trust import unlearnable_classes
 
     done, work = {}, {}
+    digest = planning.model_digest(clf)   # the weights by content, read once per model
     for name in stages_of(options):
         if name in ("trust", "connections") and "overview" in done:
             missing = unlearnable_classes(clf, labels, done["overview"]["predictions"], options.trust)
@@ -137,7 +218,7 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
                     f"given) and the model predicts no text of class(es) {missing} correctly among the first "
                     f"{options.trust.train_limit}" + (" (connections needs the trust stage)" if name == "connections" else ""))
                 continue
-        key = planning.fingerprint(clf, texts, labels, name, options)
+        key = planning.fingerprint(clf, texts, labels, name, options, digest)
         cached = cache.load(tag, name, key)
         if cached is not None:
             done[name] = cached["data"]   # the work it took when it ran, marked as resumed
@@ -195,16 +276,21 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
         models["compare"] = as_classifier(compare)
     _check_models(models, opts, labels)
     ids = {tag: _labels(labels, clf, len(texts)) for tag, clf in models.items()}
-    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None, clf.name)
+    work_plan = {tag: planning.estimate(texts, clf.num_labels, opts, labels is not None, clf.name, clf)
                  for tag, clf in models.items()}
     total = sum(sum(p.values()) for p in work_plan.values())
     check_evaluations(total, opts.run.max_evaluations, "textxai audit",
                       "use fewer texts, fewer sections (--sections) or smaller stages (e.g. --faithfulness.max_texts)")
-    _say(f"{len(texts)} texts, {len(models)} model(s): about {total:,} model evaluations planned", opts.run.progress)
+    probes = {tag: planning.probe(clf, texts, opts.run.batch_size) for tag, clf in models.items()}  # after the refusal
+    timed = {tag: planning.planned_seconds(work_plan[tag], probes[tag]["seconds_per_evaluation"]) for tag in models}
+    seconds = sum(sum(t.values()) for t in timed.values())
+    _say(f"{len(texts)} texts, {len(models)} model(s): about {total:,} model evaluations planned, about "
+         f"{_duration(seconds)} on this machine (a probe: {1000 * probes['model']['seconds_per_evaluation']:.1f} ms per "
+         "evaluation)", opts.run.progress)
     cache = planning.StageCache(output)
     started = time.time()
     data = {"options": to_dict(opts), "n_texts": len(texts), "texts": texts, "labels": ids["model"], "models": {},
-            "work": {"planned": work_plan, "stages": {}},
+            "work": {"planned": work_plan, "planned_seconds": timed, "probe": probes, "stages": {}},
             "precision": {tag: clf.resolve_precision(opts.run.precision) for tag, clf in models.items()}}
     for tag, clf in models.items():
         data["models"][tag], data["work"]["stages"][tag] = run_model(clf, texts, ids[tag], opts, cache, tag)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from textxai import fim, naopc
+from textxai import fim, naopc, readings
 from textxai.estimates import approx_words
 from textxai.parallel import split
 from textxai.audit import numbers as nb
@@ -29,6 +29,12 @@ def overview(clf, texts, labels, iv: nb.Intervals, batch_size: int = 32, progres
     correct = (pred == np.asarray(labels)).astype(float)
     out["correct"] = correct.tolist()
     out["accuracy"] = nb.rate_estimate(correct, iv, "are correct", "predictions")
+    names = out["class_names"]
+    out["baseline"] = readings.accuracy_context(labels, pred, names)   # accuracy is read beside it
+    out["accuracy"]["reading"] += " Beside it: " + out["baseline"]["reading"] + "."
+    out["confusion"] = readings.confusion(labels, pred, names)
+    out["errors"] = [{"index": int(i), "gold": names[int(labels[i])], "predicted": names[int(pred[i])],
+                      "confidence": float(conf[i])} for i in np.flatnonzero(correct == 0)]
     ece = nb.interval((conf, correct), nb.ece_statistic(N_CALIBRATION_BINS), iv)
     meaning = ("confidence matches accuracy closely" if ece["ci_high"] < 0.05 else
                "the confidence is off by several points on average" if ece["score"] < 0.15 else
@@ -55,23 +61,33 @@ def _bins(values: np.ndarray, correct: np.ndarray, n_bins: int, iv: nb.Intervals
     return out
 
 
-def _hardest(r: dict, texts, clf, k: int) -> list[dict]:
+def _most_sensitive(r: dict, i: int, k: int = 3) -> list[str]:
+    sens = np.asarray(r["word_sensitivity"][i])
+    return [r["words"][i][j] for j in np.argsort(-sens, kind="stable")[:k]]
+
+
+def _hardest(r: dict, texts, clf, k: int, labels=None) -> list[dict]:
+    """The ``k`` hardest texts, with the gold label and whether the prediction is correct when labels are given."""
     d = r["difficulty"]
     out = []
     for i in np.argsort(-d, kind="stable")[:k]:
         sens = np.asarray(r["word_sensitivity"][i])
-        top = np.argsort(-sens, kind="stable")[:3]
-        out.append({"index": int(i), "text": texts[i], "difficulty": float(d[i]),
-                    "prediction": clf.labels[int(r["predictions"][i])], "confidence": float(r["probs"][i].max()),
-                    "words": list(r["words"][i]), "sensitivity": sens.tolist(),
-                    "most_sensitive": [r["words"][i][j] for j in top]})
+        row = {"index": int(i), "text": texts[i], "difficulty": float(d[i]),
+               "prediction": clf.labels[int(r["predictions"][i])], "confidence": float(r["probs"][i].max()),
+               "words": list(r["words"][i]), "sensitivity": sens.tolist(), "most_sensitive": _most_sensitive(r, i)}
+        if labels is not None:
+            row.update(gold=clf.labels[int(labels[i])], correct=bool(int(labels[i]) == int(r["predictions"][i])))
+        out.append(row)
     return out
 
 
 def _beyond_confidence(log_d, log_margin, correct, iv: nb.Intervals) -> dict:
-    """What difficulty adds beyond confidence: their rank correlation, and the partial correlation of log
-    lambda_max with being wrong, given log p(1 - p); the verdict says when FIM tells nothing new."""
-    rho = nb.correlation(log_d, log_margin, iv, "rank correlation of log λ_max with log p(1−p)")
+    """What difficulty adds beyond confidence: their rank correlation (a relation built in: for two classes
+    λ_max = p(1−p)·‖∇(z₁−z₀)‖²), and the partial correlation of log λ_max with being wrong, given log p(1−p). The
+    verdict says "nothing new" only from the equivalence test (:func:`textxai.readings.no_relation`: the interval
+    inside ±0.1); an interval including 0 but reaching past the margin is "no evidence either way"."""
+    built_in = readings.BUILT_IN["fim_confidence"]
+    rho = nb.correlation(log_d, log_margin, iv, "rank correlation of log λ_max with log p(1−p)", built_in=built_in)
     out = {"rank_correlation": rho}
     verdict = None
     if correct is not None:
@@ -79,15 +95,22 @@ def _beyond_confidence(log_d, log_margin, correct, iv: nb.Intervals) -> dict:
         part = nb.correlation(log_d, wrong, iv, "partial correlation of log λ_max with an error, given log p(1−p)",
                               nb.partial_statistic, z=log_margin)
         out["partial_correlation"] = part
-        if nb.too_wide(part, scale=2.0):
+        margin = readings.EQUIVALENCE_MARGIN
+        if readings.no_relation(part):
+            verdict = ("FIM tells nothing new here: once the confidence is known, difficulty does not add to predicting "
+                       f"errors (the partial correlation's interval lies inside ±{margin:g}, the equivalence margin).")
+        elif not readings.conclusive(part, scale=2.0):
             verdict = None
         elif part["ci_low"] <= 0 <= part["ci_high"]:
-            verdict = ("FIM tells nothing new here: once the confidence is known, difficulty does not add to "
-                       "predicting errors (partial correlation interval includes 0).")
+            verdict = (f"No evidence either way at n = {part['n']} whether FIM adds anything beyond the confidence: the "
+                       f"partial correlation's interval {nb.shown(part)} includes 0 but reaches past ±{margin:g}, the "
+                       "equivalence margin of \"no relation\".")
         else:
             verdict = "FIM adds information beyond the confidence: it predicts errors the confidence alone does not."
-    if verdict is None and np.isfinite(rho["ci_low"]) and min(abs(rho["ci_low"]), abs(rho["ci_high"])) >= 0.9:
-        verdict = "FIM tells nothing new here: difficulty and confidence rank the texts almost identically."
+    if (verdict is None and readings.conclusive(rho, scale=2.0)
+            and min(abs(rho["ci_low"]), abs(rho["ci_high"])) >= 0.9):
+        verdict = ("Difficulty and confidence rank the texts almost identically, a relation largely built in (for two "
+                   "classes λ_max = p(1−p)·‖∇(z₁−z₀)‖²): the ranking by difficulty adds little to the confidence's.")
     out["verdict"] = verdict or "Too little data to say whether FIM adds anything beyond the confidence."
     return out
 
@@ -104,13 +127,14 @@ def difficulty(clf, texts, labels, options: DifficultyOptions, iv: nb.Intervals,
     correct = None if labels is None else (r["predictions"] == np.asarray(labels)).astype(float)
     out = {"difficulty": d.tolist(), "summary": fim.summarize(d),
            "mean_log10": nb.mean_estimate(np.log10(np.maximum(d, 1e-300)), iv, "mean log10 λ_max", scale=10.0),
-           "hardest": _hardest(r, texts, clf, options.hardest),
+           "hardest": _hardest(r, texts, clf, options.hardest, labels),
            "beyond_confidence": _beyond_confidence(log_d, log_margin, correct, iv)}
     hard_idx = [h["index"] for h in out["hardest"]]
     flips = split(fim.min_flip_strength, over=("texts",))([texts[i] for i in hard_idx], clf, batch_size=options.batch_size)
     for h, s in zip(out["hardest"], flips):
         h["min_flip_strength"] = float(s) if np.isfinite(s) else None
-    if correct is not None:
+    if correct is not None:   # each error's explanation: the words its prediction is most sensitive to (FIM)
+        out["error_words"] = {str(int(i)): _most_sensitive(r, int(i), 5) for i in np.flatnonzero(correct == 0)}
         out["accuracy_by_difficulty"] = _bins(d, correct, options.bins, iv, "difficulty")
         out["accuracy_by_confidence"] = _bins(-p, correct, options.bins, iv, "confidence")  # least confident last
     out["test_set"] = fim.perturbed_test_set(texts, clf, labels, size=options.test_set_size,
@@ -127,11 +151,13 @@ def _ranking(per: dict, methods: list[str], metric: str, iv: nb.Intervals) -> di
     order = sorted(methods, key=lambda m: -means[m] if better_high else means[m])
     steps = [nb.difference(per[a][metric], per[b][metric], iv, metric.replace("_", " "), (a, b), better_high)
              for a, b in zip(order, order[1:])]
-    significant = all(nb.significant(s) for s in steps)
-    reading = (f"{' > '.join(order)} by {metric.replace('_', ' ')}" + (": every step significant." if significant else
-               ": at least one neighbour pair cannot be told apart on these texts (its interval includes 0, or the paired "
-               "test does not agree)."))
-    return {"order": order, "steps": steps, "significant": bool(significant), "reading": reading}
+    apart = {(a, b): nb.significant(st) for (a, b), st in zip(zip(order, order[1:]), steps)}
+    groups, text = readings.shared_order(order, means, lambda a, b: apart.get((a, b), False), better_high)
+    significant = all(apart.values())
+    reading = (f"{text} by {metric.replace('_', ' ')}" + (": every step significant." if significant else
+               ": '=' joins methods these texts cannot tell apart (the paired interval includes 0, the paired test "
+               f"does not agree, or fewer than {readings.MIN_N} texts), so they share a rank."))
+    return {"order": order, "groups": groups, "steps": steps, "significant": bool(significant), "reading": reading}
 
 
 def _join_methods(parts: list[dict]) -> dict:

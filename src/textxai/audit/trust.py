@@ -13,22 +13,20 @@ from textxai.parallel import on_main, split
 VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
 
 
-#: Training texts of a demo model's keyword index (its packaged training corpus, in order).
+#: Training texts of a demo model's keyword index (:data:`textxai.demo.index_texts.INDEX_TEXTS`).
 DEMO_TRAINING_TEXTS = 60
 
 
 def demo_training(model_name) -> tuple[list[str], list[int]] | None:
-    """The training texts and labels a demo model's keyword index learns from; None for any other model.
+    """The training texts and labels a demo model's keyword index learns from (the demo package's one function,
+    :func:`textxai.demo.index_texts.index_training`); None for any other model.
 
     >>> len(demo_training("textxai/demo-sentiment")[0]), demo_training("my/model")
     (60, None)
     """
-    if str(model_name) not in ("textxai/demo-sentiment", "textxai/demo-topic"):
-        return None
-    from textxai import demo
+    from textxai.demo.index_texts import index_training
 
-    corpus = demo.load_corpus(str(model_name).split("-")[-1])
-    return corpus["train_texts"][:DEMO_TRAINING_TEXTS], corpus["train_labels"][:DEMO_TRAINING_TEXTS]
+    return index_training(model_name, DEMO_TRAINING_TEXTS)
 
 
 def explain_options(options: TrustOptions, batch_size: int = 32, progress: bool = False,
@@ -112,11 +110,12 @@ def unlearnable_classes(clf, labels, predictions, options: TrustOptions) -> list
     return [str(clf.labels[c]) for c in sorted(clf.labels) if c not in right]
 
 
-def shortcut_candidates(examples, texts, class_names: dict, k: int, n_examples: int) -> list[dict]:
+def shortcut_candidates(examples, texts, class_names: dict, k: int, n_examples: int, min_texts: int = 3) -> list[dict]:
     """Words that carry untrustworthy correct predictions while unrelated to their class, ranked by how many
     predictions' worth of importance rests on them (each prediction's unrelated top words, by their share of
-    its top-k importance), with the predictions they carry."""
-    weight, count, where = {}, {}, {}
+    its top-k importance), with the predictions they carry. A candidate needs at least ``min_texts`` distinct
+    texts (``n_predictions``; a word twice in one text counts once): one prediction is no shortcut."""
+    weight, where = {}, {}
     for i, e in enumerate(examples):
         if e["label"] is not False:
             continue
@@ -126,12 +125,60 @@ def shortcut_candidates(examples, texts, class_names: dict, k: int, n_examples: 
                 continue
             key = (w, int(e["predicted"]))
             weight[key] = weight.get(key, 0.0) + s / total
-            count[key] = count.get(key, 0) + 1
-            where.setdefault(key, []).append(i)
-    ranked = sorted(weight, key=lambda key: (-weight[key], -count[key], key[0]))[:k]
+            where.setdefault(key, {})[i] = None   # distinct texts, in order
+    count = {key: len(v) for key, v in where.items()}
+    kept = [key for key in weight if count[key] >= min_texts]
+    ranked = sorted(kept, key=lambda key: (-weight[key], -count[key], key[0]))[:k]
     return [{"word": w, "class": class_names[c], "class_index": c, "weight": float(weight[(w, c)]),
-             "n_predictions": count[(w, c)], "examples": [{"index": i, "text": texts[i]} for i in where[(w, c)][:n_examples]]}
+             "n_predictions": count[(w, c)], "examples": [{"index": i, "text": texts[i]} for i in list(where[(w, c)])[:n_examples]]}
             for w, c in ranked]
+
+
+def function_word_share(examples) -> dict:
+    """The documented departure, measured: TOKI (as the paper) counts function words and punctuation among the
+    unrelated words an explanation rests on. Over the untrustworthy verdicts: the share of their unrelated
+    importance such words carry, and how many verdicts would turn trustworthy without them (Eq. 6 on the rest)."""
+    from textxai.toki.core import importance_sums
+
+    untrusted = [e for e in examples if e["label"] is False]
+    unrelated = function = 0.0
+    turn = 0
+    for e in untrusted:
+        for w, s, related in e["top_words"]:
+            if not related:
+                unrelated += s
+                function += 0.0 if toki.can_be_keyword(w) else s
+        rest = [(s, r) for w, s, r in e["top_words"] if r or toki.can_be_keyword(w)]
+        if rest:
+            is_rel, is_unr = importance_sums([s for s, _ in rest], [float(r) for _, r in rest])
+            turn += bool(is_rel >= is_unr and is_rel > 0)
+    share = function / unrelated if unrelated > 0 else float("nan")
+    out = {"n_untrusted": len(untrusted), "share": share, "turn_trustworthy": turn}
+    if untrusted and share == share and share >= 0.25:
+        out["reading"] = (f"Function words and punctuation carry {share:.0%} of the unrelated importance of the "
+                          f"{len(untrusted)} untrustworthy verdicts; without them {turn} of the {len(untrusted)} would be "
+                          "trustworthy. TOKI counts them as unrelated (as the paper does: a documented departure from "
+                          "reading them as shortcuts): such a verdict says the explanation rests on no class word, not "
+                          "that the model found a shortcut.")
+    return out
+
+
+def index_domain_warning(clf, texts, source: str) -> str | None:
+    """A warning when TOKI's keyword index is learnt from the demo model's packaged training texts while the audited
+    texts come from other data: words of this data the index never met count as unrelated, so ordinary words of
+    the domain become "shortcut candidates". None when the index comes from the audited texts or given ones."""
+    if not source.startswith("the demo model's"):
+        return None
+    from textxai.demo.index_texts import corpus_texts
+
+    known = corpus_texts(clf.name)
+    outside = sum(t not in known for t in texts)
+    if not outside:
+        return None
+    return (f"TOKI's keyword index is learnt from {source}, but {outside} of the {len(texts)} audited texts are not "
+            "from the demo's data: its keywords may not cover this data's words (ordinary words of the domain then "
+            "count as unrelated and can show up as shortcut candidates). Give training texts of this data: --train-data "
+            "(with --label-column).")
 
 
 def _agreement(examples, iv: nb.Intervals) -> dict:
@@ -160,15 +207,33 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
     runs = {s: attack(clf, sub, index, labels=labs, strategy=s, seed=iv.seed, max_rate=options.max_rate,
                                 min_similarity=options.min_similarity, batch_size=batch_size, precision=precision)
             for s in ("toki", "random")}
-    success = {s: [float(bool(r.success)) for r in runs[s]["examples"]] for s in runs}
+    from textxai.audit.meaning import check_edit
+
+    # a flip counts only when the edit keeps the meaning (textxai.audit.meaning: no antonym, no change of the
+    # sentiment's strength, no ungrammatical swap); every flipping edit is listed with the check's verdict
+    checked = {s: [check_edit(r.original, r.substitutions) if r.success else None for r in runs[s]["examples"]]
+               for s in runs}
+    success = {s: [float(bool(r.success) and c["kept"]) for r, c in zip(runs[s]["examples"], checked[s])] for s in runs}
+    flips = {s: int(sum(bool(r.success) for r in runs[s]["examples"])) for s in runs}
     out = {"n_attacked": len(chosen), "indices": chosen,
-           "toki": nb.rate_estimate(success["toki"], iv, "are flipped by the TOKI-guided attack", "attacked predictions"),
-           "random": nb.rate_estimate(success["random"], iv, "are flipped by random substitution", "attacked predictions"),
+           "toki": nb.rate_estimate(success["toki"], iv, "are flipped by the TOKI-guided attack with an edit that keeps "
+                                    "the meaning", "attacked predictions"),
+           "random": nb.rate_estimate(success["random"], iv, "are flipped by random substitution with an edit that keeps "
+                                      "the meaning", "attacked predictions"),
            "difference": nb.difference(success["toki"], success["random"], iv, "attack success, TOKI-guided vs random",
                                        ("TOKI-guided", "random")),
            "queries": {s: runs[s]["avg_queries"] for s in runs},
-           "successes": [{"original": r.original, "adversarial": r.adversarial, "substitutions": [list(x) for x in r.substitutions],
-                          "similarity": float(r.similarity)} for r in runs["toki"]["examples"] if r.success][:3]}
+           "flips": flips,
+           "rejected": {s: int(sum(1 for c in checked[s] if c is not None and not c["kept"])) for s in runs},
+           "edits": [{"strategy": s, "original": r.original, "adversarial": r.adversarial,
+                      "substitutions": [list(x) for x in r.substitutions], "similarity": float(r.similarity),
+                      "meaning_kept": c["kept"], "reasons": c["reasons"]}
+                     for s in runs for r, c in zip(runs[s]["examples"], checked[s]) if r.success]}
+    out["successes"] = [e for e in out["edits"] if e["strategy"] == "toki" and e["meaning_kept"]][:3]
+    if any(out["rejected"].values()):
+        out["meaning_note"] = (f"{out['rejected']['toki']} of {flips['toki']} TOKI-guided and {out['rejected']['random']} "
+                               f"of {flips['random']} random flips changed the meaning (an antonym, the sentiment's "
+                               "strength or an ungrammatical swap) and are not counted as successes.")
     return out
 
 
@@ -199,7 +264,13 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
                                             f"are called trustworthy by {name}", of)
                      for key, name in VERDICTS},
            "agreement": _agreement(ex, iv),
-           "shortcuts": shortcut_candidates(ex, texts, index.class_names, options.shortcuts, options.shortcut_examples)}
+           "shortcuts": shortcut_candidates(ex, texts, index.class_names, options.shortcuts, options.shortcut_examples,
+                                            options.shortcut_min_texts),
+           "shortcut_min_texts": options.shortcut_min_texts,
+           "function_words": function_word_share(ex)}
+    warning = index_domain_warning(clf, texts, source)
+    if warning:
+        out["index_warning"] = warning
     out["untrusted"] = nb.rate_estimate([None if e["label"] is None else not e["label"] for e in ex], iv,
                                         "rest on words unrelated to their class", of)
     if options.attack_texts:
@@ -220,10 +291,11 @@ def _without(text: str, word: str, clf, replacement: str | None) -> str | None:
 
 def shortcut_flips(clf, texts, predictions, shortcuts, iv: nb.Intervals, batch_size: int = 32, top: int = 3) -> list[dict]:
     """Per top shortcut word: the predictions of its class on texts containing it, the word deleted and
-    replaced by its 3 nearest substitutes (the shared GloVe generator); a flip = any of them changes the label."""
+    replaced by its 3 nearest meaning-keeping substitutes (the shared GloVe generator with ``keep_meaning=True``: no
+    antonyms, bad -> good would flip a prediction for the right reason); a flip = any of them changes the label."""
     from textxai.editors import shared_generator
 
-    gen = shared_generator(keep_meaning=False)
+    gen = shared_generator(keep_meaning=True)
     out = []
     for cand in shortcuts[:top]:
         word, c = cand["word"], cand["class_index"]

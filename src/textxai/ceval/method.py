@@ -81,6 +81,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 
 METHOD = register(Method(
     name="ceval", kind="metric", order=50,
+    comparable=("flip_rate",),  # across models (docs/readings.md); the others shown without a verdict
     help="CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, perplexity, quality",
     flags={"targets": "--target-column", "counterfactuals": "--counterfactual-column",
            "counterfactual_pairs": "--counterfactual-pair-column"},

@@ -45,6 +45,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 
 METHOD = register(Method(
     name="fim_difficulty", kind="measurement", order=20,
+    comparable=(),  # across models (docs/readings.md); the others shown without a verdict
     help="example difficulty: largest eigenvalue of the Fisher information metric of the input embeddings",
     inputs={"texts": "texts", "text_pairs": "text_pairs"}, required=("texts",),
     option_groups={"options": FIMOptions}, unit="example", estimands=estimands, estimate=estimate,

@@ -89,6 +89,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 
 METHOD = register(Method(
     name="inconsistency", kind="metric", order=10,
+    comparable=("inc@1", "inc@2", "inc@3", "flip_rate@1"),  # across models (docs/readings.md); the others shown without a verdict
     help="inc@n of a counterfactual editor: feed it its own edits and count how much larger they get",
     flags={"chains": "--chains"},
     inputs={"edits": "edits"}, required=("edits",), unit="chain", estimands=estimands, estimate=estimate,

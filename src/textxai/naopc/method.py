@@ -62,6 +62,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 
 METHOD = register(Method(
     name="naopc", kind="metric", order=40,
+    comparable=("naopc_comprehensiveness", "naopc_sufficiency"),  # across models (docs/readings.md); the others shown without a verdict
     help="faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC",
     flags={"attributions": "--attributions-column"},
     inputs={"texts": "texts", "text_pairs": "text_pairs"}, required=("texts",),

@@ -6,14 +6,14 @@ def demo_index(kind: str, n_train: int = 60, progress: bool = False):
     """``(classifier, keyword index)`` of ``textxai/demo-<kind>``: omission explanations of the first ``n_train``
     training texts of its packaged corpus, every embedder voting (the Space's defaults: one cached index for
     both)."""
-    from textxai import demo
     from textxai.classifier import as_classifier
+    from textxai.demo.index_texts import index_training
     from textxai.embeddings import EMBEDDER_NAMES
     from textxai.toki.index import ExplainOptions, IndexOptions, cached_keyword_index
 
     clf = as_classifier(f"textxai/demo-{kind}")
-    corpus = demo.load_corpus(kind)
-    index = cached_keyword_index(clf, corpus["train_texts"][:n_train], corpus["train_labels"][:n_train],
+    texts, labels = index_training(kind, n_train)
+    index = cached_keyword_index(clf, texts, labels,
                                  explain=ExplainOptions("omission", progress=progress),
                                  index=IndexOptions(embedders=list(EMBEDDER_NAMES)))
     return clf, index

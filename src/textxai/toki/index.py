@@ -337,9 +337,12 @@ def build_keyword_index(classifier, train_texts, train_labels, train_text_pairs=
 
     Raises ``ValueError`` naming the class when a class has no correctly predicted training text.
     """
+    from textxai.classifier import as_classifier
+
     explain, index = with_keywords("build_keyword_index", keywords, (ExplainOptions, explain), (IndexOptions, index))
     explain, index = explain.checked(), index.checked()
-    return _build_index(classifier, train_texts, train_labels, train_text_pairs, explain, index, synonyms)
+    clf = as_classifier(classifier)   # the one resolution: everything below takes the TextClassifier
+    return _build_index(clf, train_texts, train_labels, train_text_pairs, explain, index, synonyms)
 
 
 def check_theta_names(theta_relate, embedders) -> None:
@@ -353,13 +356,13 @@ def check_theta_names(theta_relate, embedders) -> None:
         raise ValueError(f"theta_relate has the key {unknown[0]!r}: expected the names of the embedders in use {names}")
 
 
-def _build_index(classifier, train_texts, train_labels, train_text_pairs, explain: ExplainOptions, options: IndexOptions,
+def _build_index(clf, train_texts, train_labels, train_text_pairs, explain: ExplainOptions, options: IndexOptions,
                  synonyms) -> KeywordIndex:
-    from textxai.classifier import as_classifier
+    """:func:`build_keyword_index` on a resolved ``TextClassifier`` (nothing here resolves a model by name)."""
     from textxai.embeddings import distinct_voters, get_embedders
     from textxai.validation import check_text_pairs, check_texts
 
-    clf = as_classifier(classifier).require_single_label(SINGLE_LABEL)
+    clf = clf.require_single_label(SINGLE_LABEL)
     texts = check_texts(train_texts, "train_texts")
     pairs = check_text_pairs(train_text_pairs, texts, "train_text_pairs")
     labels = clf.class_indices(train_labels, "train_labels", n=len(texts))
@@ -421,6 +424,5 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
                                      [int(y) for y in train_labels],
                                      None if train_text_pairs is None else list(map(str, train_text_pairs)), emb_key, settings],
                                     default=str).encode()).hexdigest()
-    return _INDEX_CACHE.get_or_create(key, lambda: build_keyword_index(clf, train_texts, train_labels,
-                                                                       train_text_pairs=train_text_pairs,
-                                                                       explain=explain, index=index))
+    return _INDEX_CACHE.get_or_create(key, lambda: _build_index(clf, train_texts, train_labels, train_text_pairs,
+                                                                explain.checked(), index.checked(), None))

@@ -88,6 +88,7 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
 
 METHOD = register(Method(
     name="toki_trust", kind="metric", order=30,
+    comparable=("trustworthy_rate", "naive_trustworthy_rate", "no_ki_trustworthy_rate"),  # across models (docs/readings.md); the others shown without a verdict
     help="TOKI: is each correct prediction made for the right reasons (words related to its class)?",
     flags={"references": "--label-column", "human_trust": "--human-trust-column",
            "train_labels": "--train-data --label-column", "train_texts": "--train-data --text-column"},
