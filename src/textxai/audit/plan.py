@@ -122,22 +122,12 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
 
 
 def model_digest(clf) -> str:
-    """A digest of the model's weights by content: every tensor of its ``state_dict`` (parameters and buffers) by
-    name, dtype, shape and bytes. Unlike per-tensor sums (``textxai.attribution.weights_digest``, cheap enough for
-    every explanation call), a checkpoint whose bytes changed gets another digest even when every tensor's sum is
-    the same (two head rows swapped: a label-order fix). Computed once per model per audit (:func:`run_model`)."""
-    import torch
+    """The model's weights by content (:func:`textxai.classifier.content_digest`: every parameter and buffer by
+    name, dtype, shape and bytes, so two head rows swapped get another key whatever the per-tensor sums).
+    Computed once per model per audit (:func:`run_model`)."""
+    from textxai.classifier import content_digest
 
-    h = hashlib.blake2b(digest_size=16)
-    with torch.no_grad():
-        for name, tensor in clf.model.state_dict().items():
-            t = tensor.detach()
-            h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
-            if t.is_meta:   # no data to read: name, dtype and shape only
-                continue
-            flat = t.reshape(-1).contiguous().cpu()
-            h.update(flat.view(torch.uint8).numpy() if flat.numel() else b"")
-    return h.hexdigest()
+    return content_digest(clf.model)
 
 
 def fingerprint(clf, texts, labels, stage: str, options: AuditOptions, digest: str | None = None) -> str:
