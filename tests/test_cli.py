@@ -238,3 +238,46 @@ def test_cli_failure_exit_1_one_line(monkeypatch, capsys, good_csv, tmp_path):
         cli.main(["list", "--debug"], one_line_errors=True)
     with pytest.raises(RuntimeError):
         cli.main(["list"])  # called from Python with argv: errors are raised
+
+
+# ------------------------------------------------------------------ a fast first screen, loading by name
+_HEAVY = ("torch", "transformers", "numpy", "pandas", "evaluate", "matplotlib", "scipy", "gradio")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["cache-modules", "--help"]])
+def test_help_and_list_import_no_method_and_no_torch(argv):
+    """`textxai --help` / `textxai list` built every run sub-parser, importing each method and torch (~7 s idle
+    on 2 cores): counted, not timed, here — the modules a fresh interpreter holds after the command."""
+    code = ("import sys\nfrom textxai.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('MODULES', len(sys.modules), *sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{_HEAVY!r} and '.' not in m or m.startswith('textxai.') and m.count('.') == 1 and m.split('.')[1] in "
+            f"{[name for name, *_ in cli.BUILTIN_METHODS]!r}))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    line = next(line for line in out.stdout.splitlines() if line.startswith("MODULES")).split()
+    assert line[2:] == [], f"{argv} imported {line[2:]}"
+    assert int(line[1]) < 150   # the interpreter's own ~60 and argparse's; 1,250 with torch
+
+
+def test_builtin_listing_is_the_registry():
+    from textxai import registry
+
+    assert [(n, k, h) for n, k, h in cli.BUILTIN_METHODS] == [(m.name, m.kind, m.help) for m in registry.methods()]
+    assert [(n, present) for n, _, _, present in cli.method_listing()] == [(m.name, True) for m in registry.methods()]
+
+
+def test_bare_cache_modules_caches_all_five(tmp_path):
+    """Bare `textxai cache-modules` exited 2 ("invalid choice: []": argparse checks an empty nargs='*' list against
+    its choices); it caches all five now, and a wrong name is one line naming it and the known ones."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    env.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1", HF_HOME=str(tmp_path / "hf_home"))
+    run = subprocess.run([sys.executable, "-m", "textxai", "cache-modules"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert sorted(line.split()[0] for line in run.stdout.splitlines()) == sorted(
+        f"textxai/{name}" for name, *_ in cli.BUILTIN_METHODS)
+    assert all(os.path.isfile(line.split()[1]) for line in run.stdout.splitlines())
+    wrong = subprocess.run([sys.executable, "-m", "textxai", "cache-modules", "nope"], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert wrong.returncode == 2 and "cache-modules 'nope': not a textxai module; expected some of" in wrong.stderr

@@ -181,7 +181,7 @@ def test_trainer_logs_the_scalars_at_every_evaluation_and_trains_as_without_it(t
     final = trainer.evaluate()
 
     evals = [e for e in trainer.state.log_history if "eval_naopc_comprehensiveness" in e]
-    assert [e["step"] for e in evals] == [2, 4]
+    assert [e["step"] for e in evals] == [2, 4, 4]   # the last: evaluate() after training, computed anew
     assert [s for s, _ in probe.snapshots] == [2, 4, 4]
     for entry, (_, snapshot) in zip(evals, probe.snapshots):
         # the Trainer's per_device_eval_batch_size (3) reached the modules: same batches, same float32 sums
@@ -192,8 +192,8 @@ def test_trainer_logs_the_scalars_at_every_evaluation_and_trains_as_without_it(t
         assert entry["eval_fim_difficulty_summary_mean"] == pytest.approx(fim["summary"]["mean"], rel=1e-12)
         assert entry["eval_textxai_skipped"] == 0
     # what every reporting integration receives (on_log), and what evaluate() returns
-    assert sum("eval_naopc_naopc_comprehensiveness" in logs for logs in probe.logged) == 2
-    assert final["eval_naopc_comprehensiveness"] == evals[-1]["eval_naopc_comprehensiveness"]  # same weights: reused
+    assert sum("eval_naopc_naopc_comprehensiveness" in logs for logs in probe.logged) == 3
+    assert final["eval_naopc_comprehensiveness"] == evals[1]["eval_naopc_comprehensiveness"]  # same weights
     assert callback.durations.keys() == {"naopc", "fim_difficulty"}
 
     # the same run without the callback (probes kept): identical weights, so no gradient, mode or RNG leaked
