@@ -281,3 +281,41 @@ def test_bare_cache_modules_caches_all_five(tmp_path):
     wrong = subprocess.run([sys.executable, "-m", "textxai", "cache-modules", "nope"], capture_output=True, text=True,
                            env=env, timeout=300)
     assert wrong.returncode == 2 and "cache-modules 'nope': not a textxai module; expected some of" in wrong.stderr
+
+
+def test_compare_tells_files_of_one_name_apart_and_names_a_file_that_is_not_json(tmp_path, capsys):
+    """`textxai compare A/naopc.json B/naopc.json` labelled both by the stem: B's result replaced A's silently (one
+    result left, or A's methods dropped); a file that is not JSON failed with json's message and no file name."""
+    import doctest
+
+    from textxai import cli_intervals
+
+    rows = {"A": [[2.0, 1.0]] * 5 + [[1.0, 0.0]], "B": [[0.0, 1.0]] * 5 + [[1.0, 1.0]]}
+    for folder, incs in rows.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "inconsistency.json").write_text(json.dumps(_inconsistency(incs)))
+    files = [str(tmp_path / f / "inconsistency.json") for f in rows]
+    assert cli.main(["compare", *files, "--module", "inconsistency", "--n-resamples", "99"]) == 0
+    text = capsys.readouterr().out
+    assert "== A/inconsistency" in text and "== B/inconsistency" in text and "A/inconsistency vs B/inconsistency" in text
+    with pytest.raises(SystemExit, match=r"both give a result named 'x'; pass --names with one distinct name"):
+        cli.main(["compare", *files, "--module", "inconsistency", "--names", "x", "x"])
+    (tmp_path / "notes.json").write_text("text,label\na film,1\n")
+    with pytest.raises(SystemExit, match=r"results file '.*notes.json': not JSON \(Expecting value"):
+        cli.main(["compare", files[0], str(tmp_path / "notes.json"), "--module", "inconsistency"])
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(SystemExit, match=r"list.json': holds a JSON list; expected the object"):
+        cli.main(["compare", files[0], str(tmp_path / "list.json"), "--module", "inconsistency"])
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(cli_intervals.file_labels, "file_labels"):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries == 1
+    assert cli_intervals.file_labels(["a/x.json", "a/x.json"]) == ["a/x", "a/x"]  # the same file twice: refused later
+
+
+def _inconsistency(incs):
+    from test_stats import _inconsistency_result
+
+    from textxai.outputs import to_jsonable
+
+    return to_jsonable(_inconsistency_result(incs, ks=(2,)))
