@@ -189,6 +189,26 @@ def test_existing_folder_needs_force(toy_root, tmp_path):
         assemble_space("toy_metric", "my-org", tmp_path / "out")
     again = assemble_space("toy_metric", "my-org", tmp_path / "out", force=True)
     assert again == target and not (target / "stale.txt").exists() and (target / "toy_metric.py").is_file()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["toy_metric"]  # nothing left beside it
+
+
+def test_force_with_a_bad_wheel_or_a_failure_leaves_the_existing_folder(tmp_path, monkeypatch):
+    """`publish --force --wheel bad.whl` deleted the existing Space folder (the user's own files with it) and
+    only then found the wheel bad. Now the Space is built aside and swapped in only when complete."""
+    target = assemble_space("naopc", "my-org", tmp_path / "out")
+    (target / "my_notes.txt").write_text("mine")
+    before = sorted(p.relative_to(target) for p in target.rglob("*"))
+    (tmp_path / "textxai-0-py3-none-any.whl").write_text("not a zip")
+    for wheel in (tmp_path / "textxai-0-py3-none-any.whl", tmp_path / "missing.whl"):
+        with pytest.raises(ValueError, match="wheel="):
+            assemble_space("naopc", "my-org", tmp_path / "out", force=True, wheel=wheel)
+        assert (target / "my_notes.txt").read_text() == "mine"
+    # a failure half-way through the build (here: writing requirements.txt) leaves it too, and no debris
+    monkeypatch.setattr(publish, "_requirements", lambda *a: (_ for _ in ()).throw(OSError("No space left on device")))
+    with pytest.raises(OSError, match="No space left"):
+        assemble_space("naopc", "my-org", tmp_path / "out", force=True)
+    assert sorted(p.relative_to(target) for p in target.rglob("*")) == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["naopc"]
 
 
 def test_missing_pieces_are_clear(toy_root, tmp_path, monkeypatch):

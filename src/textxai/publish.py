@@ -243,9 +243,50 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
         if not force:
             raise FileExistsError(f"folder={str(target)!r} exists and is not empty; choose another folder or force=True "
                                   "(--force) to replace it")
-        shutil.rmtree(target) if target.is_dir() else target.unlink()
-    target.mkdir(parents=True, exist_ok=True)
+    if wheel is not None:
+        _check_wheel(wheel)  # before anything is written
+    # built aside, beside the target (same file system: the swap is two renames), swapped in only when complete:
+    # a failure (a bad wheel, a full disk) leaves an existing Space folder as it was
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.textxai-publish-", dir=target.parent))
+    try:
+        _assemble_into(staging, name, namespace, kind, module_folder, card, space_folder, wheel)
+        _swap_in(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
 
+
+def _check_wheel(wheel) -> None:
+    wheel = Path(wheel)
+    if not wheel.is_file() or not wheel.name.startswith("textxai-") or wheel.suffix != ".whl":
+        raise ValueError(f"wheel={str(wheel)!r}: expected a built textxai-*.whl file")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            if not any(m.startswith("textxai/") for m in archive.namelist()):
+                raise ValueError(f"wheel={str(wheel)!r}: holds no textxai/ package")
+    except zipfile.BadZipFile:
+        raise ValueError(f"wheel={str(wheel)!r}: not a zip archive; expected a built textxai-*.whl file") from None
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Put the complete ``staging`` folder at ``target``; an old ``target`` is removed only once replaced."""
+    old = None
+    if target.exists() or target.is_symlink():
+        old = target.with_name(f".{target.name}.textxai-old-{staging.name.rsplit('-', 1)[-1]}")
+        target.rename(old)
+    try:
+        staging.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    if old is not None:
+        shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+
+
+def _assemble_into(target: Path, name, namespace, kind, module_folder, card, space_folder, wheel) -> None:
     _copy_files(module_folder, target, {"README.md", "requirements.txt"})
     _copy_files(space_folder, target, {"README.md", "requirements.txt"})
 
@@ -262,7 +303,6 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
     (target / "requirements.txt").write_text(
         _requirements(module_folder / "requirements.txt", space_folder / "requirements.txt"), encoding="utf-8")
     _with_namespace(target, namespace)
-    return target
 
 
 def publish(name: str, namespace: str, token: str | None = None, dry_run_dir=None, private: bool = False,
