@@ -483,3 +483,19 @@ def test_hosted_mode_is_an_option_of_the_library_resolvers(spy):
     assert spy.calls == [("ok/model", {"device": None, **SAFE_LOAD_KWARGS})]
     with pytest.raises(TypeError, match="safe=3"):
         classifier.as_classifier("ok/other", safe=3)
+
+
+def test_a_bad_field_is_named_as_the_visitor_sees_it():
+    """The CEval Space's original with a lone surrogate was refused by the library as `references[0]=...`: a name
+    the visitor never saw. The Space's own check names its field (one-text fields without an index)."""
+    from helpers import load_space_app
+
+    from textxai.spaces import SpaceError, check_inputs
+
+    app = load_space_app("ceval")
+    with pytest.raises(SpaceError, match=r"^original='a \\ud800 film' holds '\\ud800' at character 2, a lone surrogate"):
+        app.score_one("textxai/demo-sentiment", "a \ud800 film", "a good film", "none")
+    with pytest.raises(SpaceError, match=r"^counterfactuals\[1\]='a \\udc00' holds"):
+        app.score_one("textxai/demo-sentiment", "a dull film", "a good film\na \udc00", "none")
+    with pytest.raises(SpaceError, match=r"^text has 3,000 characters"):
+        check_inputs(["x" * 3000], max_texts=1, max_chars=2000, name="text")

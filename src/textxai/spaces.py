@@ -362,22 +362,31 @@ def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, 
     if texts is None or not isinstance(texts, Sequence):
         raise SpaceError(f"{name}={texts!r:.60}: expected a list of texts")
     texts = list(texts)
+    from textxai.validation import check_unicode
+
+    def field(i: int) -> str:  # the visitor's field: "original", not "original[0]" (nor the library's references[0])
+        return name if max_texts == 1 else f"{name}[{i}]"
+
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise SpaceError(f"{name}[{i}]={text!r:.60} ({type(text).__name__}): expected a string")
+            raise SpaceError(f"{field(i)}={text!r:.60} ({type(text).__name__}): expected a string")
+        try:
+            check_unicode(text, field(i))
+        except ValueError as error:
+            raise SpaceError(str(error)) from None
     if not any(not is_blank(text) for text in texts):
         raise SpaceError(f"{name}: no text given; enter at least one text (zero-width and white space characters "
                          "alone are no text)" if any(texts) else f"{name}: no text given; enter at least one text")
     for i, text in enumerate(texts):
         if text.strip() and is_blank(text):
             codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in text if not c.isspace()}))
-            raise SpaceError(f"{name}[{i}] holds only invisible characters ({codes}); expected a visible text")
+            raise SpaceError(f"{field(i)} holds only invisible characters ({codes}); expected a visible text")
     if len(texts) > max_texts:
         raise SpaceError(f"{name}: {len(texts)} texts given; this Space accepts at most {max_texts} — "
                          "run textxai locally (`textxai run`) for more")
     for i, text in enumerate(texts):
         if len(text) > max_chars:
-            raise SpaceError(f"{name}[{i}] has {len(text):,} characters; this Space accepts at most {max_chars:,} "
+            raise SpaceError(f"{field(i)} has {len(text):,} characters; this Space accepts at most {max_chars:,} "
                              "per text — shorten it or run textxai locally")
     return texts
 
