@@ -319,3 +319,25 @@ def _inconsistency(incs):
     from textxai.outputs import to_jsonable
 
     return to_jsonable(_inconsistency_result(incs, ks=(2,)))
+
+
+def test_the_first_screen_warnings_one_line_once_and_no_third_party_bars():
+    """`textxai demo` opened with Python warnings printed with the file, line and source line that raised them
+    (again from every call site) and GGUF de-quantization bars between the method bars."""
+    code = ("import warnings, sys\nfrom textxai import cli\n"
+            "def noisy(args):\n"
+            "    from tqdm.auto import tqdm\n"
+            "    for _ in tqdm(range(3), desc='Converting and de-quantizing GGUF tensors'): pass\n"
+            "    from textxai.progress import progress_bar\n"
+            "    for _ in progress_bar(range(2), enabled=True, desc='ours'): pass\n"
+            "    for _ in range(3):\n        warnings.warn('the weights of layer 3 are\\n  tied', UserWarning)\n"
+            "    warnings.warn('the weights of layer 3 are\\n  tied', UserWarning)\n    return 0\n"
+            "cli.cmd_list = noisy\nsys.exit(cli.main(['list']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in __import__("os").environ.items() if k != "TQDM_DISABLE"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.replace("\r", "\n").splitlines()
+    assert [line for line in lines if "warning" in line] == [
+        "textxai: warning: the weights of layer 3 are tied (UserWarning)"]
+    assert not any("de-quantizing" in line for line in lines) and any(line.startswith("ours") for line in lines)
+    assert "warnings.warn(" not in out.stderr

@@ -375,8 +375,12 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
     debug = "--debug" in argv or not one_line_errors
     argv = [a for a in argv if a != "--debug"]
     args = build_parser(argv).parse_args(argv)
+    from textxai.progress import restore, third_party_bars_quiet
+
+    quieted = third_party_bars_quiet()
     try:
-        return int(args.func(args) or 0)
+        with one_line_warnings():
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("textxai: interrupted", file=sys.stderr)
         return 130
@@ -395,6 +399,28 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
             raise
         print(f"textxai: failed: {one_line(first_line(error), 600)} (rerun with --debug for the traceback)", file=sys.stderr)
         return 1
+    finally:
+        restore(quieted)
+
+
+@contextmanager
+def one_line_warnings():
+    """Python warnings as one readable line each on stderr, each text once per command (not the file, line number
+    and source line of the code that raised it, repeated from every call site)."""
+    import warnings
+
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = f"textxai: warning: {one_line(str(message), 400)} ({category.__name__})"
+        if text not in seen:
+            seen.add(text)
+            print(text, file=file or sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")   # shown once by `seen`, whatever the call site
+        warnings.showwarning = show
+        yield
 
 
 if __name__ == "__main__":
