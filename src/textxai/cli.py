@@ -151,6 +151,9 @@ def cmd_run(args) -> int:
     method = registry.get(args.module)
     glue = method.runner_module()
     check_output_folder(args.output)
+    mismatch = parallel.launch_mismatch()
+    if mismatch:
+        print(f"textxai run {args.module}: {mismatch}", file=sys.stderr, flush=True)
     if not parallel.takes_part(method.data_parallel):  # under accelerate, a method that does not split: main process
         return 0
     args.no_progress = getattr(args, "no_progress", False) or not parallel.is_main_process()
@@ -184,9 +187,13 @@ def cmd_run(args) -> int:
 
 
 def cmd_audit(args) -> int:
+    from textxai import parallel
     from textxai.audit.cli import run
 
     check_output_folder(args.output)
+    mismatch = parallel.launch_mismatch()
+    if mismatch:
+        print(f"textxai audit: {mismatch}", file=sys.stderr, flush=True)
     return run(args)
 
 
