@@ -499,3 +499,35 @@ def test_a_bad_field_is_named_as_the_visitor_sees_it():
         app.score_one("textxai/demo-sentiment", "a dull film", "a good film\na \udc00", "none")
     with pytest.raises(SpaceError, match=r"^text has 3,000 characters"):
         check_inputs(["x" * 3000], max_texts=1, max_chars=2000, name="text")
+
+
+SPACES = ["naopc", "fim_difficulty", "toki_trust", "ceval", "inconsistency", "audit"]
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_every_endpoint_also_answers_the_modules_json(name):
+    """The endpoints returned HTML and plots only: a gradio_client user had no numbers. Every button's endpoint
+    now ends with a JSON output (the module's result); the slider's live preview, the attack and gr.Examples' loader stay."""
+    from helpers import load_space_app
+
+    demo = load_space_app(name).demo
+    functions = demo.fns.values() if isinstance(demo.fns, dict) else demo.fns
+    endpoints = {f.name: [type(o).__name__ for o in f.outputs] for f in functions}
+    answered = {n for n, outputs in endpoints.items() if outputs and outputs[-1] == "JSON"}
+    assert answered and set(endpoints) - answered <= {"push", "attack_text", "load_example"}, endpoints
+
+
+def test_the_json_is_the_modules_own_result():
+    from helpers import load_space_app
+
+    from textxai import inconsistency
+
+    app = load_space_app("inconsistency")
+    chains = [["a b", "a c", "a c d e"], ["x y", "x z", "x"]]
+    out = spaces.user_errors(spaces.with_result(app.score_chains))("\n\n".join("\n".join(c) for c in chains), "1",
+                                                                   "whitespace", "pooled")
+    assert len(out) == 4 and out[:3][0] == app.score_chains("\n\n".join("\n".join(c) for c in chains), "1",
+                                                            "whitespace", "pooled")[0]
+    expected = inconsistency.analyse(chains, n=[1], word_tokenizer="whitespace", pooling="pooled").summary
+    assert out[-1] == json.loads(json.dumps(expected))
+    assert spaces.with_result(lambda: "html")() == ("html", None)  # nothing recorded: None, not a stale result

@@ -391,6 +391,44 @@ def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, 
     return texts
 
 
+# ------------------------------------------------------------------ the module's JSON beside the rendering
+import contextvars  # noqa: E402
+
+_RESULT: contextvars.ContextVar = contextvars.ContextVar("textxai_space_result", default=None)
+
+
+def record_result(result) -> None:
+    """Keep ``result`` (the module's JSON result: ``Analysis.summary``, what ``compute`` returns) as the answer of
+    the request running (:func:`with_result`); outside one, nothing happens."""
+    box = _RESULT.get()
+    if box is not None:
+        from textxai.outputs import to_jsonable
+
+        box.append(to_jsonable(result))
+
+
+def with_result(fn: Callable) -> Callable:
+    """``fn``'s outputs followed by the module's JSON result it recorded (:func:`record_result`; None if none):
+    every endpoint answers ``gradio_client`` users with the numbers, not only HTML and plots."""
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        box = []
+        token = _RESULT.set(box)
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _RESULT.reset(token)
+        return (*(out if isinstance(out, tuple) else (out,)), box[-1] if box else None)
+
+    return wrapper
+
+
+def result_json(elem_id: str = "textxai-result-json"):
+    """The endpoint's JSON output: the module's result as ``evaluate``'s ``compute`` returns it."""
+    return gr.JSON(label="Result (JSON, as the evaluate module returns it)", elem_id=elem_id)
+
+
 def user_errors(fn: Callable, max_seconds: float | None = None) -> Callable:
     """Wrap a Gradio handler: it runs under the wall-time budget (``MAX_SECONDS``) and user mistakes, load
     time-outs, budget overruns and errors of user callables reach the visitor as an (escaped) error modal."""
