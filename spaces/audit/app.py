@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import time
 
 import gradio as gr
 
@@ -61,8 +60,7 @@ def run_audit(model_choice: str, compare_choice: str, text: str, upload, section
     result = audit(clf, texts, labels, compare=other, options=options)
     spaces.record_result(result.data)
     page = result.to_html()
-    path = spaces.output_dir() / f"audit-{time.time_ns()}.html"
-    path.write_text(page, encoding="utf-8")
+    path = spaces.write_output(page, "audit", ".html")  # the oldest reports pruned (MAX_OUTPUT_FILES kept)
     frame = (f'<iframe id="audit-frame" title="audit report" sandbox="" srcdoc="{html.escape(page, quote=True)}" '
              'style="width:100%;height:1100px;border:1px solid #e5e7eb;border-radius:6px"></iframe>')
     summary = "<ul id='audit-summary'>" + "".join(f"<li>{spaces.escape(x)}</li>" for x in result.summary.splitlines()) + "</ul>"

@@ -519,15 +519,36 @@ def csv_cell(value):
     return value
 
 
+def prune_outputs(keep: int | None = None) -> None:
+    """Remove the oldest result files of :func:`output_dir` (CSV downloads, audit reports) beyond ``keep``
+    (default ``MAX_OUTPUT_FILES - 1``: room for the one about to be written)."""
+    keep = MAX_OUTPUT_FILES - 1 if keep is None else keep
+    folder = output_dir()
+    old = sorted((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime)
+    for path in old[: max(0, len(old) - keep)]:
+        path.unlink(missing_ok=True)
+
+
+def write_output(text: str, stem: str, suffix: str) -> str:
+    """Write ``text`` as a new result file of :func:`output_dir` (the oldest pruned: at most ``MAX_OUTPUT_FILES``
+    kept) and return its path."""
+    import tempfile
+
+    prune_outputs()
+    handle = tempfile.NamedTemporaryFile("w", prefix=f"{stem}-", suffix=suffix, dir=output_dir(), delete=False,
+                                         encoding="utf-8")
+    with handle:
+        handle.write(text)
+    return handle.name
+
+
 def write_csv(rows: Sequence[Sequence], header: Sequence[str], stem: str) -> str:
     """Write an escaped CSV into :func:`output_dir` (keeping at most ``MAX_OUTPUT_FILES`` files) and return its path."""
     import csv
     import tempfile
 
     folder = output_dir()
-    old = sorted(folder.glob("*.csv"), key=lambda p: p.stat().st_mtime)
-    for path in old[: max(0, len(old) - MAX_OUTPUT_FILES + 1)]:
-        path.unlink(missing_ok=True)
+    prune_outputs()
     handle = tempfile.NamedTemporaryFile("w", suffix=f"_{stem}.csv", dir=folder, delete=False, encoding="utf-8", newline="")
     with handle:
         writer = csv.writer(handle)
