@@ -157,3 +157,29 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
     loaded = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(space)], cwd=tmp_path, capture_output=True,
                             text=True, env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=900)
     assert loaded.returncode == 0 and "inc@1 2.0" in loaded.stdout, loaded.stderr[-3000:]
+
+
+def test_the_library_never_imports_the_spaces_shell_or_gradio():
+    """`pip install textxai` then `textxai audit` ran every stage and failed rendering the report: its word heat
+    map was imported from textxai.spaces, which imports gradio (the [spaces] extra). Outside textxai.spaces (and
+    the lazy, named requirement of publish), no module of the package imports either."""
+    import ast
+
+    offenders = []
+    for path in (ROOT / "src" / "textxai").rglob("*.py"):
+        relative = path.relative_to(ROOT / "src").as_posix()
+        if relative == "textxai/spaces.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            if any(n.split(".")[0] == "gradio" or n == "textxai.spaces" or n.startswith("textxai.spaces.")
+                   for n in names):
+                offenders.append(f"{relative}:{node.lineno}")
+    assert offenders == []
+    # and the report's heat map renders where gradio cannot be imported
+    code = ("import sys\nsys.modules['gradio'] = None\nfrom textxai.audit.report import heat\n"
+            "print(heat(['a', '<b>'], [0.5, -1.0], 'x').count('textxai-word'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "2", done.stderr[-2000:]
