@@ -60,3 +60,36 @@ def test_upload(app, tmp_path):
     (tmp_path / "other.csv").write_text("sentence\nx\n")
     with pytest.raises(ValueError, match="expected a column named 'text'"):
         app.read_upload(str(tmp_path / "other.csv"))
+
+
+def test_the_request_budget_holds_inside_the_audits_stages_and_old_reports_are_pruned(app, tiny_bert_folder,
+                                                                                      monkeypatch):
+    """Each audit stage opened its own work budget, which replaced the Space's per-request one: the request ran
+    past its time limit. Nested budgets now charge the enclosing one too. And every report stayed on disk."""
+    from textxai import batching, spaces
+
+    monkeypatch.setattr(spaces, "MAX_SECONDS", 0.0)   # the request's wall time is spent before the first batch
+    with pytest.raises(spaces.SpaceError, match=r"this request: stopped after 0 s \(its time budget\)"):
+        spaces.user_errors(app.run_audit)(tiny_bert_folder, "none", "\n".join(TEXTS), None, ["difficulty"])
+    with batching.work_budget(max_evaluations=5, what="outer") as outer:
+        with batching.work_budget(what="inner") as inner:
+            batching.charge(4)
+            with pytest.raises(batching.WorkBudgetExceeded, match="outer: stopped after 4"):
+                batching.charge(2)
+    assert outer.used == 6 and inner.used == 4
+
+    monkeypatch.setattr(spaces, "MAX_OUTPUT_FILES", 3)
+    monkeypatch.setattr(spaces, "output_dir", lambda: _folder(tmp))
+    tmp = []
+    paths = [spaces.write_output(f"report {i}", "audit", ".html") for i in range(5)]
+    kept = sorted(p.name for p in _folder(tmp).iterdir())
+    assert len(kept) == 3 and all(p.split("/")[-1] in kept for p in paths[-3:])   # the newest, within the cap
+
+
+def _folder(tmp: list):
+    import tempfile
+    from pathlib import Path
+
+    if not tmp:
+        tmp.append(Path(tempfile.mkdtemp()))
+    return tmp[0]

@@ -238,3 +238,106 @@ def test_cli_failure_exit_1_one_line(monkeypatch, capsys, good_csv, tmp_path):
         cli.main(["list", "--debug"], one_line_errors=True)
     with pytest.raises(RuntimeError):
         cli.main(["list"])  # called from Python with argv: errors are raised
+
+
+# ------------------------------------------------------------------ a fast first screen, loading by name
+_HEAVY = ("torch", "transformers", "numpy", "pandas", "evaluate", "matplotlib", "scipy", "gradio")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list"], ["cache-modules", "--help"]])
+def test_help_and_list_import_no_method_and_no_torch(argv):
+    """`textxai --help` / `textxai list` built every run sub-parser, importing each method and torch (~7 s idle
+    on 2 cores): counted, not timed, here — the modules a fresh interpreter holds after the command."""
+    code = ("import sys\nfrom textxai.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print('MODULES', len(sys.modules), *sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{_HEAVY!r} and '.' not in m or m.startswith('textxai.') and m.count('.') == 1 and m.split('.')[1] in "
+            f"{[name for name, *_ in cli.BUILTIN_METHODS]!r}))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    line = next(line for line in out.stdout.splitlines() if line.startswith("MODULES")).split()
+    assert line[2:] == [], f"{argv} imported {line[2:]}"
+    assert int(line[1]) < 150   # the interpreter's own ~60 and argparse's; 1,250 with torch
+
+
+def test_builtin_listing_is_the_registry():
+    from textxai import registry
+
+    assert [(n, k, h) for n, k, h in cli.BUILTIN_METHODS] == [(m.name, m.kind, m.help) for m in registry.methods()]
+    assert [(n, present) for n, _, _, present in cli.method_listing()] == [(m.name, True) for m in registry.methods()]
+
+
+def test_bare_cache_modules_caches_all_five(tmp_path):
+    """Bare `textxai cache-modules` exited 2 ("invalid choice: []": argparse checks an empty nargs='*' list against
+    its choices); it caches all five now, and a wrong name is one line naming it and the known ones."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    env.update(HF_HUB_OFFLINE="1", HF_EVALUATE_OFFLINE="1", HF_HOME=str(tmp_path / "hf_home"))
+    run = subprocess.run([sys.executable, "-m", "textxai", "cache-modules"], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert sorted(line.split()[0] for line in run.stdout.splitlines()) == sorted(
+        f"textxai/{name}" for name, *_ in cli.BUILTIN_METHODS)
+    assert all(os.path.isfile(line.split()[1]) for line in run.stdout.splitlines())
+    wrong = subprocess.run([sys.executable, "-m", "textxai", "cache-modules", "nope"], capture_output=True, text=True,
+                           env=env, timeout=300)
+    assert wrong.returncode == 2 and "cache-modules 'nope': not a textxai module; expected some of" in wrong.stderr
+
+
+def test_compare_tells_files_of_one_name_apart_and_names_a_file_that_is_not_json(tmp_path, capsys):
+    """`textxai compare A/naopc.json B/naopc.json` labelled both by the stem: B's result replaced A's silently (one
+    result left, or A's methods dropped); a file that is not JSON failed with json's message and no file name."""
+    import doctest
+
+    from textxai import cli_intervals
+
+    rows = {"A": [[2.0, 1.0]] * 5 + [[1.0, 0.0]], "B": [[0.0, 1.0]] * 5 + [[1.0, 1.0]]}
+    for folder, incs in rows.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "inconsistency.json").write_text(json.dumps(_inconsistency(incs)))
+    files = [str(tmp_path / f / "inconsistency.json") for f in rows]
+    assert cli.main(["compare", *files, "--module", "inconsistency", "--n-resamples", "99"]) == 0
+    text = capsys.readouterr().out
+    assert "== A/inconsistency" in text and "== B/inconsistency" in text and "A/inconsistency vs B/inconsistency" in text
+    with pytest.raises(SystemExit, match=r"both give a result named 'x'; pass --names with one distinct name"):
+        cli.main(["compare", *files, "--module", "inconsistency", "--names", "x", "x"])
+    (tmp_path / "notes.json").write_text("text,label\na film,1\n")
+    with pytest.raises(SystemExit, match=r"results file '.*notes.json': not JSON \(Expecting value"):
+        cli.main(["compare", files[0], str(tmp_path / "notes.json"), "--module", "inconsistency"])
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(SystemExit, match=r"list.json': holds a JSON list; expected the object"):
+        cli.main(["compare", files[0], str(tmp_path / "list.json"), "--module", "inconsistency"])
+    runner = doctest.DocTestRunner()
+    for test in doctest.DocTestFinder().find(cli_intervals.file_labels, "file_labels"):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries == 1
+    assert cli_intervals.file_labels(["a/x.json", "a/x.json"]) == ["a/x", "a/x"]  # the same file twice: refused later
+
+
+def _inconsistency(incs):
+    from test_stats import _inconsistency_result
+
+    from textxai.outputs import to_jsonable
+
+    return to_jsonable(_inconsistency_result(incs, ks=(2,)))
+
+
+def test_the_first_screen_warnings_one_line_once_and_no_third_party_bars():
+    """`textxai demo` opened with Python warnings printed with the file, line and source line that raised them
+    (again from every call site) and GGUF de-quantization bars between the method bars."""
+    code = ("import warnings, sys\nfrom textxai import cli\n"
+            "def noisy(args):\n"
+            "    from tqdm.auto import tqdm\n"
+            "    for _ in tqdm(range(3), desc='Converting and de-quantizing GGUF tensors'): pass\n"
+            "    from textxai.progress import progress_bar\n"
+            "    for _ in progress_bar(range(2), enabled=True, desc='ours'): pass\n"
+            "    for _ in range(3):\n        warnings.warn('the weights of layer 3 are\\n  tied', UserWarning)\n"
+            "    warnings.warn('the weights of layer 3 are\\n  tied', UserWarning)\n    return 0\n"
+            "cli.cmd_list = noisy\nsys.exit(cli.main(['list']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in __import__("os").environ.items() if k != "TQDM_DISABLE"})
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.replace("\r", "\n").splitlines()
+    assert [line for line in lines if "warning" in line] == [
+        "textxai: warning: the weights of layer 3 are tied (UserWarning)"]
+    assert not any("de-quantizing" in line for line in lines) and any(line.startswith("ours") for line in lines)
+    assert "warnings.warn(" not in out.stderr

@@ -181,7 +181,9 @@ def test_heldout_calibration(reloaded, kind):
     assert ece < MAX_ECE
     assert float(np.mean(probs.max(1) > 0.99)) <= MAX_SHARE_ABOVE_099
     info = demo.build_info(kind)
-    assert info["heldout_ece"] == pytest.approx(ece, abs=1e-9)
+    # recorded when the model was built, on another machine: its float32 kernels move the probabilities by
+    # ~1e-7 relative (0.0463563357 there, 0.0463563255 on another CPU), so a float32 tolerance, not 1e-9
+    assert info["heldout_ece"] == pytest.approx(ece, rel=1e-5, abs=1e-6)
     assert 1.0 < info["temperature"] < 20.0  # fitted on the validation split: the raw head is overconfident
     # the saved model sits at the minimum of the validation NLL against Laplace-smoothed labels
     # (true class (n+1)/(n+2)): rescaling its logits either way costs likelihood

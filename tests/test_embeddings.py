@@ -85,7 +85,8 @@ def test_shipped_minilm_theta_is_the_estimate(tmp_path, monkeypatch):
         assert key in toki.KNOWN_THETA
         return
     res = toki.estimate_theta_relate(MiniLMEmbedder(), seed=0)
-    assert res["theta_relate"] == pytest.approx(list(toki.KNOWN_THETA.values())[0], abs=1e-9)
+    # the shipped value was recorded on one machine; float32 cosines differ by ~1e-7 across CPUs' kernels
+    assert res["theta_relate"] == pytest.approx(list(toki.KNOWN_THETA.values())[0], rel=1e-5)
 
 
 def test_shipped_glove_theta_is_the_estimate():
@@ -95,7 +96,8 @@ def test_shipped_glove_theta_is_the_estimate():
     emb = GloVeEmbedder()
     key = f"{emb.cache_key}|{toki._synonyms_digest(None)}|0"
     res = toki.estimate_theta_relate(emb, seed=0)
-    assert res["theta_relate"] == pytest.approx(toki.KNOWN_THETA[key], abs=1e-12)
+    # recorded on one machine: float32 cosines differ by ~1e-7 across CPUs' kernels
+    assert res["theta_relate"] == pytest.approx(toki.KNOWN_THETA[key], rel=1e-5)
     assert res["n_related"] == res["n_random"] >= 3000
     # precision = recall at the balanced threshold, and far better than chance on common words
     assert res["precision_related"] == pytest.approx(res["recall_related"]) and res["precision_related"] > 0.7

@@ -158,13 +158,14 @@ class Probe:
         self.before, self.after = Before(), After()
 
 
-def make_trainer(tokenizer, tmp_path, max_steps=4, eval_steps=2, callbacks=()):
+def make_trainer(tokenizer, tmp_path, max_steps=4, eval_steps=2, callbacks=(), **arguments):
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
+    arguments = {"save_strategy": "no", **arguments}
     args = TrainingArguments(output_dir=str(tmp_path / "out"), max_steps=max_steps, eval_strategy="steps",
                              eval_steps=eval_steps, logging_steps=1, per_device_train_batch_size=4,
-                             per_device_eval_batch_size=3, learning_rate=5e-2, report_to=[], save_strategy="no",
-                             disable_tqdm=True, use_cpu=True, seed=0, data_seed=0)
+                             per_device_eval_batch_size=3, learning_rate=5e-2, report_to=[],
+                             disable_tqdm=True, use_cpu=True, seed=0, data_seed=0, **arguments)
     dataset = ListDataset(tokenizer, TEXTS, LABELS)
     return Trainer(model=dropout_bert(), args=args, train_dataset=dataset, eval_dataset=dataset,
                    data_collator=DataCollatorWithPadding(tokenizer), processing_class=tokenizer,
@@ -180,7 +181,7 @@ def test_trainer_logs_the_scalars_at_every_evaluation_and_trains_as_without_it(t
     final = trainer.evaluate()
 
     evals = [e for e in trainer.state.log_history if "eval_naopc_comprehensiveness" in e]
-    assert [e["step"] for e in evals] == [2, 4]
+    assert [e["step"] for e in evals] == [2, 4, 4]   # the last: evaluate() after training, computed anew
     assert [s for s, _ in probe.snapshots] == [2, 4, 4]
     for entry, (_, snapshot) in zip(evals, probe.snapshots):
         # the Trainer's per_device_eval_batch_size (3) reached the modules: same batches, same float32 sums
@@ -191,8 +192,8 @@ def test_trainer_logs_the_scalars_at_every_evaluation_and_trains_as_without_it(t
         assert entry["eval_fim_difficulty_summary_mean"] == pytest.approx(fim["summary"]["mean"], rel=1e-12)
         assert entry["eval_textxai_skipped"] == 0
     # what every reporting integration receives (on_log), and what evaluate() returns
-    assert sum("eval_naopc_naopc_comprehensiveness" in logs for logs in probe.logged) == 2
-    assert final["eval_naopc_comprehensiveness"] == evals[-1]["eval_naopc_comprehensiveness"]  # same weights: reused
+    assert sum("eval_naopc_naopc_comprehensiveness" in logs for logs in probe.logged) == 3
+    assert final["eval_naopc_comprehensiveness"] == evals[1]["eval_naopc_comprehensiveness"]  # same weights
     assert callback.durations.keys() == {"naopc", "fim_difficulty"}
 
     # the same run without the callback (probes kept): identical weights, so no gradient, mode or RNG leaked
@@ -219,7 +220,8 @@ def test_time_budget_skips_with_a_logged_note(tokenizer, caplog):
     callback = TextxaiCallback(["fim_difficulty", "naopc"], texts=TEXTS[:2], time_budget=0)
     with caplog.at_level(logging.WARNING, logger="textxai.integrations"):
         scalars = callback.evaluate(model, tokenizer, step=7)
-    assert scalars.keys() == {"eval_textxai_runtime", "eval_textxai_skipped"}
+    assert scalars.keys() == {"eval_textxai_runtime", "eval_textxai_skipped", "eval_textxai_evaluations",
+                              "eval_textxai_failed"}
     assert scalars["eval_textxai_skipped"] == 2 and callback.skipped == [(7, "fim_difficulty"), (7, "naopc")]
     assert [r.getMessage().split(": ")[1] for r in caplog.records] == [
         "fim_difficulty skipped at step 7", "naopc skipped at step 7"]
@@ -247,43 +249,140 @@ def test_time_budget_skips_with_a_logged_note(tokenizer, caplog):
     assert "its last run took 4.5 s, more than the 3.0 s left" in caplog.records[-1].getMessage()
 
 
-def test_metric_for_best_model_survives_skipped_modules_in_a_real_trainer_run(tokenizer, tmp_path, caplog):
-    """The issue's crash: time_budget skips the module metric_for_best_model names -> KeyError in the Trainer.
-
-    Budget 0: naopc (named by metric_for_best_model) runs at step 2 although over budget (no value yet), is
-    skipped at steps 4 and 6 and its step-2 values are carried; fim_difficulty (not needed) stays skipped.
-    A second run with every=2 carries naopc's values through the rounds every skips.
-    """
+def test_metric_for_best_model_runs_at_every_evaluation_whatever_the_budget(tokenizer, tmp_path, caplog):
+    """Budget 0 and every=2: naopc (named by metric_for_best_model) still runs at every evaluation, fim_difficulty
+    (not needed) is skipped; the Trainer's EarlyStoppingCallback reads a fresh value each time."""
     from transformers import EarlyStoppingCallback
 
     trainer = make_trainer(tokenizer, tmp_path, max_steps=6)
-    trainer.args.metric_for_best_model = "naopc_comprehensiveness"  # the Trainer reads it as eval_...
+    trainer.args.metric_for_best_model = "naopc_naopc_comprehensiveness"  # the Trainer reads it as eval_...
     trainer.args.greater_is_better = True
     trainer.add_callback(EarlyStoppingCallback(early_stopping_patience=5))  # reads the metric at every evaluation
     callback = TextxaiCallback({"fim_difficulty": {}, "naopc": NAOPC}, texts=TEXTS[:3], trainer=trainer, time_budget=0)
     with caplog.at_level(logging.WARNING, logger="textxai.integrations"):
-        trainer.train()  # before the fix: KeyError: The `metric_for_best_model` ... eval_naopc_comprehensiveness
+        trainer.train()
     assert trainer.state.global_step == 6
-    evals = [e for e in trainer.state.log_history if "eval_textxai_carried" in e]
+    evals = [e for e in trainer.state.log_history if "eval_textxai_skipped" in e]
     assert [e["step"] for e in evals] == [2, 4, 6]
-    assert [e["eval_textxai_carried"] for e in evals] == [0, 1, 1]
-    assert len({e["eval_naopc_comprehensiveness"] for e in evals}) == 1  # step 2's value, carried
+    assert len({e["eval_naopc_naopc_comprehensiveness"] for e in evals}) == 3  # computed anew: three models
     assert not any("eval_fim_difficulty_summary_mean" in e for e in evals)
-    assert callback.skipped == [(2, "fim_difficulty"), (4, "fim_difficulty"), (4, "naopc"), (6, "fim_difficulty"),
-                                (6, "naopc")]
+    assert callback.skipped == [(2, "fim_difficulty"), (4, "fim_difficulty"), (6, "fim_difficulty")]
     messages = [r.getMessage() for r in caplog.records]
-    assert sum("naopc runs at step 2 although" in m for m in messages) == 1
-    assert sum("naopc's values of step 2 carried forward at step" in m for m in messages) == 2
-    assert trainer.state.best_metric == evals[0]["eval_naopc_comprehensiveness"]
+    assert sum("naopc runs at step" in m and "metric_for_best_model names it" in m for m in messages) == 3
 
     trainer = make_trainer(tokenizer, tmp_path / "every", max_steps=6)
-    trainer.args.metric_for_best_model = "eval_naopc_comprehensiveness"
-    callback = TextxaiCallback({"naopc": NAOPC}, texts=TEXTS[:3], trainer=trainer, every=2)
+    trainer.args.metric_for_best_model = "eval_naopc_naopc_comprehensiveness"
+    callback = TextxaiCallback({"naopc": NAOPC, "fim_difficulty": {}}, texts=TEXTS[:3], trainer=trainer, every=2)
     trainer.train()
-    evals = [e for e in trainer.state.log_history if "eval_textxai_carried" in e]
-    assert [(e["step"], e["eval_textxai_carried"]) for e in evals] == [(2, 0), (4, 1), (6, 0)]
-    assert evals[1]["eval_naopc_comprehensiveness"] == evals[0]["eval_naopc_comprehensiveness"]
+    evals = [e for e in trainer.state.log_history if "eval_textxai_skipped" in e]
+    assert [e["step"] for e in evals] == [2, 4, 6]
+    assert len({e["eval_naopc_naopc_comprehensiveness"] for e in evals}) == 3
+    assert ["eval_fim_difficulty_summary_mean" in e for e in evals] == [True, False, True]  # every=2 applies to it
     assert callback.skipped == []
+
+
+class Snapshots:
+    def __init__(self):
+        from transformers import TrainerCallback
+
+        snapshots = self.models = {}
+
+        class Snap(TrainerCallback):
+            def on_evaluate(self, args, state, control, model=None, **kwargs):
+                snapshots.setdefault(state.global_step, copy.deepcopy(model))
+
+        self.callback = Snap()
+
+
+def test_load_best_model_at_end_keeps_the_best_model_and_its_scalars(tokenizer, tmp_path):
+    """The issue's case: with a time budget the NAOPC of the first evaluation was carried to the later ones, the
+    Trainer compared equal numbers and restored the first checkpoint; after training, evaluate() returned the
+    LAST model's scalars (cached by global_step) beside the best model's loss."""
+    snaps = Snapshots()
+    trainer = make_trainer(tokenizer, tmp_path, max_steps=6, callbacks=[snaps.callback], save_strategy="steps",
+                           save_steps=2, load_best_model_at_end=True,
+                           metric_for_best_model="naopc_naopc_comprehensiveness", greater_is_better=True)
+    TextxaiCallback({"naopc": NAOPC}, texts=TEXTS[:3], trainer=trainer, time_budget=0)
+    trainer.train()
+    logged = {e["step"]: e["eval_naopc_naopc_comprehensiveness"] for e in trainer.state.log_history
+              if "eval_naopc_naopc_comprehensiveness" in e}
+    assert sorted(logged) == [2, 4, 6]
+    fresh = {step: textxai.load("naopc").compute(texts=TEXTS[:3], model=(model, tokenizer), batch_size=3, **NAOPC)
+             for step, model in snaps.models.items()}
+    for step, value in logged.items():   # each evaluation's own model, none carried
+        assert value == pytest.approx(fresh[step]["naopc_comprehensiveness"], rel=1e-6, abs=1e-9)
+    best = max(logged, key=lambda step: (logged[step], -step))  # the Trainer keeps the first of equal values
+    assert trainer.state.best_model_checkpoint.endswith(f"checkpoint-{best}")
+    for a, b in zip(trainer.model.parameters(), snaps.models[best].parameters()):
+        assert torch.equal(a, b)
+    final = trainer.evaluate()   # the best model is back: its scalars, not the last model's
+    assert final["eval_naopc_naopc_comprehensiveness"] == pytest.approx(logged[best], rel=1e-6, abs=1e-9)
+    if best != 6:
+        assert final["eval_naopc_naopc_comprehensiveness"] != pytest.approx(logged[6], rel=1e-6, abs=1e-9)
+
+
+def test_options_are_dry_run_at_build_and_failures_during_training_are_skipped(tokenizer, tmp_path, caplog):
+    # a bad option, or a text past a module's limit, fails at build (the trainer's model is there), naming both
+    trainer = make_trainer(tokenizer, tmp_path)
+    long_text = " ".join(["good"] * 13)
+    with pytest.raises(ValueError, match=r"modules\['naopc'\]: the dry run on text 1 .* failed.*max_exact_words"):
+        TextxaiCallback({"naopc": {**NAOPC, "max_exact_words": 12}}, texts=["a good film", long_text], trainer=trainer)
+    with pytest.raises(ValueError, match=r"metric_for_best_model='naopc_naopc_comprehensivness': naopc gives no "
+                                         r"scalar 'eval_naopc_naopc_comprehensivness'; expected one of"):
+        trainer.args.metric_for_best_model = "naopc_naopc_comprehensivness"
+        TextxaiCallback({"naopc": NAOPC}, texts=TEXTS[:2], trainer=trainer)
+    trainer.args.metric_for_best_model = "naopc_comprehensiveness"
+    with caplog.at_level(logging.WARNING, logger="textxai.integrations"):
+        TextxaiCallback({"naopc": NAOPC}, texts=TEXTS[:2], trainer=trainer)
+    assert "the raw AOPC" in caplog.text and "metric_for_best_model='naopc_naopc_comprehensiveness'" in caplog.text
+    with pytest.raises(ValueError, match=r"preset='fast': expected one of \['training'\]"):
+        TextxaiCallback("naopc", texts=TEXTS, preset="fast")
+    with pytest.raises(TypeError, match="strict='yes': expected True or False"):
+        TextxaiCallback("naopc", texts=TEXTS, strict="yes")
+
+    # a module that fails during training (here: from the second evaluation on) is logged and left out; the
+    # needed one gives NaN (never the best); training goes on. strict=True stops it.
+    def failing_after_first(strict):
+        fim = textxai.load("fim_difficulty")
+        real, calls = fim.compute, []
+
+        def compute(**kwargs):
+            calls.append(1)
+            if len(calls) > 2:   # the dry run and the first evaluation pass
+                raise RuntimeError("out of memory")
+            return real(**kwargs)
+
+        fim.compute = compute
+        trainer = make_trainer(tokenizer, tmp_path / str(strict), max_steps=4,
+                               metric_for_best_model="fim_difficulty_summary_mean")
+        callback = TextxaiCallback({fim: {}, "naopc": NAOPC}, texts=TEXTS[:2], trainer=trainer, strict=strict)
+        return trainer, callback
+
+    trainer, callback = failing_after_first(False)
+    with caplog.at_level(logging.WARNING, logger="textxai.integrations"):
+        trainer.train()
+    evals = [e for e in trainer.state.log_history if "eval_textxai_failed" in e]
+    assert [(e["step"], e["eval_textxai_failed"]) for e in evals] == [(2, 0), (4, 1)]
+    assert np.isnan(evals[1]["eval_fim_difficulty_summary_mean"]) and "eval_naopc_comprehensiveness" in evals[1]
+    assert callback.failures == [(4, "fim_difficulty", "RuntimeError: out of memory")]
+    assert "fim_difficulty failed at step 4 and is left out" in caplog.text
+    trainer, callback = failing_after_first(True)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        trainer.train()
+
+
+def test_training_preset_and_the_cost_of_each_evaluation(tokenizer, caplog):
+    model = tiny_models.tiny_bert()
+    callback = TextxaiCallback(["naopc", "fim_difficulty"], texts=TEXTS, preset="training")
+    assert callback.data["texts"] == TEXTS[:integrations.TRAINING_TEXTS]
+    assert dict((n, o) for n, _, o in callback.specs)["naopc"] == integrations.TRAINING_PRESETS["naopc"]
+    # options given win over the preset's
+    mine = TextxaiCallback({"naopc": {"beam_size": 3}}, texts=TEXTS, preset="training")
+    assert mine.specs[0][2]["beam_size"] == 3 and mine.specs[0][2]["normalization"] == "beam"
+    scalars = callback.evaluate(model, tokenizer)
+    # the cost, in model evaluations, counted by the library's own budget; each module's count
+    assert scalars["eval_textxai_evaluations"] == sum(callback.evaluations.values()) > 0
+    assert callback.evaluations["naopc"] > 0
 
 
 def test_needed_module_follows_the_trainers_naming_rule():

@@ -265,3 +265,26 @@ def test_audit_splits_every_stage_and_writes_the_single_process_report(rest_work
     assert (folder / "audit_two" / "index.html").is_file()
     assert two.stderr.count("process 0 of 2: examples 0-3 of 7") == 1 and "process 1 of 2: examples 4-6 of 7" in two.stderr
     assert two.stdout.count("Wrote ") == 0 and two.stderr.count("Wrote ") == 1  # the main process alone writes
+
+
+def test_accelerate_cpu_with_k_processes_says_it_runs_one():
+    """`accelerate launch --cpu --num_processes 2 -m textxai run ...` silently started ONE process (accelerate's
+    --cpu picks its simple launcher, which passes nothing of K on). The child now reads its launcher's command
+    line and says so, naming the command that does start K CPU processes."""
+    import subprocess
+    import sys
+
+    child = "from textxai import parallel; print(parallel.launch_mismatch())"
+    parent = (f"import subprocess, sys; sys.exit(subprocess.run([sys.executable, '-c', {child!r}]).returncode)")
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE",)}
+    for argv, use_cpu, expected in (
+            (["--cpu", "--num_processes", "2", "-m", "textxai", "run", "naopc"], "True",
+             "accelerate launch --cpu --num_processes 2 started ONE process: accelerate's --cpu launcher runs a single "
+             "process (without MPI); for 2 CPU processes use: torchrun --nproc_per_node 2 -m textxai run naopc"),
+            (["--cpu", "--num_processes=1", "-m", "textxai"], "True", "None"),
+            (["--cpu", "--num_processes", "3"], None, "None")):   # not started by accelerate
+        run_env = dict(env, **({"ACCELERATE_USE_CPU": use_cpu} if use_cpu else {}))
+        run_env.pop("ACCELERATE_USE_CPU", None) if use_cpu is None else None
+        out = subprocess.run([sys.executable, "-c", parent, *argv], capture_output=True, text=True, env=run_env,
+                             timeout=120)
+        assert out.stdout.strip() == expected, out.stderr

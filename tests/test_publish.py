@@ -189,6 +189,26 @@ def test_existing_folder_needs_force(toy_root, tmp_path):
         assemble_space("toy_metric", "my-org", tmp_path / "out")
     again = assemble_space("toy_metric", "my-org", tmp_path / "out", force=True)
     assert again == target and not (target / "stale.txt").exists() and (target / "toy_metric.py").is_file()
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["toy_metric"]  # nothing left beside it
+
+
+def test_force_with_a_bad_wheel_or_a_failure_leaves_the_existing_folder(tmp_path, monkeypatch):
+    """`publish --force --wheel bad.whl` deleted the existing Space folder (the user's own files with it) and
+    only then found the wheel bad. Now the Space is built aside and swapped in only when complete."""
+    target = assemble_space("naopc", "my-org", tmp_path / "out")
+    (target / "my_notes.txt").write_text("mine")
+    before = sorted(p.relative_to(target) for p in target.rglob("*"))
+    (tmp_path / "textxai-0-py3-none-any.whl").write_text("not a zip")
+    for wheel in (tmp_path / "textxai-0-py3-none-any.whl", tmp_path / "missing.whl"):
+        with pytest.raises(ValueError, match="wheel="):
+            assemble_space("naopc", "my-org", tmp_path / "out", force=True, wheel=wheel)
+        assert (target / "my_notes.txt").read_text() == "mine"
+    # a failure half-way through the build (here: writing requirements.txt) leaves it too, and no debris
+    monkeypatch.setattr(publish, "_requirements", lambda *a: (_ for _ in ()).throw(OSError("No space left on device")))
+    with pytest.raises(OSError, match="No space left"):
+        assemble_space("naopc", "my-org", tmp_path / "out", force=True)
+    assert sorted(p.relative_to(target) for p in target.rglob("*")) == before
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["naopc"]
 
 
 def test_missing_pieces_are_clear(toy_root, tmp_path, monkeypatch):
@@ -459,3 +479,33 @@ def test_every_header_has_a_license_one_sdk_version_and_no_dangling_app_file():
         name = readme.parent.name
         assert f"python spaces/{name}/app.py" in readme.read_text() and "pip install -e '.[spaces" in readme.read_text()
         assert "pip install textxai`" not in readme.read_text()
+
+
+_WITHOUT_TEXTXAI = """
+import importlib.util, os, sys
+sys.path[:] = [p for p in sys.path if not os.path.isfile(os.path.join(p or '.', 'textxai', '__init__.py'))]
+assert importlib.util.find_spec('textxai') is None, 'textxai is importable'
+import evaluate
+module = evaluate.load(sys.argv[1])
+import textxai
+print('FROM', textxai.__file__)
+print('INC', module.compute(edits=[['a b', 'a c', 'd e f']], n=[1])['inc@1'])
+"""
+
+
+def test_a_published_module_loads_with_evaluate_where_textxai_is_not_installed(tmp_path):
+    """The published module's script imported textxai, which no package index serves: evaluate.load refused it
+    ("you need to install ... textxai"). The package now travels in textxai_vendor.py, which evaluate fetches
+    with the script (a relative import) and which unpacks it when textxai is not importable."""
+    folder = assemble_space("inconsistency", "my-org", tmp_path / "space")
+    assert (folder / "textxai_vendor.py").is_file() and oct(folder.stat().st_mode & 0o777) != oct(0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_")) and k != "PYTHONPATH"}
+    env.update(HF_HOME=str(tmp_path / "hf"), HF_EVALUATE_OFFLINE="1", HF_HUB_OFFLINE="1",
+               XDG_CACHE_HOME=str(tmp_path / "cache"))
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_TEXTXAI, str(folder)], capture_output=True, text=True,
+                          env=env, cwd=empty, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if line[:4] in ("FROM", "INC "))
+    assert lines["FROM"].startswith(str(tmp_path / "cache" / "textxai" / "vendored")) and lines["INC"] == "2.0"

@@ -126,3 +126,60 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
     assert "inc@1 2.0" in done.stdout
     assert "needs the package 'gradio', which is not installed: pip install 'textxai[spaces]'" in done.stdout
     assert "needs the package 'accelerate', which is not installed: pip install 'textxai[parallel]'" in done.stdout
+
+    # the README's first day on the bare install: the audit's report (its heat map imported the Spaces' shell,
+    # i.e. gradio, and failed after every stage had run), the callback's import
+    data = tmp_path / "reviews.csv"
+    data.write_text("text,label\nA wonderful, moving film.,positive\nA dull and lifeless film.,negative\n"
+                    "The plot was thin but the acting was great.,positive\nI want my money back.,negative\n")
+    audit = subprocess.run([str(venv / "bin" / "textxai"), "audit", "--model", "textxai/demo-sentiment", "--data",
+                            str(data), "--label-column", "label", "--profile", "quick", "--no-progress", "--output",
+                            str(tmp_path / "audit")], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1800)
+    assert audit.returncode == 0, (audit.stdout[-2000:], audit.stderr[-3000:])
+    assert (tmp_path / "audit" / "index.html").is_file() and (tmp_path / "audit" / "audit.json").is_file()
+    callback = subprocess.run([str(venv / "bin" / "python"), "-c", "from textxai.integrations import TextxaiCallback; "
+                               "print(TextxaiCallback('fim_difficulty', ['a good film']).specs[0][0])"],
+                              cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert callback.returncode == 0 and callback.stdout.split()[-1] == "fim_difficulty", callback.stderr[-3000:]
+
+    # a published module folder loads with evaluate.load where textxai is NOT installed (its package travels in
+    # textxai_vendor.py); the venv keeps textxai's dependencies
+    from textxai.publish import assemble_space
+
+    space = assemble_space("inconsistency", "my-org", tmp_path / "space")
+    removed = subprocess.run(pip[:-2] + ["uninstall", "-y", "textxai"], capture_output=True, text=True, env=env,
+                             timeout=600)
+    assert removed.returncode == 0, removed.stderr[-2000:]
+    code = ("import importlib.util, sys, evaluate\n"
+            "assert importlib.util.find_spec('textxai') is None\n"
+            "m = evaluate.load(sys.argv[1])\n"
+            "print('inc@1', m.compute(edits=[['a b', 'a c', 'd e f']], n=[1])['inc@1'])\n")
+    loaded = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(space)], cwd=tmp_path, capture_output=True,
+                            text=True, env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=900)
+    assert loaded.returncode == 0 and "inc@1 2.0" in loaded.stdout, loaded.stderr[-3000:]
+
+
+def test_the_library_never_imports_the_spaces_shell_or_gradio():
+    """`pip install textxai` then `textxai audit` ran every stage and failed rendering the report: its word heat
+    map was imported from textxai.spaces, which imports gradio (the [spaces] extra). Outside textxai.spaces (and
+    the lazy, named requirement of publish), no module of the package imports either."""
+    import ast
+
+    offenders = []
+    for path in (ROOT / "src" / "textxai").rglob("*.py"):
+        relative = path.relative_to(ROOT / "src").as_posix()
+        if relative == "textxai/spaces.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+                     if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+            if any(n.split(".")[0] == "gradio" or n == "textxai.spaces" or n.startswith("textxai.spaces.")
+                   for n in names):
+                offenders.append(f"{relative}:{node.lineno}")
+    assert offenders == []
+    # and the report's heat map renders where gradio cannot be imported
+    code = ("import sys\nsys.modules['gradio'] = None\nfrom textxai.audit.report import heat\n"
+            "print(heat(['a', '<b>'], [0.5, -1.0], 'x').count('textxai-word'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.split()[-1] == "2", done.stderr[-2000:]

@@ -483,3 +483,51 @@ def test_hosted_mode_is_an_option_of_the_library_resolvers(spy):
     assert spy.calls == [("ok/model", {"device": None, **SAFE_LOAD_KWARGS})]
     with pytest.raises(TypeError, match="safe=3"):
         classifier.as_classifier("ok/other", safe=3)
+
+
+def test_a_bad_field_is_named_as_the_visitor_sees_it():
+    """The CEval Space's original with a lone surrogate was refused by the library as `references[0]=...`: a name
+    the visitor never saw. The Space's own check names its field (one-text fields without an index)."""
+    from helpers import load_space_app
+
+    from textxai.spaces import SpaceError, check_inputs
+
+    app = load_space_app("ceval")
+    with pytest.raises(SpaceError, match=r"^original='a \\ud800 film' holds '\\ud800' at character 2, a lone surrogate"):
+        app.score_one("textxai/demo-sentiment", "a \ud800 film", "a good film", "none")
+    with pytest.raises(SpaceError, match=r"^counterfactuals\[1\]='a \\udc00' holds"):
+        app.score_one("textxai/demo-sentiment", "a dull film", "a good film\na \udc00", "none")
+    with pytest.raises(SpaceError, match=r"^text has 3,000 characters"):
+        check_inputs(["x" * 3000], max_texts=1, max_chars=2000, name="text")
+
+
+SPACES = ["naopc", "fim_difficulty", "toki_trust", "ceval", "inconsistency", "audit"]
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_every_endpoint_also_answers_the_modules_json(name):
+    """The endpoints returned HTML and plots only: a gradio_client user had no numbers. Every button's endpoint
+    now ends with a JSON output (the module's result); the slider's live preview, the attack and gr.Examples' loader stay."""
+    from helpers import load_space_app
+
+    demo = load_space_app(name).demo
+    functions = demo.fns.values() if isinstance(demo.fns, dict) else demo.fns
+    endpoints = {f.name: [type(o).__name__ for o in f.outputs] for f in functions}
+    answered = {n for n, outputs in endpoints.items() if outputs and outputs[-1] == "JSON"}
+    assert answered and set(endpoints) - answered <= {"push", "attack_text", "load_example"}, endpoints
+
+
+def test_the_json_is_the_modules_own_result():
+    from helpers import load_space_app
+
+    from textxai import inconsistency
+
+    app = load_space_app("inconsistency")
+    chains = [["a b", "a c", "a c d e"], ["x y", "x z", "x"]]
+    out = spaces.user_errors(spaces.with_result(app.score_chains))("\n\n".join("\n".join(c) for c in chains), "1",
+                                                                   "whitespace", "pooled")
+    assert len(out) == 4 and out[:3][0] == app.score_chains("\n\n".join("\n".join(c) for c in chains), "1",
+                                                            "whitespace", "pooled")[0]
+    expected = inconsistency.analyse(chains, n=[1], word_tokenizer="whitespace", pooling="pooled").summary
+    assert out[-1] == json.loads(json.dumps(expected))
+    assert spaces.with_result(lambda: "html")() == ("html", None)  # nothing recorded: None, not a stale result

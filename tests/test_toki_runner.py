@@ -47,3 +47,23 @@ def test_cli_run(folder, tmp_path, capsys):
     with pytest.raises(SystemExit, match="--train-data or --keyword-index"):
         cli.main(["run", "toki_trust", "--model", folder, "--data", str(tmp_path / "test.csv"), "--label-column", "label",
                   "--output", str(tmp_path / "out3"), "--no-progress"])
+
+
+def test_save_index_onto_a_file_is_refused_before_the_index_is_built(folder, tmp_path, monkeypatch):
+    """`--save-index` naming an existing file failed with FileExistsError only after the whole index was built."""
+    from textxai.toki import trust
+
+    train, train_labels = make_data(30, seed=2)
+    texts, labels = make_data(6, seed=8)
+    _write(tmp_path / "train.csv", train, train_labels)
+    _write(tmp_path / "test.csv", texts, labels)
+    (tmp_path / "taken").write_text("a file of mine")
+    monkeypatch.setattr(trust, "cached_keyword_index", lambda *a, **k: pytest.fail("the index was built"))
+    argv = ["run", "toki_trust", "--model", folder, "--data", str(tmp_path / "test.csv"), "--label-column", "label",
+            "--train-data", str(tmp_path / "train.csv"), "--embedders", "minilm", "--output", str(tmp_path / "out"),
+            "--no-progress", "--save-index"]
+    with pytest.raises(ValueError, match=r"--save-index: save_index='.*taken': is a file; expected a folder"):
+        cli.main([*argv, str(tmp_path / "taken")])
+    assert (tmp_path / "taken").read_text() == "a file of mine"
+    with pytest.raises(SystemExit, match="2"):
+        cli.main([*argv[:-1], "--attack", "-3"])

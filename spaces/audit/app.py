@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import html
-import time
 
 import gradio as gr
 
@@ -59,9 +58,9 @@ def run_audit(model_choice: str, compare_choice: str, text: str, upload, section
     work = sum(sum(estimate(texts, c.num_labels, options, labels is not None).values()) for c in (clf, other) if c)
     spaces.check_budget(work, "texts", "use fewer texts or fewer sections")
     result = audit(clf, texts, labels, compare=other, options=options)
+    spaces.record_result(result.data)
     page = result.to_html()
-    path = spaces.output_dir() / f"audit-{time.time_ns()}.html"
-    path.write_text(page, encoding="utf-8")
+    path = spaces.write_output(page, "audit", ".html")  # the oldest reports pruned (MAX_OUTPUT_FILES kept)
     frame = (f'<iframe id="audit-frame" title="audit report" sandbox="" srcdoc="{html.escape(page, quote=True)}" '
              'style="width:100%;height:1100px;border:1px solid #e5e7eb;border-radius:6px"></iframe>')
     summary = "<ul id='audit-summary'>" + "".join(f"<li>{spaces.escape(x)}</li>" for x in result.summary.splitlines()) + "</ul>"
@@ -86,7 +85,9 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
         summary = gr.HTML(elem_id="audit-summary-box")
         report = gr.HTML(elem_id="audit-report")
         download = gr.File(label="The report (self-contained HTML)", elem_id="audit-download")
-        run.click(spaces.user_errors(run_audit), [model, compare, text, upload, sections], [summary, report, download])
+        result_json = spaces.result_json()
+        run.click(spaces.user_errors(spaces.with_result(run_audit)), [model, compare, text, upload, sections],
+                  [summary, report, download, result_json])
     return demo
 
 

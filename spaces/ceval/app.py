@@ -90,6 +90,7 @@ def analyse_one(model_choice: str, original: str, counterfactuals_text: str, lm_
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
     analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm)
+    spaces.record_result(analysis.summary)
     return analysis, original, counterfactuals, classifier
 
 
@@ -138,7 +139,9 @@ def analyse_csv(model_choice: str, path, lm_choice: str):
                         "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
     lm = resolve_lm(lm_choice)
-    return ceval.analyse(originals, cfs, classifier, lm=lm), originals, cfs
+    analysis = ceval.analyse(originals, cfs, classifier, lm=lm)
+    spaces.record_result(analysis.summary)
+    return analysis, originals, cfs
 
 
 def score_csv(model_choice: str, path, lm_choice: str):
@@ -188,8 +191,11 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
         summary = gr.HTML(elem_id="ceval-summary-box")
         examples = gr.HTML(elem_id="ceval-examples-box")
         plot = gr.Plot(label="p(contrast class): original vs counterfactual (paper Fig. 1)")
-        run.click(spaces.user_errors(score_one), [model, original, counterfactuals, lm], [summary, examples, plot])
-        run_csv.click(spaces.user_errors(score_csv), [model, upload, lm], [summary, download, plot])
+        result_json = spaces.result_json()
+        run.click(spaces.user_errors(spaces.with_result(score_one)), [model, original, counterfactuals, lm],
+                  [summary, examples, plot, result_json])
+        run_csv.click(spaces.user_errors(spaces.with_result(score_csv)), [model, upload, lm],
+                      [summary, download, plot, result_json])
     return demo
 
 

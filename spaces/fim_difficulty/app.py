@@ -68,7 +68,9 @@ def analyse(model_choice: str, text: str):
     reference = 0 if str(model_choice).strip() in _CORPUS else len(corpus_texts())
     spaces.check_budget(fim_evaluations(1 + reference, clf.num_labels, min_flip=True, max_strength=opts.max_strength,
                                                tol=opts.tol), "model", "choose a model with fewer classes")
-    return clf, fim.analyse([text], clf, options=opts, top=1, intervals=None, figures=False)
+    analysis = fim.analyse([text], clf, options=opts, top=1, intervals=None, figures=False)
+    spaces.record_result(analysis.summary)
+    return clf, analysis
 
 
 def _warnings_html(warnings) -> str:
@@ -125,7 +127,9 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
                 strength = spaces.slider(0.0, 6.0, value=0.0, step=0.06, label="Push along the top eigenvector (L2)",
                                          elem_id="fim-strength", name="strength")
                 probs = gr.Label(label="Class probabilities", elem_id="fim-probs")
-        run.click(spaces.user_errors(score), [model, text], [result, words, probs, strength])
+        result_json = spaces.result_json()
+        run.click(spaces.user_errors(spaces.with_result(score)), [model, text], [result, words, probs, strength,
+                                                                                  result_json])
         strength.release(spaces.user_errors(push), [model, text, strength], probs)
     return demo
 

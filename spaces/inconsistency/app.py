@@ -143,7 +143,9 @@ def analyse_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
     chains, n = parse_chains(text), parse_n(n_text)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # shown from analysis.warnings
-        return inc.analyse(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling)
+        analysis = inc.analyse(chains, n=n, word_tokenizer=word_tokenizer, pooling=pooling)
+    spaces.record_result(analysis.summary)
+    return analysis
 
 
 def score_chains(text: str, n_text: str, word_tokenizer: str, pooling: str):
@@ -168,8 +170,10 @@ def analyse_editor(model_choice: str, text: str, steps: int, n_text: str, word_t
     # the LLM editor: the packaged SmolLM2-135M-Instruct (textxai.lm.PACKAGED_LM); the others change <= 4 words
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # shown from analysis.warnings
-        return inc.analyse(texts=texts, classifier=classifier, n=n, word_tokenizer=word_tokenizer, pooling=pooling,
-                           editor=editor_name, steps=steps, max_words=EDITOR_MAX_WORDS), classifier
+        analysis = inc.analyse(texts=texts, classifier=classifier, n=n, word_tokenizer=word_tokenizer,
+                               pooling=pooling, editor=editor_name, steps=steps, max_words=EDITOR_MAX_WORDS)
+    spaces.record_result(analysis.summary)
+    return analysis, classifier
 
 
 def run_editor(model_choice: str, text: str, steps: int, n_text: str, word_tokenizer: str, pooling: str,
@@ -209,11 +213,12 @@ with spaces.space(
     summary = gr.HTML(elem_id="summary")
     plot = gr.Plot(label="Minimality and inc per step (paper Fig. 3)")
     chains_view = gr.HTML(elem_id="chains")
-    score_button.click(spaces.user_errors(score_chains), [chain_box, n_box, tokenizer_radio, pooling_radio],
-                       [summary, chains_view, plot])
-    editor_button.click(spaces.user_errors(run_editor),
+    result_json = spaces.result_json()
+    score_button.click(spaces.user_errors(spaces.with_result(score_chains)),
+                       [chain_box, n_box, tokenizer_radio, pooling_radio], [summary, chains_view, plot, result_json])
+    editor_button.click(spaces.user_errors(spaces.with_result(run_editor)),
                         [model, texts_box, steps_slider, n_box, tokenizer_radio, pooling_radio, editor_radio],
-                        [summary, chains_view, plot])
+                        [summary, chains_view, plot, result_json])
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ def analyse_texts(model_choice: str, text: str, method: str, normalization: str 
     clf = spaces.resolve_model(model_choice)
     analysis = naopc.analyse(texts, clf, attribution_method=method, normalization=normalization, beam_size=beam_size,
                              max_exact_words=MAX_EXACT_WORDS, figures=len(texts))
+    spaces.record_result(analysis.summary)
     return analysis, clf
 
 
@@ -126,8 +127,9 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
         words = gr.HTML(elem_id="naopc-words")
         plot = gr.Plot(label="Perturbation curves with the AOPC limit curves", elem_id="naopc-plot")
         scores = gr.Plot(label="Mean scores (error bars: intervals over the texts)", elem_id="naopc-scores")
-        run.click(spaces.user_errors(evaluate_texts), [model, text, method, normalization, beam],
-                  [result, words, plot, scores])
+        result_json = spaces.result_json()
+        run.click(spaces.user_errors(spaces.with_result(evaluate_texts)), [model, text, method, normalization, beam],
+                  [result, words, plot, scores, result_json])
     return demo
 
 

@@ -117,6 +117,7 @@ def assess_analysis(model_choice: str, text: str, true_label: str, train_text: s
     y = _label_index(true_label, classifier, int(classifier.predict([text])[0]))
     analysis = toki.analyse([text], [y], model=classifier, keyword_index=index,
                             explain=toki.ExplainOptions(method, options or None), index=toki.IndexOptions(embedders=embs))
+    spaces.record_result(analysis.summary)
     return analysis, classifier, index, y
 
 
@@ -216,9 +217,10 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL, default_train: str = "
                                         label="Minimum sentence similarity (MiniLM)", name="min_similarity")
                 attack_button = gr.Button("Attack", variant="primary", elem_id="attack-button")
                 attack_html = gr.HTML(elem_id="attack")
-        assess_button.click(spaces.user_errors(assess_text),
+        result_json = spaces.result_json()
+        assess_button.click(spaces.user_errors(spaces.with_result(assess_text)),
                             [model, text_box, label_box, train_box, explainer_radio, embedders_box],
-                            [verdict_html, keywords_html, rates_plot])
+                            [verdict_html, keywords_html, rates_plot, result_json])
         attack_button.click(spaces.user_errors(attack_text),
                             [model, attack_box, train_box, explainer_radio, embedders_box, rate, sim], [attack_html])
     return blocks

@@ -21,12 +21,15 @@ class WorkBudgetExceeded(RuntimeError):
 
 
 class _Budget:
-    def __init__(self, max_evaluations: int | None, seconds: float | None, what: str):
+    def __init__(self, max_evaluations: int | None, seconds: float | None, what: str, parent=None):
         self.max_evaluations, self.what, self.used = max_evaluations, what, 0
         self.seconds = seconds
         self.deadline = None if seconds is None else _clock() + seconds
+        self.parent = parent  # the enclosing budget (a Space request around an audit stage's own): charged too
 
     def charge(self, n: int) -> None:
+        if self.parent is not None:
+            self.parent.charge(n)
         self.used += n
         if self.max_evaluations is not None and self.used > self.max_evaluations:
             raise WorkBudgetExceeded(f"{self.what}: stopped after {self.used - n:,} model evaluations; the budget is "
@@ -52,7 +55,7 @@ def work_budget(max_evaluations: int | None = None, seconds: float | None = None
     ...
     textxai.batching.WorkBudgetExceeded: this request: stopped after 2 model evaluations; the budget is 3 (--max-evaluations); ask for less work or raise it
     """
-    budget = _Budget(max_evaluations, seconds, what)
+    budget = _Budget(max_evaluations, seconds, what, parent=_BUDGET.get())  # a nested block counts in both
     token = _BUDGET.set(budget)
     try:
         yield budget

@@ -16,12 +16,35 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from textxai.loading import first_line
-from textxai import cli_intervals, registry
-from textxai.outputs import to_jsonable
+from textxai import registry
 from textxai.modules import list_modules
-from textxai.tables import load_table  # the one data reader
-from textxai.validation import one_line, positive_int_arg
+
+# Imported where used (``textxai --help`` and ``textxai list`` load no numpy, torch or method: a test counts
+# the modules they import): textxai.cli_intervals, textxai.outputs, textxai.tables, textxai.validation.
+
+
+def first_line(error) -> str:
+    from textxai.loading import first_line as first
+
+    return first(error)
+
+
+def one_line(text, limit=None) -> str:
+    from textxai.validation import one_line as line
+
+    return line(text) if limit is None else line(text, limit)
+
+
+def to_jsonable(results):
+    from textxai.outputs import to_jsonable as convert
+
+    return convert(results)
+
+
+def load_table(*args):
+    from textxai.tables import load_table as load  # the one data reader
+
+    return load(*args)
 
 
 def runner(name: str):
@@ -128,6 +151,9 @@ def cmd_run(args) -> int:
     method = registry.get(args.module)
     glue = method.runner_module()
     check_output_folder(args.output)
+    mismatch = parallel.launch_mismatch()
+    if mismatch:
+        print(f"textxai run {args.module}: {mismatch}", file=sys.stderr, flush=True)
     if not parallel.takes_part(method.data_parallel):  # under accelerate, a method that does not split: main process
         return 0
     args.no_progress = getattr(args, "no_progress", False) or not parallel.is_main_process()
@@ -161,24 +187,63 @@ def cmd_run(args) -> int:
 
 
 def cmd_audit(args) -> int:
+    from textxai import parallel
     from textxai.audit.cli import run
 
     check_output_folder(args.output)
+    mismatch = parallel.launch_mismatch()
+    if mismatch:
+        print(f"textxai audit: {mismatch}", file=sys.stderr, flush=True)
     return run(args)
 
 
+#: The built-in methods as ``textxai --help`` and ``textxai list`` show them without importing any (importing a
+#: method imports torch: seconds): ``(name, kind, help)`` in the registry's order. A test holds it equal to the
+#: registry; once anything has loaded the registry (a method registered at run time), the registry is read.
+BUILTIN_METHODS = (
+    ("inconsistency", "metric", "inc@n of a counterfactual editor: feed it its own edits and count how much larger "
+                                "they get"),
+    ("fim_difficulty", "measurement", "example difficulty: largest eigenvalue of the Fisher information metric of "
+                                      "the input embeddings"),
+    ("toki_trust", "metric", "TOKI: is each correct prediction made for the right reasons (words related to its "
+                             "class)?"),
+    ("naopc", "metric", "faithfulness of word attributions: AOPC comprehensiveness / sufficiency and Normalized AOPC"),
+    ("ceval", "metric", "CEval metrics of counterfactual texts: flip rate, probability change, distance, diversity, "
+                        "perplexity, quality"),
+)
+
+
+def method_listing() -> list[tuple[str, str, str, bool]]:
+    """``(name, kind, help, present)`` of every method; ``present``: its module folder is in this installation."""
+    if registry._DISCOVERED or registry._METHODS:
+        present = set(list_modules())
+        return [(m.name, m.kind, m.help, m.name in present) for m in registry.methods()]
+    from textxai.modules import _roots
+
+    return [(name, kind, text, any((root / f"{kind}s" / name / f"{name}.py").is_file() for root in _roots()))
+            for name, kind, text in BUILTIN_METHODS]
+
+
+def method_names() -> list[str]:
+    return [name for name, *_ in method_listing()]
+
+
 def cmd_list(args) -> int:
-    present = set(list_modules())
-    for method in registry.methods():
-        state = "available" if method.name in present else "not in this installation"
-        print(f"{method.name:<16} {method.kind:<12} {state:<25} {method.help}".rstrip())
+    for name, kind, text, present in method_listing():
+        state = "available" if present else "not in this installation"
+        print(f"{name:<16} {kind:<12} {state:<25} {text}".rstrip())
     return 0
 
 
 def cmd_cache_modules(args) -> int:
     from textxai.modules import cache_modules
 
-    for script in cache_modules(args.names or None, namespace=args.namespace):
+    names = list(args.names or [])
+    known = method_names()
+    for name in names:
+        if name not in known:
+            raise ValueError(f"cache-modules {name!r}: not a textxai module; expected some of {known} (none: all)")
+    for script in cache_modules(names or None, namespace=args.namespace):
         print(f"{args.namespace}/{script.stem:<16} {script}")
     return 0
 
@@ -190,18 +255,52 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {one_line(message, 400)} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = {
+    "demo": "run every available module on the embedded demo models and data",
+    "run": "run one module on your model and data",
+    "compare": "confidence intervals and paired comparisons of saved results (several methods / editors / models "
+               "on the same examples)",
+    "audit": "one report: is my classifier right for the right reasons? (all methods)",
+    "list": "list the modules",
+    "cache-modules": "make evaluate.load('textxai/<name>') work offline",
+    "publish": "assemble (and upload) the Hub Space of a module",
+}
+
+
+def _command_of(argv) -> str | None:
+    """The sub-command ``argv`` names (its first word that is no option), or None."""
+    return next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The ``textxai`` parser. With ``argv``, only the sub-command it names is built in full (the others are
+    named, with their help line): ``textxai --help`` and ``textxai list`` import no method, no torch."""
     parser = ArgumentParser(prog="textxai", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error (any position)")
     commands = parser.add_subparsers(dest="command", required=True)
+    wanted = _command_of(argv)
+    full = (lambda name: True) if argv is None else (lambda name: name == wanted)
 
-    demo = commands.add_parser("demo", help="run every available module on the embedded demo models and data")
+    for name, text in COMMANDS.items():
+        if full(name):
+            _BUILDERS[name](commands, text)
+        else:
+            commands.add_parser(name, help=text)
+    return parser
+
+
+def _demo_parser(commands, text):
+    demo = commands.add_parser("demo", help=text)
     demo.add_argument("--output", default="demo-output", help="folder for the JSON results and PNG plots")
-    demo.add_argument("--modules", nargs="*", choices=registry.names(), help="only these modules")
+    demo.add_argument("--modules", nargs="*", choices=method_names(), help="only these modules")
     demo.add_argument("--no-progress", action="store_true", help="hide progress bars")
     demo.set_defaults(func=cmd_demo)
 
-    run = commands.add_parser("run", help="run one module on your model and data")
+
+def _run_parser(commands, text):
+    from textxai.validation import positive_int_arg
+
+    run = commands.add_parser("run", help=text)
     modules = run.add_subparsers(dest="module", required=True, metavar="MODULE")
     for method in registry.methods():
         glue = method.runner_module()
@@ -223,33 +322,52 @@ def build_parser() -> argparse.ArgumentParser:
                               "one that makes more (default: no limit)")
         sub.add_argument("--output", default="textxai-output")
         glue.add_arguments(sub)
+        from textxai import cli_intervals
+
         cli_intervals.add_cli_arguments(sub)  # --confidence-level, --n-resamples, --sample-size-sweep
         sub.set_defaults(func=cmd_run)
 
+
+def _compare_parser(commands, text):
+    from textxai import cli_intervals
+
     cli_intervals.add_compare_parser(commands)  # textxai compare A.json B.json --module NAME
 
+
+def _audit_parser(commands, text):
     from textxai.audit.cli import add_arguments as audit_arguments
-    audit = commands.add_parser("audit", help="one report: is my classifier right for the right reasons? (all methods)")
+
+    audit = commands.add_parser("audit", help=text)
     audit_arguments(audit)
     audit.set_defaults(func=cmd_audit)
 
-    listing = commands.add_parser("list", help="list the modules")
-    listing.set_defaults(func=cmd_list)
-    caching = commands.add_parser("cache-modules", help="make evaluate.load('textxai/<name>') work offline")
-    caching.add_argument("names", nargs="*", metavar="MODULE", choices=registry.names(),
-                         help=f"modules to cache (default: all of {registry.names()})")
+
+def _list_parser(commands, text):
+    commands.add_parser("list", help=text).set_defaults(func=cmd_list)
+
+
+def _cache_parser(commands, text):
+    caching = commands.add_parser("cache-modules", help=text)
+    # no choices=: argparse checks an empty nargs="*" list against them ("invalid choice: []"); cmd_cache_modules does
+    caching.add_argument("names", nargs="*", metavar="MODULE",
+                         help=f"modules to cache (default: all of {method_names()})")
     caching.add_argument("--namespace", default="textxai", help="the Hub namespace of the name (default: textxai)")
     caching.set_defaults(func=cmd_cache_modules)
 
+
+def _publish_parser(commands, text):
     try:
         from textxai import publish
     except ImportError:
         publish = None
+    pub = commands.add_parser("publish", help=text)
     if publish is not None and hasattr(publish, "add_publish_arguments"):
-        pub = commands.add_parser("publish", help="assemble (and upload) the Hub Space of a module")
         publish.add_publish_arguments(pub)
         pub.set_defaults(func=publish.main_publish)
-    return parser
+
+
+_BUILDERS = {"demo": _demo_parser, "run": _run_parser, "compare": _compare_parser, "audit": _audit_parser,
+             "list": _list_parser, "cache-modules": _cache_parser, "publish": _publish_parser}
 
 
 def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> int:
@@ -263,9 +381,13 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or not one_line_errors
     argv = [a for a in argv if a != "--debug"]
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
+    from textxai.progress import restore, third_party_bars_quiet
+
+    quieted = third_party_bars_quiet()
     try:
-        return int(args.func(args) or 0)
+        with one_line_warnings():
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("textxai: interrupted", file=sys.stderr)
         return 130
@@ -284,6 +406,28 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
             raise
         print(f"textxai: failed: {one_line(first_line(error), 600)} (rerun with --debug for the traceback)", file=sys.stderr)
         return 1
+    finally:
+        restore(quieted)
+
+
+@contextmanager
+def one_line_warnings():
+    """Python warnings as one readable line each on stderr, each text once per command (not the file, line number
+    and source line of the code that raised it, repeated from every call site)."""
+    import warnings
+
+    seen = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = f"textxai: warning: {one_line(str(message), 400)} ({category.__name__})"
+        if text not in seen:
+            seen.add(text)
+            print(text, file=file or sys.stderr, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")   # shown once by `seen`, whatever the call site
+        warnings.showwarning = show
+        yield
 
 
 if __name__ == "__main__":

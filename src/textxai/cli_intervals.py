@@ -74,15 +74,26 @@ def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] |
     stats.resampling_unit(module_name)  # a known method (a ValueError naming them otherwise)
     if names is not None and len(names) != len(paths):
         raise ValueError(f"names has {len(names)} items but {len(paths)} files were given: expected one name per file")
-    results = {}
+    results, source = {}, {}
+    labels = list(names) if names else ([""] if len(paths) == 1 else file_labels(paths))
     for i, path in enumerate(paths):
         p = Path(path)
         if not p.is_file():
             raise ValueError(f"results file {str(path)!r}: no such file; expected the .json a `textxai run "
                              f"{module_name}` wrote (or a result saved with its per-example values)")
-        data = json.loads(p.read_text(encoding="utf-8"))
-        label = names[i] if names else ("" if len(paths) == 1 else p.stem)
-        results.update(_expand(module_name, data, label))
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise ValueError(f"results file {str(path)!r}: not JSON ({error}); expected the .json a `textxai run "
+                             f"{module_name}` wrote") from None
+        if not isinstance(data, Mapping):
+            raise ValueError(f"results file {str(path)!r}: holds a JSON {type(data).__name__}; expected the object "
+                             f"a `textxai run {module_name}` wrote")
+        for label, result in _expand(module_name, data, labels[i]).items():
+            if label in results:   # two results under one name: the first would be dropped silently
+                raise ValueError(f"results files {source[label]!r} and {str(path)!r} both give a result named "
+                                 f"{label!r}; pass --names with one distinct name per file")
+            results[label], source[label] = result, str(path)
     if len(results) < 2:
         raise ValueError(f"files={list(paths)} hold {len(results)} result: expected at least two to compare "
                          f"(several files, or one naopc file with several attribution methods)")
@@ -112,6 +123,26 @@ def compare_files(module_name: str, paths: Sequence[str], names: Sequence[str] |
     lines.append("Difference: bootstrap interval of a - b, units resampled jointly; p: Wilcoxon signed-rank test of "
                  "the per-unit differences (textxai.stats.compare).")
     return "\n".join(lines), out
+
+
+def file_labels(paths: Sequence[str]) -> list[str]:
+    """A distinct label per file: its stem, with as many parent folders as it takes to tell the files apart
+    (``A/naopc.json``, ``B/naopc.json`` -> ``A/naopc``, ``B/naopc``; the same file twice keeps its path).
+
+    >>> file_labels(["runs/A/naopc.json", "runs/B/naopc.json", "other.json"])
+    ['A/naopc', 'B/naopc', 'other']
+    """
+    from pathlib import PurePath
+
+    parts = [PurePath(p).with_suffix("").parts or (str(p),) for p in paths]
+    depth = {i: 1 for i in range(len(paths))}
+    while True:
+        labels = ["/".join(parts[i][-depth[i]:]) for i in range(len(paths))]
+        clashes = {i for i in range(len(paths)) if labels.count(labels[i]) > 1 and depth[i] < len(parts[i])}
+        if not clashes:
+            return labels
+        for i in clashes:
+            depth[i] += 1
 
 
 def add_compare_parser(commands) -> None:

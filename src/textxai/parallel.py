@@ -112,6 +112,35 @@ def share_note(n: int) -> str:
     return f"process {0 if _state() is None else _state().process_index} of {num_processes()}: {share}"
 
 
+def _launcher_command() -> list[str]:
+    """The command line of the process that started this one (Linux ``/proc``; empty elsewhere)."""
+    try:
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as handle:
+            return [part.decode("utf-8", "replace") for part in handle.read().split(b"\0") if part]
+    except OSError:
+        return []
+
+
+def launch_mismatch() -> str | None:
+    """Why this process runs alone although ``accelerate launch --cpu --num_processes K`` (K > 1) asked for K:
+    accelerate's simple launcher, which ``--cpu`` picks, starts one process and tells it nothing of K. None
+    when no such launch is seen (or the launch did start K processes)."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 or not os.environ.get("ACCELERATE_USE_CPU"):
+        return None
+    command = _launcher_command()
+    asked = None
+    for i, part in enumerate(command):
+        value = part.split("=", 1)[1] if part.startswith(("--num_processes=", "--num-processes=")) else (
+            command[i + 1] if part in ("--num_processes", "--num-processes") and i + 1 < len(command) else None)
+        if value is not None and value.isdigit():
+            asked = int(value)
+    if asked is None or asked <= 1:
+        return None
+    rest = " ".join(command[command.index("-m"):]) if "-m" in command else "-m textxai ..."
+    return (f"accelerate launch --cpu --num_processes {asked} started ONE process: accelerate's --cpu launcher runs a "
+            f"single process (without MPI); for {asked} CPU processes use: torchrun --nproc_per_node {asked} {rest}")
+
+
 def process_index() -> int:
     state = _state()
     return 0 if state is None else state.process_index
@@ -302,5 +331,5 @@ def sharded(fn: Callable, over: Sequence[str], merge: Callable[[list], object] |
     return wrapper
 
 
-__all__ = ["map_examples", "total", "on_main", "sharded", "split", "collective", "concat", "is_main_process", "num_processes", "device",
+__all__ = ["launch_mismatch", "map_examples", "total", "on_main", "sharded", "split", "collective", "concat", "is_main_process", "num_processes", "device",
            "takes_part", "wait_for_everyone", "note", "work_note", "process_index"]

@@ -27,3 +27,31 @@ def progress_bar(iterable: Iterable | None = None, enabled: bool = False, desc: 
     from tqdm.auto import tqdm
 
     return tqdm(iterable, desc=desc, total=total, unit=unit, disable=not enabled)
+
+
+THIRD_PARTY_SWITCH = "TQDM_DISABLE"
+
+
+def third_party_bars_quiet() -> dict:
+    """Quiet the progress bars of the libraries textxai calls (transformers' GGUF de-quantization, Hub
+    downloads, datasets) for a command's run, unless the user set ``TQDM_DISABLE`` (``TQDM_DISABLE=0`` shows
+    them). textxai's own bars pass ``disable=`` explicitly and are not affected. Returns the variables set, for
+    :func:`restore`."""
+    import os
+
+    changed = {}
+    for key in (THIRD_PARTY_SWITCH, "HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+        if key not in os.environ and (key == THIRD_PARTY_SWITCH or THIRD_PARTY_SWITCH not in os.environ):
+            changed[key] = None
+            os.environ[key] = "1"
+    return changed
+
+
+def restore(changed: dict) -> None:
+    import os
+
+    for key, value in changed.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value

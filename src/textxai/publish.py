@@ -31,6 +31,7 @@ A module's Space repo holds (everything at its root):
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import sys
@@ -243,9 +244,121 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
         if not force:
             raise FileExistsError(f"folder={str(target)!r} exists and is not empty; choose another folder or force=True "
                                   "(--force) to replace it")
-        shutil.rmtree(target) if target.is_dir() else target.unlink()
-    target.mkdir(parents=True, exist_ok=True)
+    if wheel is not None:
+        _check_wheel(wheel)  # before anything is written
+    # built aside, beside the target (same file system: the swap is two renames), swapped in only when complete:
+    # a failure (a bad wheel, a full disk) leaves an existing Space folder as it was
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{name}.textxai-publish-", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp's 0700 would become the Space folder's mode
+    try:
+        _assemble_into(staging, name, namespace, kind, module_folder, card, space_folder, wheel)
+        _swap_in(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
 
+
+VENDOR_MODULE = "textxai_vendor"
+_VENDOR_CODE = '''"""The textxai package, vendored for ``evaluate.load`` (written by ``textxai publish``; no package index serves
+textxai). ``evaluate.load("<namespace>/<module>")`` downloads the module script and this file (the script
+imports it relatively); when ``import textxai`` fails, :func:`activate` unpacks the package below into the
+user's cache and puts it on ``sys.path``. An installed textxai is used as it is."""
+import base64
+import hashlib
+import importlib.util
+import io
+import os
+import sys
+import zipfile
+
+ARCHIVE = "{archive}"
+
+
+def activate():
+    if importlib.util.find_spec("textxai") is not None:
+        return None
+    data = base64.b64decode(ARCHIVE)
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = os.path.join(cache, "textxai", "vendored", hashlib.sha256(data).hexdigest()[:16])
+    if not os.path.isfile(os.path.join(folder, "textxai", "__init__.py")):
+        staging = f"{{folder}}.{{os.getpid()}}.partial"
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            archive.extractall(staging)
+        try:
+            os.replace(staging, folder)
+        except OSError:  # another process unpacked it first
+            pass
+    sys.path.insert(0, folder)
+    importlib.invalidate_caches()
+    return folder
+'''
+
+
+def _vendor_for_evaluate(target: Path, name: str) -> None:
+    """Make ``evaluate.load`` of the published module work where textxai is not installed: the package (as
+    vendored in ``target/textxai``) zipped into ``textxai_vendor.py``, which the module script imports
+    relatively (evaluate fetches such files with the script), activated before the script's textxai imports;
+    those are indented under ``if True:`` because evaluate's dependency check, which reads the column-0
+    imports before running the script, would otherwise refuse ``textxai`` as not installed."""
+    import base64
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted((target / "textxai").rglob("*")):
+            relative = file.relative_to(target)
+            if file.is_file() and "_modules" not in relative.parts and file.suffix != ".pyc":
+                archive.write(file, relative.as_posix())
+    (target / f"{VENDOR_MODULE}.py").write_text(
+        _VENDOR_CODE.format(archive=base64.b64encode(buffer.getvalue()).decode("ascii")), encoding="utf-8")
+    script = target / f"{name}.py"
+    lines = script.read_text(encoding="utf-8").splitlines(keepends=True)
+    imports = [i for i, line in enumerate(lines) if re.match(r"(from textxai\b|import textxai\b)", line)]
+    if not imports:
+        return
+    first = imports[0]
+    for i in imports:
+        lines[i] = "    " + lines[i]
+    # (no comment on the relative import's line: evaluate reads what follows it as the file's path)
+    lines.insert(first, f"# textxai publish: the package, vendored in {VENDOR_MODULE}.py (no index serves it)\n"
+                        f"from .{VENDOR_MODULE} import activate as _activate_textxai\n_activate_textxai()\n"
+                        "if True:  # after activate(): evaluate's dependency check reads column-0 imports only\n")
+    script.write_text("".join(lines), encoding="utf-8")
+
+
+def _check_wheel(wheel) -> None:
+    wheel = Path(wheel)
+    if not wheel.is_file() or not wheel.name.startswith("textxai-") or wheel.suffix != ".whl":
+        raise ValueError(f"wheel={str(wheel)!r}: expected a built textxai-*.whl file")
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            if not any(m.startswith("textxai/") for m in archive.namelist()):
+                raise ValueError(f"wheel={str(wheel)!r}: holds no textxai/ package")
+    except zipfile.BadZipFile:
+        raise ValueError(f"wheel={str(wheel)!r}: not a zip archive; expected a built textxai-*.whl file") from None
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Put the complete ``staging`` folder at ``target``; an old ``target`` is removed only once replaced."""
+    old = None
+    if target.exists() or target.is_symlink():
+        old = target.with_name(f".{target.name}.textxai-old-{staging.name.rsplit('-', 1)[-1]}")
+        target.rename(old)
+    try:
+        staging.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    if old is not None:
+        shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
+
+
+def _assemble_into(target: Path, name, namespace, kind, module_folder, card, space_folder, wheel) -> None:
     _copy_files(module_folder, target, {"README.md", "requirements.txt"})
     _copy_files(space_folder, target, {"README.md", "requirements.txt"})
 
@@ -256,13 +369,13 @@ def assemble_space(name: str, namespace: str, folder, force: bool = False, wheel
     header_text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
     (target / "README.md").write_text(f"---\n{header_text}---\n\n{body}", encoding="utf-8")
     vendor_package(target, wheel)
+    _vendor_for_evaluate(target, name)
     inside = target / "textxai" / "_modules" / kind / name  # where textxai.load finds it, as in an installed wheel
     inside.mkdir(parents=True)
     _copy_files(module_folder, inside, set())
     (target / "requirements.txt").write_text(
         _requirements(module_folder / "requirements.txt", space_folder / "requirements.txt"), encoding="utf-8")
     _with_namespace(target, namespace)
-    return target
 
 
 def publish(name: str, namespace: str, token: str | None = None, dry_run_dir=None, private: bool = False,

@@ -18,7 +18,7 @@ from textxai import stats
 from textxai.stats import SWEEP_SIZES, IntervalOptions, value_at
 from textxai.validation import short_repr
 
-__all__ = ["DEMO_OPTIONS", "analysis_intervals", "format_interval", "format_value", "fmt", "interval_note",
+__all__ = ["DEMO_OPTIONS", "highlight_words", "analysis_intervals", "format_interval", "format_value", "fmt", "interval_note",
            "intervals_table", "compare_table",
            "plot_intervals", "plot_sample_size_sweep"]
 
@@ -328,3 +328,46 @@ def analysis_intervals(module_name: str, result: dict, options: Mapping | None, 
         if figures is not None:
             figures["sample_size_sweep"] = plot_sample_size_sweep(sweep)
     return result["intervals"]
+
+
+# ---------------------------------------------------------------------------------------------- word heat map
+def _escape(text) -> str:
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def _color(score: float, scale: float, positive: tuple[int, int, int], negative: tuple[int, int, int]) -> str:
+    if scale <= 0 or not math.isfinite(score):
+        return "transparent"
+    alpha = min(abs(score) / scale, 1.0) * 0.8
+    r, g, b = positive if score >= 0 else negative
+    return f"rgba({r}, {g}, {b}, {alpha:.3f})"
+
+
+def highlight_words(words: Sequence[str], scores: Sequence[float], max_abs: float | None = None,
+                    positive: tuple[int, int, int] = (220, 38, 38), negative: tuple[int, int, int] = (37, 99, 235),
+                    label: str | None = None) -> str:
+    """HTML of ``words`` with a background colored by score (red positive, blue negative), every word escaped.
+
+    ``max_abs`` is the score of full color (default: the largest absolute score). Each word's exact score
+    is in its tooltip. Non-finite scores are left uncolored.
+
+    >>> highlight_words(["<b>", "ok"], [1.0, -0.5]).count("&lt;b&gt;")
+    1
+    """
+    words = [str(w) for w in words]
+    values = [float(s) for s in scores]
+    if len(words) != len(values):
+        raise ValueError(f"scores has {len(values)} items but words has {len(words)}: expected the same length")
+    finite = [abs(v) for v in values if math.isfinite(v)]
+    scale = float(max_abs) if max_abs is not None else (max(finite) if finite else 0.0)
+    spans = []
+    for word, score in zip(words, values):
+        spans.append(
+            f'<span class="textxai-word" title="{_escape(f"{score:.4g}")}" '
+            f'style="background-color: {_color(score, scale, positive, negative)}; padding: 1px 2px; '
+            f'border-radius: 3px; line-height: 1.9;">{_escape(word)}</span>'
+        )
+    head = f'<div class="textxai-label"><b>{_escape(label)}</b></div>' if label is not None else ""
+    return f'<div class="textxai-highlight">{head}{" ".join(spans)}</div>'

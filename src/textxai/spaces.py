@@ -362,24 +362,71 @@ def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, 
     if texts is None or not isinstance(texts, Sequence):
         raise SpaceError(f"{name}={texts!r:.60}: expected a list of texts")
     texts = list(texts)
+    from textxai.validation import check_unicode
+
+    def field(i: int) -> str:  # the visitor's field: "original", not "original[0]" (nor the library's references[0])
+        return name if max_texts == 1 else f"{name}[{i}]"
+
     for i, text in enumerate(texts):
         if not isinstance(text, str):
-            raise SpaceError(f"{name}[{i}]={text!r:.60} ({type(text).__name__}): expected a string")
+            raise SpaceError(f"{field(i)}={text!r:.60} ({type(text).__name__}): expected a string")
+        try:
+            check_unicode(text, field(i))
+        except ValueError as error:
+            raise SpaceError(str(error)) from None
     if not any(not is_blank(text) for text in texts):
         raise SpaceError(f"{name}: no text given; enter at least one text (zero-width and white space characters "
                          "alone are no text)" if any(texts) else f"{name}: no text given; enter at least one text")
     for i, text in enumerate(texts):
         if text.strip() and is_blank(text):
             codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in text if not c.isspace()}))
-            raise SpaceError(f"{name}[{i}] holds only invisible characters ({codes}); expected a visible text")
+            raise SpaceError(f"{field(i)} holds only invisible characters ({codes}); expected a visible text")
     if len(texts) > max_texts:
         raise SpaceError(f"{name}: {len(texts)} texts given; this Space accepts at most {max_texts} — "
                          "run textxai locally (`textxai run`) for more")
     for i, text in enumerate(texts):
         if len(text) > max_chars:
-            raise SpaceError(f"{name}[{i}] has {len(text):,} characters; this Space accepts at most {max_chars:,} "
+            raise SpaceError(f"{field(i)} has {len(text):,} characters; this Space accepts at most {max_chars:,} "
                              "per text — shorten it or run textxai locally")
     return texts
+
+
+# ------------------------------------------------------------------ the module's JSON beside the rendering
+import contextvars  # noqa: E402
+
+_RESULT: contextvars.ContextVar = contextvars.ContextVar("textxai_space_result", default=None)
+
+
+def record_result(result) -> None:
+    """Keep ``result`` (the module's JSON result: ``Analysis.summary``, what ``compute`` returns) as the answer of
+    the request running (:func:`with_result`); outside one, nothing happens."""
+    box = _RESULT.get()
+    if box is not None:
+        from textxai.outputs import to_jsonable
+
+        box.append(to_jsonable(result))
+
+
+def with_result(fn: Callable) -> Callable:
+    """``fn``'s outputs followed by the module's JSON result it recorded (:func:`record_result`; None if none):
+    every endpoint answers ``gradio_client`` users with the numbers, not only HTML and plots."""
+
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        box = []
+        token = _RESULT.set(box)
+        try:
+            out = fn(*args, **kwargs)
+        finally:
+            _RESULT.reset(token)
+        return (*(out if isinstance(out, tuple) else (out,)), box[-1] if box else None)
+
+    return wrapper
+
+
+def result_json(elem_id: str = "textxai-result-json"):
+    """The endpoint's JSON output: the module's result as ``evaluate``'s ``compute`` returns it."""
+    return gr.JSON(label="Result (JSON, as the evaluate module returns it)", elem_id=elem_id)
 
 
 def user_errors(fn: Callable, max_seconds: float | None = None) -> Callable:
@@ -472,15 +519,36 @@ def csv_cell(value):
     return value
 
 
+def prune_outputs(keep: int | None = None) -> None:
+    """Remove the oldest result files of :func:`output_dir` (CSV downloads, audit reports) beyond ``keep``
+    (default ``MAX_OUTPUT_FILES - 1``: room for the one about to be written)."""
+    keep = MAX_OUTPUT_FILES - 1 if keep is None else keep
+    folder = output_dir()
+    old = sorted((p for p in folder.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime)
+    for path in old[: max(0, len(old) - keep)]:
+        path.unlink(missing_ok=True)
+
+
+def write_output(text: str, stem: str, suffix: str) -> str:
+    """Write ``text`` as a new result file of :func:`output_dir` (the oldest pruned: at most ``MAX_OUTPUT_FILES``
+    kept) and return its path."""
+    import tempfile
+
+    prune_outputs()
+    handle = tempfile.NamedTemporaryFile("w", prefix=f"{stem}-", suffix=suffix, dir=output_dir(), delete=False,
+                                         encoding="utf-8")
+    with handle:
+        handle.write(text)
+    return handle.name
+
+
 def write_csv(rows: Sequence[Sequence], header: Sequence[str], stem: str) -> str:
     """Write an escaped CSV into :func:`output_dir` (keeping at most ``MAX_OUTPUT_FILES`` files) and return its path."""
     import csv
     import tempfile
 
     folder = output_dir()
-    old = sorted(folder.glob("*.csv"), key=lambda p: p.stat().st_mtime)
-    for path in old[: max(0, len(old) - MAX_OUTPUT_FILES + 1)]:
-        path.unlink(missing_ok=True)
+    prune_outputs()
     handle = tempfile.NamedTemporaryFile("w", suffix=f"_{stem}.csv", dir=folder, delete=False, encoding="utf-8", newline="")
     with handle:
         writer = csv.writer(handle)
@@ -491,40 +559,8 @@ def write_csv(rows: Sequence[Sequence], header: Sequence[str], stem: str) -> str
 
 
 # --------------------------------------------------------------------------- rendering
-def _color(score: float, scale: float, positive: tuple[int, int, int], negative: tuple[int, int, int]) -> str:
-    if scale <= 0 or not math.isfinite(score):
-        return "transparent"
-    alpha = min(abs(score) / scale, 1.0) * 0.8
-    r, g, b = positive if score >= 0 else negative
-    return f"rgba({r}, {g}, {b}, {alpha:.3f})"
-
-
-def highlight_words(words: Sequence[str], scores: Sequence[float], max_abs: float | None = None,
-                    positive: tuple[int, int, int] = (220, 38, 38), negative: tuple[int, int, int] = (37, 99, 235),
-                    label: str | None = None) -> str:
-    """HTML of ``words`` with a background colored by score (red positive, blue negative), every word escaped.
-
-    ``max_abs`` is the score of full color (default: the largest absolute score). Each word's exact score
-    is in its tooltip. Non-finite scores are left uncolored.
-
-    >>> highlight_words(["<b>", "ok"], [1.0, -0.5]).count("&lt;b&gt;")
-    1
-    """
-    words = [str(w) for w in words]
-    values = [float(s) for s in scores]
-    if len(words) != len(values):
-        raise ValueError(f"scores has {len(values)} items but words has {len(words)}: expected the same length")
-    finite = [abs(v) for v in values if math.isfinite(v)]
-    scale = float(max_abs) if max_abs is not None else (max(finite) if finite else 0.0)
-    spans = []
-    for word, score in zip(words, values):
-        spans.append(
-            f'<span class="textxai-word" title="{escape(f"{score:.4g}")}" '
-            f'style="background-color: {_color(score, scale, positive, negative)}; padding: 1px 2px; '
-            f'border-radius: 3px; line-height: 1.9;">{escape(word)}</span>'
-        )
-    head = f'<div class="textxai-label"><b>{escape(label)}</b></div>' if label is not None else ""
-    return f'<div class="textxai-highlight">{head}{" ".join(spans)}</div>'
+# the word heat map is the library's (textxai.render: the audit report draws it without gradio), shown here too
+from textxai.render import _color, highlight_words  # noqa: E402,F401
 
 
 def warnings_html(warnings) -> str:

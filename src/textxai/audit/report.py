@@ -47,7 +47,7 @@ def figure(fig, alt: str, caption: str = "") -> str:
 
 
 def heat(words, scores, label: str = "") -> str:
-    from textxai.spaces import highlight_words
+    from textxai.render import highlight_words  # not textxai.spaces: the library never imports gradio
 
     return highlight_words(words, scores, label=label or None)
 

@@ -98,7 +98,7 @@ def validate(texts, references, text_pairs, classifier, keyword_index, human_tru
     get_embedders(index.embedders, clf)   # names and objects only: nothing is loaded yet
     anchors = resolve_class_anchors(clf, index.class_names)[1] if index.class_names is not None or keyword_index is None else None
     request = TrustRequest(clf, texts, labels, pairs, human, groups["explain"], index, groups["assess"],
-                           save_index=train.save_index)
+                           save_index=_writable_folder(train.save_index, "save_index"))
     if keyword_index is not None:
         request.keyword_index = check_index(keyword_index, clf)
         built = {c: request.keyword_index.anchors(c) for c in request.keyword_index.class_names}
@@ -113,6 +113,31 @@ def validate(texts, references, text_pairs, classifier, keyword_index, human_tru
     request.train = (train_texts, [int(y) for y in clf.class_indices(train.train_labels, "train_labels", n=len(train_texts))],
                      check_text_pairs(train.train_text_pairs, train_texts, "train_text_pairs"))
     return request
+
+
+def _writable_folder(folder, name: str):
+    """``folder`` (None passes) checked before any model call: a folder that is a file, or one that cannot be
+    written, failed only once the index was built (minutes later)."""
+    import tempfile
+    from pathlib import Path
+
+    if folder is None:
+        return None
+    if not isinstance(folder, (str, Path)) or not str(folder).strip():
+        raise TypeError(f"{name}={folder!r}: expected a folder path to write keyword_index.json into")
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{name}={str(folder)!r}: is a file; expected a folder to write keyword_index.json into")
+    if (path / "keyword_index.json").is_dir():
+        raise ValueError(f"{name}={str(folder)!r}: holds a folder named keyword_index.json; expected a folder to "
+                         "write that file into")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=path).close()
+    except OSError as error:
+        raise ValueError(f"{name}={str(folder)!r}: cannot write there ({error.strerror or error}); expected a "
+                         "writable folder") from None
+    return folder
 
 
 def keyword_index_of(request: TrustRequest) -> KeywordIndex:

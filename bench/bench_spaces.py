@@ -1,0 +1,83 @@
+"""Each Space's own default example, timed as a visitor's click runs it: the button's handler with the widgets'
+default values, under the Space's per-request budget (``textxai.spaces.user_errors``: MAX_SECONDS of wall
+time), on as many torch threads as the hosted free tier has cores (2).
+
+    python bench/bench_spaces.py [--spaces naopc fim_difficulty ...] [--threads 2] [--repeat 1]
+
+Prints, per Space and endpoint: seconds (first call: the model load included; later calls: warm), model
+evaluations counted by the library's work budget, and whether it answered within the budget. Exit code 1 when the
+last (warm) call of a default example does not answer within its budget. Measure on an idle machine; a shared one inflates seconds
+(the evaluation counts do not change).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPACES = ["naopc", "fim_difficulty", "toki_trust", "ceval", "inconsistency", "audit"]
+SKIP = {"push", "attack_text", "load_example", "run_editor", "score_csv"}  # not the page's default example
+
+
+def load_app(name: str):
+    spec = importlib.util.spec_from_file_location(f"{name}_space_app", ROOT / "spaces" / name / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def default_calls(app):
+    """``(endpoint name, handler, default inputs)`` of every button of the Space."""
+    demo = app.demo
+    functions = demo.fns.values() if isinstance(demo.fns, dict) else demo.fns
+    for fn in functions:
+        if fn.name in SKIP or fn.fn is None:
+            continue
+        yield fn.name, fn.fn, [getattr(component, "value", None) for component in fn.inputs]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--spaces", nargs="+", default=SPACES, choices=SPACES)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (the free tier: 2 cores)")
+    parser.add_argument("--repeat", type=int, default=2,
+                        help="calls per endpoint (the first loads the models; the last, warm, is judged)")
+    args = parser.parse_args(argv)
+    import os
+
+    os.environ.setdefault("TQDM_DISABLE", "1")  # third-party loading bars
+    import torch
+
+    torch.set_num_threads(args.threads)
+    from textxai import batching, spaces
+
+    failed = []
+    print(f"budget: {spaces.MAX_SECONDS:.0f} s and {spaces.MAX_EVALUATIONS:,} model evaluations per request; "
+          f"{args.threads} torch threads")
+    for name in args.spaces:
+        app = load_app(name)
+        for endpoint, handler, inputs in default_calls(app):
+            for attempt in range(args.repeat):
+                began = time.perf_counter()
+                error = None
+                with batching.work_budget() as counted:
+                    try:
+                        handler(*inputs)
+                    except Exception as exc:  # noqa: BLE001 - reported, not raised
+                        error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+                seconds = time.perf_counter() - began
+                ok = error is None and seconds <= spaces.MAX_SECONDS
+                judged = attempt == args.repeat - 1
+                print(f"{name:<15} {endpoint:<14} call {attempt + 1}: {seconds:6.1f} s  {counted.used:>6,} evaluations  "
+                      f"{'ok' if ok else 'OVER BUDGET / FAILED'}{'' if error is None else ' — ' + error}", flush=True)
+                if judged and not ok:
+                    failed.append(f"{name}.{endpoint}")
+    print("all default examples answered within the budget" if not failed else f"not within the budget: {failed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
