@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import re
 import warnings
 
 import numpy as np
@@ -151,12 +152,30 @@ def _require_causal(model, name) -> None:
     masked LM sees the token it is asked to predict (its "perplexity" would be a silent, meaningless low number)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
     cls = type(model).__name__
+    config = model.config
+    # an encoder (BERT, RoBERTa, ...) has a causal head class too (BertLMHeadModel), loaded from a masked-LM folder by
+    # AutoModelForCausalLM with its attention still bidirectional: a decoder only when its config says is_decoder
+    encoder = getattr(config, "model_type", None) in MODEL_FOR_MASKED_LM_MAPPING_NAMES and \
+        getattr(config, "model_type", None) not in _CAUSAL_MASKED and not getattr(config, "is_decoder", False)
+    trained_as = [a for a in (getattr(config, "architectures", None) or []) if isinstance(a, str)]
+    masked_only = bool(trained_as) and all(a.endswith(("ForMaskedLM", "ForPreTraining")) for a in trained_as)
+    if encoder or masked_only:
+        raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}, trained as "
+                        f"{trained_as or config.model_type}): a masked (bidirectional) language model, refused: it sees "
+                        "the token it is asked to predict, so its perplexity and its replies mean nothing; expected a "
+                        "causal language model (GPT-2, Llama, SmolLM2, ...)")
     if cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel")):
         return
     raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}): expected a causal language "
                     f"model (a ...ForCausalLM / ...LMHeadModel that predicts each next token), not a classifier or a "
                     f"masked LM")
+
+
+#: model types in the masked-LM mapping that are causal decoders all the same (their masked-LM class is an alias)
+_CAUSAL_MASKED = frozenset()
 
 
 def _is_pipeline(model) -> bool:
@@ -363,13 +382,80 @@ def chat_text(lm, messages) -> str:
     return messages if isinstance(messages, str) else "\n\n".join(t["content"] for t in turns) + "\n"
 
 
-def _prompt_ids(lm, prompts: list, max_new_tokens: list[int]) -> list[list[int]]:
-    tok, out = lm.tokenizer, []
-    for prompt, new in zip(prompts, max_new_tokens):
-        text = chat_text(lm, prompt)
-        ids = tok(text, add_special_tokens=not has_chat_template(lm))["input_ids"]
+_SLOT = "\ue000textxai-slot-{}\ue001"  # private-use characters: no chat template or user text writes them
+
+
+def _content_ids(tok, content: str) -> list[int]:
+    """Ids of message content: special-token strings in it (``<|im_end|>``, ``</s>``) are split as ordinary text, so
+    a text can never close its turn or open another (control tokens come from the chat template only)."""
+    return list(tok(content, add_special_tokens=False, split_special_tokens=True)["input_ids"]) if content else []
+
+
+def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tuple[int, int] | None]:
+    """``(ids, span)`` of a prompt (a user message or chat turns) as :func:`chat_text` writes it, every message's
+    content tokenized as plain text (:func:`_content_ids`), the template's own markup as control tokens. ``span``:
+    where ``text`` (the user text inside the last message holding it) lies in ``ids``, None when not given / found.
+    Without a chat template the prompt is plain text after the tokenizer's own start tokens."""
+    tok = lm.tokenizer
+    turns = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(t) for t in messages]
+    contents = [str(t.get("content", "")) for t in turns]
+    holder = max((i for i, c in enumerate(contents) if text and text in c), default=None)
+    if has_chat_template(lm):
+        slotted = [{**t, "content": _SLOT.format(i)} for i, t in enumerate(turns)]
+        rendered = tok.apply_chat_template(slotted, tokenize=False, add_generation_prompt=True)
+        pieces = re.split("(" + re.escape(_SLOT).replace(r"\{\}", r"(\d+)") + ")", rendered)
+        # re.split with two groups: [markup, slot, index, markup, slot, index, ..., markup]
+        order = [int(pieces[k + 2]) for k in range(0, len(pieces) - 1, 3)]
+        if sorted(order) != list(range(len(turns))):
+            raise ValueError(f"the chat template of lm={lm.name!r} does not write each message once, as given; expected a "
+                             "template that places every message's content verbatim (or an LM without a chat template)")
+        markup = pieces[0::3]
+    else:
+        order, markup = list(range(len(turns))), [""] + ["\n\n"] * (len(turns) - 1) + [""]
+        if not isinstance(messages, str):
+            markup[-1] = "\n"  # chat_text's plain completion prompt
+        start = tok("", add_special_tokens=True)["input_ids"]
+    ids: list[int] = [] if has_chat_template(lm) else list(start)
+    span = None
+    for k, index in enumerate(order):
+        ids += list(tok(markup[k], add_special_tokens=False)["input_ids"]) if markup[k] else []
+        content = contents[index]
+        if index == holder:
+            cut = content.rindex(text)
+            ids += _content_ids(tok, content[:cut])
+            span = (len(ids), len(ids) + len(_content_ids(tok, text)))
+            ids += _content_ids(tok, text) + _content_ids(tok, content[cut + len(text):])
+        else:
+            ids += _content_ids(tok, content)
+    if markup[len(order)]:
+        ids += list(tok(markup[len(order)], add_special_tokens=False)["input_ids"])
+    return ids, span
+
+
+def _prompt_ids(lm, prompts: list, max_new_tokens: list[int], texts=None, what: str = "prompts") -> list[list[int]]:
+    """The prompts' ids, each fitting ``lm.max_length - max_new_tokens``: a prompt too long has its user text (``texts[i]``)
+    cut at its end, the instruction around it kept, with one warning per call saying how many; without a known text
+    the prompt's start is cut (warned likewise)."""
+    out, cut_text, cut_start = [], 0, 0
+    for i, (prompt, new) in enumerate(zip(prompts, max_new_tokens)):
+        ids, span = encode_prompt(lm, prompt, None if texts is None else texts[i])
         room = lm.max_length - new
-        out.append(list(ids[-room:]) if len(ids) > room > 0 else list(ids))  # keep the end: the question
+        if len(ids) > room > 0:
+            over = len(ids) - room
+            if span is not None and span[1] - span[0] > over:
+                ids = ids[: span[1] - over] + ids[span[1]:]
+                cut_text += 1
+            else:
+                ids = ids[-room:]  # keep the end: the question
+                cut_start += 1
+        out.append(ids)
+    if cut_text:
+        warnings.warn(f"{cut_text} of {len(prompts)} {what} were longer than the language model's context of "
+                      f"{lm.max_length} tokens (with room for the reply): their text was cut at its end to fit, the "
+                      "instruction around it kept", stacklevel=3)
+    if cut_start:
+        warnings.warn(f"{cut_start} of {len(prompts)} {what} were longer than the language model's context of "
+                      f"{lm.max_length} tokens and had no cuttable text: their start was cut", stacklevel=3)
     return out
 
 
@@ -433,17 +519,21 @@ def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[in
 
 
 def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
-             progress: bool = False, generate_kwargs=None) -> list[str]:
+             progress: bool = False, generate_kwargs=None, texts=None) -> list[str]:
     """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
     has one, decoded without special tokens; only the reply, never the prompt.
 
     Greedy by default, batched by prompt length with left padding and the KV cache of ``generate``;
     ``do_sample=True`` samples each prompt alone under its own seed (``seed`` + its position), so results
     repeat under ``seed`` and do not depend on ``batch_size``. ``max_new_tokens``: one bound, or one per prompt.
-    Each generated token of each row counts as one model evaluation of the current work budget.
+    Each generated token of each row counts as one model evaluation of the current work budget. ``texts``: the
+    user text inside each prompt (optional): a prompt too long for the context has it cut, not its instruction
+    (:func:`_prompt_ids`); message contents never become control tokens (:func:`encode_prompt`).
     """
     lm = as_lm(model)
     prompts = list(prompts)
+    if texts is not None and len(texts) != len(prompts):
+        raise ValueError(f"texts has {len(texts)} values for {len(prompts)} prompts: expected one per prompt")
     check_positive_int(batch_size, "batch_size")
     limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
     if len(limits) != len(prompts):
@@ -454,7 +544,7 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
             raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
                              f"{lm.max_length} tokens (prompt and reply together)")
     options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
-    rows = _prompt_ids(lm, prompts, limits)
+    rows = _prompt_ids(lm, prompts, limits, texts)
     generated: list[list[int]] = [[] for _ in rows]
     if do_sample:
         for i in progress_bar(range(len(rows)), progress, "generation", unit="prompt"):
@@ -468,6 +558,34 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
                 for i, ids in zip(part, out):
                     generated[i] = ids[: limits[i]]
     return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
+
+
+def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_kwargs=None, progress: bool = False) -> list[list[str]]:
+    """``n`` sampled replies to each prompt, drawn in one batched ``generate`` call per prompt
+    (``num_return_sequences=n``) under that prompt's seed ``seeds[i]``: repeatable, and independent of the other
+    prompts and of their order. Replies decoded as in :func:`generate`; each generated token of each of the ``n``
+    rows counts as one model evaluation."""
+    lm = as_lm(model)
+    prompts = list(prompts)
+    check_positive_int(n, "n")
+    limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
+    if len(limits) != len(prompts) or len(seeds) != len(prompts):
+        raise ValueError(f"max_new_tokens ({len(limits)}) and seeds ({len(seeds)}) for {len(prompts)} prompts: expected one "
+                         "per prompt")
+    for value in limits:
+        check_positive_int(value, "max_new_tokens")
+        if value >= lm.max_length:
+            raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
+                             f"{lm.max_length} tokens (prompt and reply together)")
+    options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
+    rows = _prompt_ids(lm, prompts, limits, texts)
+    out = []
+    for i in progress_bar(range(len(rows)), progress, "sampling", unit="prompt"):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seeds[i]))
+            replies = _generate_batch(lm, [rows[i]] * n, limits[i], True, options)
+        out.append([lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in replies])
+    return out
 
 
 def bos_arg(value: str):
