@@ -40,7 +40,7 @@ class Pool:
     def __init__(self, classifier, lm, prompt):
         from textxai.llm_editor import LLMEditor
 
-        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, rank=False)
+        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, rank=False, progress=True)
         self.slots = {}   # text -> [(rewrite or None), ...] (1 slot: greedy only; max(KS) slots: all)
         self.cost = {"texts": 0, "replies": 0, "tokens": 0, "seconds": 0.0}
 
@@ -128,32 +128,46 @@ def main(argv=None):
         print(time.strftime("%H:%M:%S"), msg, flush=True)
 
     pools = {p: Pool(clf, lm, p) for p in args.prompts.split(",")}
-    # phase A: step 1 of every LLM editor (the k = 8 pool serves k = 1 and 4), substitution with 2 steps
-    for name, texts in sets.items():
-        start = time.perf_counter()
-        sub = feedback_chains(SubstitutionEditor(clf, max_words=4), texts, clf, steps=2, progress=False)
-        results["runs"][f"{name}/substitution"] = {**chain_metrics(sub.chains, sub.labels),
-                                                   "seconds_per_text": (time.perf_counter() - start) / len(texts) / 2,
-                                                   "steps": 2}
-        log(f"{name} substitution {results['runs'][f'{name}/substitution']}")
-        save()
-    for step in (1, 2):
-        for prompt, pool in pools.items():
-            for name, texts in sets.items():
-                for k in ((8, 4, 1) if step == 1 else (4, 8, 1)):
-                    res = feedback_chains(pool.editor_at(k), texts, clf, steps=step, progress=False)
-                    key = f"{name}/llm-{prompt}/k={k}"
-                    entry = results["runs"].setdefault(key, {})
-                    metrics = chain_metrics(res.chains, res.labels)
-                    if step == 1:
-                        entry.update({m: v for m, v in metrics.items() if m != "inc@1"})
-                    else:
-                        entry["inc@1"] = metrics["inc@1"]
-                    entry["steps"] = step
-                    entry["chains"] = [c[:3] for c in res.chains][:3]
-                    results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures))
-                    log(f"{key} step {step}: { {m: round(v['score'], 3) for m, v in metrics.items()} } cost {pool.cost}")
-                    save()
+    def substitution(name):
+        texts = sets[name]
+        if True:
+            start = time.perf_counter()
+            sub = feedback_chains(SubstitutionEditor(clf, max_words=4), texts, clf, steps=2, progress=False)
+            results["runs"][f"{name}/substitution"] = {**chain_metrics(sub.chains, sub.labels),
+                                                       "seconds_per_text_step": (time.perf_counter() - start) / len(texts) / 2,
+                                                       "steps": 2, "chains": [c[:3] for c in sub.chains][:3]}
+            log(f"{name} substitution {results['runs'][f'{name}/substitution']}")
+            save()
+
+    def llm(prompt, name, step, ks):
+        pool, texts = pools[prompt], sets[name]
+        for k in ks:
+            res = feedback_chains(pool.editor_at(k), texts, clf, steps=step, progress=False)
+            key = f"{name}/llm-{prompt}/k={k}"
+            entry = results["runs"].setdefault(key, {})
+            metrics = chain_metrics(res.chains, res.labels)
+            if step == 1:
+                entry.update({m: v for m, v in metrics.items() if m != "inc@1"})
+            else:
+                entry["inc@1"] = metrics["inc@1"]
+            entry["steps"] = step
+            entry["chains"] = [c[:3] for c in res.chains][:3]
+            results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures))
+            log(f"{key} step {step}: { {m: round(v['score'], 3) for m, v in metrics.items()} } cost {pool.cost}")
+            save()
+
+    # most wanted first (a run stopped early reports what ran): step 1 of the first prompt (its k = 8 pool serves
+    # k = 1 and 4), substitution, step 2 at k = 4, the second prompt, the demo texts, the other ks' step 2
+    first, *others = list(pools)
+    plan = [lambda: llm(first, "imdb", 1, (8, 4, 1)), lambda: substitution("imdb"), lambda: llm(first, "imdb", 2, (4,))]
+    plan += [lambda p=p: llm(p, "imdb", 1, (8, 4, 1)) for p in others]
+    if "demo" in sets:
+        plan += [lambda p=p: llm(p, "demo", 1, (8, 4, 1)) for p in pools] + [lambda: substitution("demo")]
+        plan += [lambda p=p: llm(p, "demo", 2, (4,)) for p in pools]
+    plan += [lambda p=p: llm(p, "imdb", 2, (4,)) for p in others]
+    plan += [lambda p=p: llm(p, "imdb", 2, (8, 1)) for p in pools]
+    for task in plan:
+        task()
     log("done")
 
 

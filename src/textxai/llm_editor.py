@@ -343,9 +343,10 @@ def _cached_generate(lm, messages, limits, do_sample, seeds, batch_size, progres
     def compute(todo):
         if do_sample:
             return [r[0] for r in sample(lm, [messages[i] for i in todo], 1, [limits[i] for i in todo],
-                                         [seeds[i] for i in todo], [texts[i] for i in todo], SAMPLING, progress)]
+                                         [seeds[i] for i in todo], [texts[i] for i in todo], SAMPLING, progress,
+                                         "paragraph")]
         return generate(lm, [messages[i] for i in todo], [limits[i] for i in todo], batch_size=batch_size,
-                        progress=progress, texts=[texts[i] for i in todo])
+                        progress=progress, texts=[texts[i] for i in todo], stop="paragraph")
 
     return _memoised(lm, [(repr(m), n, do_sample and s) for m, n, s in zip(messages, limits, seeds)], compute)
 
@@ -357,6 +358,6 @@ def _cached_sample(lm, messages, limits, n, seeds, progress, texts) -> list[list
 
     def compute(todo):
         return sample(lm, [messages[i] for i in todo], n, [limits[i] for i in todo], [seeds[i] + 1 for i in todo],
-                      [texts[i] for i in todo], SAMPLING, progress)
+                      [texts[i] for i in todo], SAMPLING, progress, "paragraph")
 
     return _memoised(lm, [(repr(m), b, "sampled", n, s) for m, b, s in zip(messages, limits, seeds)], compute)

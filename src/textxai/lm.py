@@ -455,7 +455,8 @@ def _prompt_ids(lm, prompts: list, max_new_tokens: list[int], texts=None, what: 
                       "instruction around it kept", stacklevel=3)
     if cut_start:
         warnings.warn(f"{cut_start} of {len(prompts)} {what} were longer than the language model's context of "
-                      f"{lm.max_length} tokens and had no cuttable text: their start was cut", stacklevel=3)
+                      f"{lm.max_length} tokens (with room for the reply) even without their text, or had no text "
+                      "marked: their start was cut", stacklevel=3)
     return out
 
 
@@ -494,8 +495,34 @@ def _pad_id(tok) -> int:
     return 0
 
 
-def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict) -> list[list[int]]:
-    """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step)."""
+def _first_paragraph_done(text: str) -> bool:
+    """Whether a reply has written a first paragraph and started another (a blank line after text whose last line is
+    not a lead-in ending with ':'): what the editor keeps of a reply is that paragraph, so the rest need not be made.
+
+    >>> _first_paragraph_done("A fine film.\n\nNote:"), _first_paragraph_done("Here it is:\n\nA fine"), _first_paragraph_done("A fine")
+    (True, False, False)
+    """
+    parts = re.split(r"\n[ \t]*\n", text.lstrip(), maxsplit=1)
+    return len(parts) == 2 and bool(parts[0].strip()) and not parts[0].rstrip().endswith(":")
+
+
+def _paragraph_stop(lm, prompt_length: int):
+    """A ``generate`` stopping criterion ending each row at :func:`_first_paragraph_done` (per row)."""
+    from transformers import StoppingCriteria
+
+    class _Stop(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            tails = input_ids[:, prompt_length:].tolist()
+            done = [_first_paragraph_done(lm.tokenizer.decode(t, skip_special_tokens=True)) for t in tails]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return _Stop()
+
+
+def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict,
+                    stop: str | None = None) -> list[list[int]]:
+    """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step); ``stop=
+    "paragraph"`` ends each row once its first paragraph is written (:func:`_first_paragraph_done`)."""
     length = max(len(r) for r in rows)
     pad = _pad_id(lm.tokenizer)
     ids = torch.full((len(rows), length), pad, dtype=torch.long)
@@ -505,6 +532,11 @@ def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool,
         mask[j, length - len(row):] = 1
     charge(len(rows) * new_tokens)
     with torch.inference_mode(), frozen_eval(lm.model):
+        if stop == "paragraph":
+            from transformers import StoppingCriteriaList
+
+            options = {**options, "stopping_criteria": StoppingCriteriaList(
+                list(options.get("stopping_criteria") or []) + [_paragraph_stop(lm, length)])}
         out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), max_new_tokens=new_tokens,
                                 do_sample=do_sample, pad_token_id=pad, use_cache=True, **options)
     return [r.tolist() for r in out[:, length:].cpu()]
@@ -519,7 +551,7 @@ def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[in
 
 
 def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
-             progress: bool = False, generate_kwargs=None, texts=None) -> list[str]:
+             progress: bool = False, generate_kwargs=None, texts=None, stop: str | None = None) -> list[str]:
     """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
     has one, decoded without special tokens; only the reply, never the prompt.
 
@@ -550,17 +582,18 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
         for i in progress_bar(range(len(rows)), progress, "generation", unit="prompt"):
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(seed) + i)
-                generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options)[0]
+                generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options, stop)[0]
     else:
         for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "generation"):
             for part in _within_context(lm, chunk, rows, limits):
-                out = _generate_batch(lm, [rows[i] for i in part], max(limits[i] for i in part), False, options)
+                out = _generate_batch(lm, [rows[i] for i in part], max(limits[i] for i in part), False, options, stop)
                 for i, ids in zip(part, out):
                     generated[i] = ids[: limits[i]]
     return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
 
 
-def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_kwargs=None, progress: bool = False) -> list[list[str]]:
+def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_kwargs=None, progress: bool = False,
+           stop: str | None = None) -> list[list[str]]:
     """``n`` sampled replies to each prompt, drawn in one batched ``generate`` call per prompt
     (``num_return_sequences=n``) under that prompt's seed ``seeds[i]``: repeatable, and independent of the other
     prompts and of their order. Replies decoded as in :func:`generate`; each generated token of each of the ``n``
@@ -583,8 +616,42 @@ def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_k
     for i in progress_bar(range(len(rows)), progress, "sampling", unit="prompt"):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(seeds[i]))
-            replies = _generate_batch(lm, [rows[i]] * n, limits[i], True, options)
+            replies = _generate_batch(lm, [rows[i]] * n, limits[i], True, options, stop)
         out.append([lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in replies])
+    return out
+
+
+def next_token_probs(model, prompts, token_ids, texts=None, batch_size: int = 8, progress: bool = False) -> np.ndarray:
+    """``[n prompts, len(token_ids)]``: the probability of each of ``token_ids`` as the first token of the reply to each
+    prompt (the next-token distribution after the prompt and, with a chat template, the assistant's turn opening),
+    softmax over the whole vocabulary, float64. One forward pass per prompt, batched by length with right padding
+    (results do not depend on ``batch_size``); prompts built as :func:`generate` builds them (contents as plain
+    text; ``texts``: the user text inside each prompt, cut rather than the instruction when too long)."""
+    lm = as_lm(model)
+    prompts = list(prompts)
+    check_positive_int(batch_size, "batch_size")
+    if texts is not None and len(texts) != len(prompts):
+        raise ValueError(f"texts has {len(texts)} values for {len(prompts)} prompts: expected one per prompt")
+    rows = _prompt_ids(lm, prompts, [0] * len(prompts), texts)
+    wanted = torch.tensor([int(t) for t in token_ids], dtype=torch.long)
+    out = np.zeros((len(rows), len(wanted)), dtype=np.float64)
+    pad = _pad_id(lm.tokenizer)
+    with torch.inference_mode(), frozen_eval(lm.model):
+        for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "judge"):
+            length = max(len(rows[i]) for i in chunk)
+            ids = torch.full((len(chunk), length), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), length), dtype=torch.long)
+            for j, i in enumerate(chunk):
+                ids[j, : len(rows[i])] = torch.tensor(rows[i])
+                mask[j, : len(rows[i])] = 1
+            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits
+            last = torch.tensor([len(rows[i]) - 1 for i in chunk], device=logits.device)
+            final = logits[torch.arange(len(chunk), device=logits.device), last].double()
+            logp = torch.log_softmax(final, dim=-1)[:, wanted.to(final.device)].cpu().numpy()
+            if np.isnan(logp).any():
+                _check_finite_nll(lm, [row for row in logp])
+            for j, i in enumerate(chunk):
+                out[i] = np.exp(logp[j])
     return out
 
 

@@ -148,7 +148,13 @@ def judge_lines(results: dict, shown: int = 3) -> list[str]:
     lines = []
     if results.get("perplexity_start_token"):
         lines.append(f"  perplexity start token: {results['perplexity_start_token']}")
-    if "num_judgements" in results:
+    if results.get("judge_method") == "probabilities":
+        entropies = [results.get(f"{a}_entropy") for a in ("grammar", "cohesiveness", "likability", "fluency")]
+        shown_h = ", ".join(f"{a} {h:.2f}" for a, h in zip(("grammar", "cohesiveness", "likability", "fluency"), entropies)
+                            if isinstance(h, float))
+        lines.append(f"  judge: read from its next-token probabilities over the scores 1-5 ({results['num_judgements']} "
+                     f"judgements, none parsed); mean entropy (nats, 0 sure .. 1.61 uniform): {shown_h}")
+    elif "num_judgements" in results:
         lines.append(f"  judge: {results['num_unparsed_judgements']} of {results['num_judgements']} replies unparsed "
                      "(a reply counts only when it holds one score 1-5)")
         for u in results.get("unparsed_judgements", [])[:shown]:
