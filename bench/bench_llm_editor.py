@@ -139,22 +139,31 @@ def main(argv=None):
             log(f"{name} substitution {results['runs'][f'{name}/substitution']}")
             save()
 
-    def llm(prompt, name, step, ks):
+    chains_of: dict = {}
+
+    def llm(prompt, name, step, ks, chunk=10):
+        """Chains of ``step`` steps at each k, by chunks of texts (each saved as it completes: chains are per text)."""
         pool, texts = pools[prompt], sets[name]
-        for k in ks:
-            res = feedback_chains(pool.editor_at(k), texts, clf, steps=step, progress=False)
-            key = f"{name}/llm-{prompt}/k={k}"
-            entry = results["runs"].setdefault(key, {})
-            metrics = chain_metrics(res.chains, res.labels)
-            if step == 1:
-                entry.update({m: v for m, v in metrics.items() if m != "inc@1"})
-            else:
-                entry["inc@1"] = metrics["inc@1"]
-            entry["steps"] = step
-            entry["chains"] = [c[:3] for c in res.chains][:3]
-            results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures))
-            log(f"{key} step {step}: { {m: round(v['score'], 3) for m, v in metrics.items()} } cost {pool.cost}")
-            save()
+        for lo in range(0, len(texts), chunk):
+            for k in ks:
+                key = f"{name}/llm-{prompt}/k={k}"
+                res = feedback_chains(pool.editor_at(k), texts[lo:lo + chunk], clf, steps=step, progress=False)
+                done = chains_of.setdefault((key, step), ([], []))
+                done[0].extend(res.chains)
+                done[1].extend(res.labels)
+                entry = results["runs"].setdefault(key, {})
+                metrics = chain_metrics(*done)
+                if step == 1:
+                    entry.update({m: v for m, v in metrics.items() if m != "inc@1"})
+                else:
+                    entry["inc@1"] = metrics["inc@1"]
+                    entry["texts_step2"] = len(done[0])
+                entry["texts_step1" if step == 1 else "texts_step2"] = len(done[0])
+                entry["chains"] = [c[:3] for c in done[0]][:3]
+                results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures))
+                log(f"{key} step {step} ({len(done[0])} texts): { {m: round(v['score'], 3) for m, v in metrics.items()} } "
+                    f"cost {pool.cost}")
+                save()
 
     # most wanted first (a run stopped early reports what ran): step 1 of the first prompt (its k = 8 pool serves
     # k = 1 and 4), substitution, step 2 at k = 4, the second prompt, the demo texts, the other ks' step 2

@@ -35,6 +35,9 @@ from textxai.validation import check_positive_int, check_texts, short_repr
 CEVAL_EXAMPLE = {"negative": "Long, boring, blasphemous. Never have I been so glad to see ending credits roll.",
                  "positive": "Long, fascinating, soulful. Never have I been so sad to see ending credits roll."}
 PROMPTS = ("ceval", "minimal", "zero_shot")
+#: What the audit, the Spaces and ``textxai run inconsistency --editor llm`` use: k candidates (the first greedy, the
+#: others sampled), the classifier choosing among them (bench/bench_llm_editor.py measures k = 1, 4, 8).
+DEFAULTS = {"num_candidates": 4, "prompt": "ceval"}
 FAILURES = ("empty", "identical", "not a rewrite", "about the task")
 
 

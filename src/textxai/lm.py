@@ -496,7 +496,7 @@ def _pad_id(tok) -> int:
 
 
 def _first_paragraph_done(text: str) -> bool:
-    """Whether a reply has written a first paragraph and started another (a blank line after text whose last line is
+    r"""Whether a reply has written a first paragraph and started another (a blank line after text whose last line is
     not a lead-in ending with ':'): what the editor keeps of a reply is that paragraph, so the rest need not be made.
 
     >>> _first_paragraph_done("A fine film.\n\nNote:"), _first_paragraph_done("Here it is:\n\nA fine"), _first_paragraph_done("A fine")

@@ -61,9 +61,7 @@ def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words:
     """
     total = n_originals + n_counterfactuals
     for n in generated_words:
-        work, candidates = one_edit(editor, n)
-        if editor == "llm":
-            work, candidates = work * editor_candidates, candidates * editor_candidates
+        work, candidates = one_edit(editor, n, candidates=editor_candidates) if editor == "llm" else one_edit(editor, n)
         total += work + 1 + candidates
     if lm:
         total += n_originals + n_counterfactuals
