@@ -95,9 +95,10 @@ def test_masked_lm_folder_is_refused(bert_parts, tmp_path):
         lm_module.perplexity(["a film"], str(tmp_path))
 
 
-def test_probability_judge_equals_the_softmax_by_hand_and_every_text_is_scored(tiny_lm):
+def test_probability_judge_equals_the_softmax_by_hand_and_every_text_is_scored(tiny_lm, monkeypatch):
     from textxai.ceval.judge import SCORES, judge_quality, probability_scores, quality_prompt, score_token_ids
 
+    monkeypatch.setattr(tiny_lm, "max_length", 1024)  # CEval's whole prompts (a Llama has no position table)
     ids = score_token_ids(tiny_lm)
     tok = tiny_lm.tokenizer
     for s in SCORES:  # every vocabulary token reading as the digit, and only those

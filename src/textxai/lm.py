@@ -162,12 +162,13 @@ def _require_causal(model, name) -> None:
         getattr(config, "model_type", None) not in _CAUSAL_MASKED and not getattr(config, "is_decoder", False)
     trained_as = [a for a in (getattr(config, "architectures", None) or []) if isinstance(a, str)]
     masked_only = bool(trained_as) and all(a.endswith(("ForMaskedLM", "ForPreTraining")) for a in trained_as)
-    if encoder or masked_only:
+    causal = cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel"))
+    if causal and (encoder or masked_only):
         raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}, trained as "
                         f"{trained_as or config.model_type}): a masked (bidirectional) language model, refused: it sees "
                         "the token it is asked to predict, so its perplexity and its replies mean nothing; expected a "
                         "causal language model (GPT-2, Llama, SmolLM2, ...)")
-    if cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel")):
+    if causal:
         return
     raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}): expected a causal language "
                     f"model (a ...ForCausalLM / ...LMHeadModel that predicts each next token), not a classifier or a "
@@ -392,10 +393,12 @@ def _content_ids(tok, content: str) -> list[int]:
 
 
 def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tuple[int, int] | None]:
-    """``(ids, span)`` of a prompt (a user message or chat turns) as :func:`chat_text` writes it, every message's
-    content tokenized as plain text (:func:`_content_ids`), the template's own markup as control tokens. ``span``:
-    where ``text`` (the user text inside the last message holding it) lies in ``ids``, None when not given / found.
-    Without a chat template the prompt is plain text after the tokenizer's own start tokens."""
+    """``(ids, span)`` of a prompt (a user message or chat turns) as :func:`chat_text` writes it, the chat template's
+    own special tokens as control tokens and everything else -- every message's content above all -- as plain text
+    (:func:`_content_ids`): the text between two control tokens is tokenized in one piece, as the template's
+    rendering would be, so only user text that holds a special-token string is tokenized differently (split).
+    ``span``: where ``text`` (the user text inside the last message holding it) lies in ``ids`` (None when not
+    given / not found). Without a chat template: the tokenizer's own start tokens, then the prompt as plain text."""
     tok = lm.tokenizer
     turns = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(t) for t in messages]
     contents = [str(t.get("content", "")) for t in turns]
@@ -403,33 +406,46 @@ def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tup
     if has_chat_template(lm):
         slotted = [{**t, "content": _SLOT.format(i)} for i, t in enumerate(turns)]
         rendered = tok.apply_chat_template(slotted, tokenize=False, add_generation_prompt=True)
-        pieces = re.split("(" + re.escape(_SLOT).replace(r"\{\}", r"(\d+)") + ")", rendered)
-        # re.split with two groups: [markup, slot, index, markup, slot, index, ..., markup]
-        order = [int(pieces[k + 2]) for k in range(0, len(pieces) - 1, 3)]
+        pieces = re.split(re.escape(_SLOT).replace(r"\{\}", r"(\d+)"), rendered)
+        order = [int(x) for x in pieces[1::2]]
         if sorted(order) != list(range(len(turns))):
             raise ValueError(f"the chat template of lm={lm.name!r} does not write each message once, as given; expected a "
                              "template that places every message's content verbatim (or an LM without a chat template)")
-        markup = pieces[0::3]
+        markup, ids = pieces[0::2], []
     else:
-        order, markup = list(range(len(turns))), [""] + ["\n\n"] * (len(turns) - 1) + [""]
-        if not isinstance(messages, str):
-            markup[-1] = "\n"  # chat_text's plain completion prompt
-        start = tok("", add_special_tokens=True)["input_ids"]
-    ids: list[int] = [] if has_chat_template(lm) else list(start)
-    span = None
-    for k, index in enumerate(order):
-        ids += list(tok(markup[k], add_special_tokens=False)["input_ids"]) if markup[k] else []
-        content = contents[index]
-        if index == holder:
-            cut = content.rindex(text)
-            ids += _content_ids(tok, content[:cut])
-            span = (len(ids), len(ids) + len(_content_ids(tok, text)))
-            ids += _content_ids(tok, text) + _content_ids(tok, content[cut + len(text):])
-        else:
-            ids += _content_ids(tok, content)
-    if markup[len(order)]:
-        ids += list(tok(markup[len(order)], add_special_tokens=False)["input_ids"])
-    return ids, span
+        order = list(range(len(turns)))
+        markup = [""] + ["\n\n"] * (len(turns) - 1) + ["" if isinstance(messages, str) else "\n"]
+        ids = list(tok("", add_special_tokens=True)["input_ids"])
+    specials = sorted({t for t in getattr(tok, "all_special_tokens", []) if t}, key=len, reverse=True)
+    split = re.compile("(" + "|".join(map(re.escape, specials)) + ")") if specials else None
+    run, span_chars = "", None   # plain text since the last control token; the user text's characters in it
+
+    def flush():
+        nonlocal run, span_chars
+        span = None
+        if span_chars is not None:
+            start = len(ids) + len(_content_ids(tok, run[: span_chars[0]]))
+            span = (start, len(ids) + len(_content_ids(tok, run[: span_chars[1]])))
+        ids.extend(_content_ids(tok, run))
+        run, span_chars = "", None
+        return span
+
+    found = None
+    for k in range(len(markup)):
+        for j, part in enumerate(split.split(markup[k]) if split else [markup[k]]):
+            if j % 2:                          # a special token the template wrote: a control token
+                found = flush() or found
+                ids.extend(tok.convert_tokens_to_ids([part]))
+            else:
+                run += part
+        if k < len(order):
+            content = contents[order[k]]
+            if order[k] == holder:
+                at = len(run) + content.rindex(text)
+                span_chars = (at, at + len(text))
+            run += content
+    found = flush() or found
+    return ids, found
 
 
 def _prompt_ids(lm, prompts: list, max_new_tokens: list[int], texts=None, what: str = "prompts") -> list[list[int]]:
