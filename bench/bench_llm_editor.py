@@ -165,16 +165,19 @@ def main(argv=None):
                     f"cost {pool.cost}")
                 save()
 
-    # most wanted first (a run stopped early reports what ran): step 1 of the first prompt (its k = 8 pool serves
-    # k = 1 and 4), substitution, step 2 at k = 4, the second prompt, the demo texts, the other ks' step 2
+    # most wanted first (a run stopped early reports what ran): the demo texts (short: cheap) at step 1 for every prompt
+    # and k, substitution, step 2 at k = 4; then the IMDb reviews by chunks: step 1 of the first prompt (its k = 8 pool
+    # serves k = 1 and 4), substitution, step 2 at k = 4, the other prompts, the other ks' step 2
     first, *others = list(pools)
-    plan = [lambda: llm(first, "imdb", 1, (8, 4, 1)), lambda: substitution("imdb"), lambda: llm(first, "imdb", 2, (4,))]
-    plan += [lambda p=p: llm(p, "imdb", 1, (8, 4, 1)) for p in others]
+    plan = []
     if "demo" in sets:
         plan += [lambda p=p: llm(p, "demo", 1, (8, 4, 1)) for p in pools] + [lambda: substitution("demo")]
         plan += [lambda p=p: llm(p, "demo", 2, (4,)) for p in pools]
-    plan += [lambda p=p: llm(p, "imdb", 2, (4,)) for p in others]
-    plan += [lambda p=p: llm(p, "imdb", 2, (8, 1)) for p in pools]
+    plan += [lambda: llm(first, "imdb", 1, (8, 4, 1), chunk=5), lambda: substitution("imdb"),
+             lambda: llm(first, "imdb", 2, (4,), chunk=5)]
+    plan += [lambda p=p: llm(p, "imdb", 1, (8, 4, 1), chunk=5) for p in others]
+    plan += [lambda p=p: llm(p, "imdb", 2, (4,), chunk=5) for p in others]
+    plan += [lambda p=p: llm(p, "imdb", 2, (8, 1), chunk=5) for p in pools]
     for task in plan:
         task()
     log("done")

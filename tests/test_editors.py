@@ -304,7 +304,7 @@ def test_llm_editor_gives_the_candidates_asked_so_the_runner_pads_nothing(monkey
                                         ["The cast was dull.", "The cast was poor."]]   # no "-1" of ours
     res = ceval.analyse(texts[:2], cfs, bert_clf, intervals=None, figures=False).results
     assert res["num_failed_counterfactuals"] == 0 and res["diversity"] == 1.0
-    assert ceval_evaluations(1, 2, [10], editor="llm", editor_candidates=2) == 3 + 2 * 33 + 1 + 2   # both rounds
+    assert ceval_evaluations(1, 2, [10], editor="llm", editor_candidates=2) == 3 + (1 + 2 * 32 + 2) + 1 + 2   # both, ranked
     with pytest.raises(ValueError, match="num_candidates=0"):
         LLMEditor(bert_clf, lm=str(tiny_gguf_file), num_candidates=0)
 

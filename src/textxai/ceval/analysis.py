@@ -44,15 +44,18 @@ N_COUNTERFACTUALS = 2  # counterfactuals kept per text: two give the diversity
 def generate(texts, classifier, editor: str = EDITOR, k: int = N_COUNTERFACTUALS,
              batch_size: int = RunOptions().batch_size, progress: bool = False, editor_model=None) -> list[list[str]]:
     """``k`` counterfactuals per text from a built-in editor of :data:`textxai.editors.EDITORS` (``editor_model``:
-    the LM of the ``"llm"`` editor, default the packaged one, asked for ``k`` distinct rewrites: the first
-    greedy, the others sampled under seed 0). A slot an editor could not fill is ``"-1"`` (a failed generation)."""
+    the LM of the ``"llm"`` editor, default the packaged one, asked for ``max(k, 4)`` distinct rewrites: the
+    first greedy, the others sampled under seed 0, the classifier keeping the ``k`` best). A slot an editor could not fill is ``"-1"`` (a failed generation)."""
     from textxai.editors import get_editor
 
     options = {"batch_size": batch_size} if editor == "deletion" else {}
     if editor == "llm":
         from textxai.lm import PACKAGED_LM
 
-        options = {"lm": editor_model or PACKAGED_LM, "num_candidates": k}
+        from textxai.llm_editor import DEFAULTS
+
+        # at least the LLM editor's default k candidates, the classifier keeping the k best (pick_counterfactuals)
+        options = {"lm": editor_model or PACKAGED_LM, "num_candidates": max(k, DEFAULTS["num_candidates"])}
     candidates = get_editor(editor, classifier, progress=progress, **options)(texts)
     return pick_counterfactuals(texts, candidates, classifier, k=k, batch_size=batch_size)
 
