@@ -103,7 +103,7 @@ def test_prompt_has_one_text_and_no_index():
 
 def test_chat_template_is_applied_and_only_the_reply_is_parsed(tiny_gguf_file):
     lm = as_lm(str(tiny_gguf_file))
-    out = judge_quality(TEXTS[:1], lm, max_new_tokens=3)
+    out = judge_quality(TEXTS[:1], lm, max_new_tokens=3, method="generate")   # CEval's reading, kept by name
     prompt = out["prompts"]["grammar"][0]
     text = chat_text(lm, prompt)
     assert text.startswith("<s>user: Please rate") and text.endswith("</s><s>assistant:")   # the template, applied
@@ -122,8 +122,15 @@ def test_chat_template_is_applied_and_only_the_reply_is_parsed(tiny_gguf_file):
 def test_packaged_model_as_judge_parses_no_echo(smollm2):
     """SmolLM2-135M-Instruct: every reply is the model's own text (no prompt in it; it often echoes the label line
     "Movie review:", which is unparsed), every parsed score is the one number of its reply and never a list's
-    number ("1. The movie review is ..."), and every unparsed reply is counted."""
-    out = judge_quality(TEXTS, smollm2)
+    number ("1. The movie review is ..."), and every unparsed reply is counted. Read from its probabilities (the
+    default), every text gets a score: an expected score in [1, 5] and an entropy in [0, ln 5]."""
+    read = judge_quality(TEXTS, smollm2)
+    assert read["method"] == "probabilities" and read["num_unparsed"] == 0
+    for aspect in ceval.QUALITY_ASPECTS:
+        assert ((read[aspect] >= 1) & (read[aspect] <= 5)).all() and len(read[aspect]) == len(TEXTS)
+        assert ((read["entropy"][aspect] >= 0) & (read["entropy"][aspect] <= np.log(5) + 1e-9)).all()
+        assert (read["score_mass"][aspect] > 0.05).all()        # it does answer with a digit
+    out = judge_quality(TEXTS, smollm2, method="generate")
     for aspect in ceval.QUALITY_ASPECTS:
         for reply, score in zip(out["replies"][aspect], out[aspect]):
             assert "Please rate" not in reply                   # the reply only, never the prompt

@@ -301,9 +301,9 @@ def test_sampling_judge_repeats_under_seed(tiny_gpt2_parts):
     model, tokenizer = tiny_gpt2_parts
     sampling = {"do_sample": True, "top_k": 50, "temperature": 0.7}       # CEval's settings
     a = ceval.judge_quality(["a fine film", "a dull film"], (model, tokenizer), generate_kwargs=sampling, seed=3,
-                            max_new_tokens=2)
+                            max_new_tokens=2, method="generate")
     b = ceval.judge_quality(["a fine film", "a dull film"], (model, tokenizer), generate_kwargs=sampling, seed=3,
-                            max_new_tokens=2)
+                            max_new_tokens=2, method="generate")
     assert a["replies"] == b["replies"]
     with pytest.raises(ValueError, match="max_new_tokens=0"):
         ceval.judge_quality(["a"], (model, tokenizer), max_new_tokens=0)

@@ -278,14 +278,22 @@ def test_llm_editor_gives_the_candidates_asked_so_the_runner_pads_nothing(monkey
 
     words = ("dull", "awful", "poor")
 
-    def fake_generate(lm, prompts, max_new_tokens=32, do_sample=False, seed=0, **kwargs):  # a rewrite per seed
-        texts = [re.search(r"\n[^\n]*?: (.*)\nTarget: ", p[-1]["content"]).group(1) for p in prompts]
-        return [t.replace("great", words[(seed + i) % 3] if do_sample else "dull") for i, t in enumerate(texts)]
+    def text_of(p):
+        return re.search(r"\n[^\n]*?: (.*)\nTarget: ", p[-1]["content"]).group(1)
+
+    def fake_generate(lm, prompts, max_new_tokens=32, **kwargs):  # greedy: "dull"
+        return [text_of(p).replace("great", "dull") for p in prompts]
+
+    def fake_sample(lm, prompts, n, max_new_tokens, seeds, texts=None, *args):  # one batched call per text and seed
+        assert texts == [text_of(p) for p in prompts]
+        return [[text_of(p).replace("great", {"plot": "awful", "cast": "poor", "set": "dull"}[text_of(p).split()[1]])]
+                * n for p in prompts]
 
     monkeypatch.setattr(lm_module, "generate", fake_generate)
+    monkeypatch.setattr(lm_module, "sample", fake_sample)
     _MEMO.clear()
     texts = ["The plot was great.", "The cast was great.", "The set was great."]
-    editor = LLMEditor(bert_clf, lm=str(tiny_gguf_file), num_candidates=2)
+    editor = LLMEditor(bert_clf, lm=str(tiny_gguf_file), num_candidates=2, rank=False)
     assert editor(texts) == [["The plot was dull.", "The plot was awful."], ["The cast was dull.", "The cast was poor."],
                              ["The set was dull."]]                   # its sample repeated the greedy rewrite
     assert editor.failures == {"ok": 5, "duplicate": 1} and len(editor.replies) == 3
@@ -296,7 +304,7 @@ def test_llm_editor_gives_the_candidates_asked_so_the_runner_pads_nothing(monkey
                                         ["The cast was dull.", "The cast was poor."]]   # no "-1" of ours
     res = ceval.analyse(texts[:2], cfs, bert_clf, intervals=None, figures=False).results
     assert res["num_failed_counterfactuals"] == 0 and res["diversity"] == 1.0
-    assert ceval_evaluations(1, 2, [10], editor="llm", editor_candidates=2) == 3 + 2 * 33 + 1 + 2   # both rounds
+    assert ceval_evaluations(1, 2, [10], editor="llm", editor_candidates=2) == 3 + (1 + 2 * 32 + 2) + 1 + 2   # both, ranked
     with pytest.raises(ValueError, match="num_candidates=0"):
         LLMEditor(bert_clf, lm=str(tiny_gguf_file), num_candidates=0)
 
@@ -304,7 +312,7 @@ def test_llm_editor_gives_the_candidates_asked_so_the_runner_pads_nothing(monkey
 def test_llm_editor_options_are_checked(tiny_gguf_file):
     from textxai.llm_editor import LLMEditor
 
-    for kwargs, pattern in ((dict(prompt="fancy"), r"prompt='fancy': expected one of \['ceval', 'zero_shot'\]"),
+    for kwargs, pattern in ((dict(prompt="fancy"), r"prompt='fancy': expected one of \['ceval', 'minimal', 'zero_shot'\]"),
                             (dict(target=5), r"target=5: expected None or a class index in \[0, 2\)"),
                             (dict(batch_size=0), "batch_size=0"), (dict(task=" "), "task=' '")):
         with pytest.raises(ValueError, match=pattern):

@@ -162,7 +162,8 @@ def analyse_editor(model_choice: str, text: str, steps: int, n_text: str, word_t
     steps = spaces.integer_input(steps, "steps", 1, MAX_STEPS)
     n = parse_n(n_text)
     words = [spaces.approx_words(t) for t in texts]
-    spaces.check_budget(feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name),
+    spaces.check_budget(feedback_evaluations(words, steps, max_words=EDITOR_MAX_WORDS, editor=editor_name,
+                                             candidates=inc.EditorOptions().editor_candidates),
                         "texts", "use fewer or shorter texts or fewer steps")
     classifier = spaces.resolve_model(model_choice)
     if progress is not None:

@@ -126,21 +126,34 @@ def _deletion_default() -> int:
 TOKENS_PER_WORD = 1.5
 
 
-def llm_edit_evaluations(n: int) -> tuple[int, int]:
-    """One text of ``n`` words edited by the LLM editor (:class:`textxai.llm_editor.LLMEditor`): ``(model
-    evaluations, most candidates)``. One prediction (its label and target), the prompt's forward pass, and one
-    evaluation per new token it may generate (:func:`textxai.lm.new_token_limit` of ~1.5 tokens a word);
-    at most one candidate.
+def llm_edit_evaluations(n: int, candidates: int = 1) -> tuple[int, int]:
+    """One text of ``n`` words edited by the LLM editor (:class:`textxai.llm_editor.LLMEditor`) asked for
+    ``candidates`` rewrites: ``(model evaluations, most candidates)``. One prediction (its label and target), then per
+    candidate the prompt's forward pass and one evaluation per new token it may generate
+    (:func:`textxai.lm.new_token_limit` of ~1.5 tokens a word), and with more than one candidate one prediction each
+    to rank them (the classifier chooses).
 
-    >>> llm_edit_evaluations(10)
-    (33, 1)
+    >>> llm_edit_evaluations(10), llm_edit_evaluations(10, 4)
+    ((33, 1), (133, 4))
     """
     from textxai.lm import new_token_limit
+    from textxai.validation import check_positive_int
 
+    check_positive_int(candidates, "candidates")
     params = inspect.signature(new_token_limit).parameters
     tokens = math.ceil(TOKENS_PER_WORD * n)
     new = min(params["cap"].default, math.ceil(params["factor"].default * tokens) + params["extra"].default)
-    return int(2 + new), 1
+    return int(1 + candidates * (1 + new) + (candidates if candidates > 1 else 0)), candidates
+
+
+def judge_evaluations(n_texts: int, method: str = "probabilities", max_new_tokens: int = 32) -> int:
+    """The LLM judge on ``n_texts`` texts: CEval's four aspects, one forward pass each when read from its probabilities
+    (:func:`textxai.ceval.judge.probability_scores`), a prompt pass and up to ``max_new_tokens`` steps with ``"generate"``.
+
+    >>> judge_evaluations(10), judge_evaluations(10, "generate")
+    (40, 1320)
+    """
+    return int(4 * n_texts * (1 + (max_new_tokens if method == "generate" else 0)))
 
 
 def one_edit(editor: str, n: int, max_words: int | None = None, **substitution_options) -> tuple[int, int]:
@@ -149,7 +162,7 @@ def one_edit(editor: str, n: int, max_words: int | None = None, **substitution_o
     if editor == "deletion":
         return deletion_evaluations(n, max_words)
     if editor == "llm":
-        return llm_edit_evaluations(n)
+        return llm_edit_evaluations(n, substitution_options.get("candidates") or 1)
     return editor_evaluations(n, max_words=max_words, **substitution_options)
 
 

@@ -34,8 +34,11 @@ from textxai.validation import check_positive_int, check_texts, short_repr
 #: CEval's one-shot example (its LLaMA-2 generation prompt for IMDb): the same review in both sentiments.
 CEVAL_EXAMPLE = {"negative": "Long, boring, blasphemous. Never have I been so glad to see ending credits roll.",
                  "positive": "Long, fascinating, soulful. Never have I been so sad to see ending credits roll."}
-PROMPTS = ("ceval", "zero_shot")
-FAILURES = ("empty", "identical", "not a rewrite")
+PROMPTS = ("ceval", "minimal", "zero_shot")
+#: What the audit, the Spaces and ``textxai run inconsistency --editor llm`` use: k candidates (the first greedy, the
+#: others sampled), the classifier choosing among them (bench/bench_llm_editor.py measures k = 1, 4, 8).
+DEFAULTS = {"num_candidates": 4, "prompt": "ceval"}
+FAILURES = ("empty", "identical", "not a rewrite", "about the task")
 
 
 def edit_request(text: str, label: str, target: str, task: str = "sentiment") -> str:
@@ -52,9 +55,21 @@ def edit_request(text: str, label: str, target: str, task: str = "sentiment") ->
             f"{was}: {text}\nTarget: {new}")
 
 
+def minimal_request(text: str, label: str, target: str, task: str = "sentiment") -> str:
+    """The minimal-edit request: change at most a few words so the ``task`` becomes ``target``, keep the rest verbatim.
+
+    >>> print(minimal_request("A dull film.", "negative", "positive"))
+    Change at most three words of the text below so that its sentiment becomes positive instead of negative. Keep every other word exactly as it is. Reply with the changed text only.
+    Text: A dull film.
+    """
+    return (f"Change at most three words of the text below so that its {task} becomes {target.lower()} instead of "
+            f"{label.lower()}. Keep every other word exactly as it is. Reply with the changed text only.\nText: {text}")
+
+
 def edit_messages(text: str, label: str, target: str, prompt="ceval", task: str = "sentiment") -> list[dict]:
     """The chat turns asking for the edit: ``"ceval"`` (CEval's one-shot request; its example as a previous
-    exchange when the labels are its two sentiments), ``"zero_shot"`` (the request alone), or a callable
+    exchange when the labels are its two sentiments), ``"minimal"`` (:func:`minimal_request`, with CEval's example
+    pair as a previous exchange likewise), ``"zero_shot"`` (CEval's request alone), or a callable
     ``(text, label, target) -> str`` (a user message of your own)."""
     if callable(prompt):
         reply = prompt(text, label, target)
@@ -63,6 +78,11 @@ def edit_messages(text: str, label: str, target: str, prompt="ceval", task: str 
         return [{"role": "user", "content": reply}]
     turns = []
     pair = (label.lower(), target.lower())
+    if prompt == "minimal":
+        if set(pair) == set(CEVAL_EXAMPLE):
+            turns = [{"role": "user", "content": minimal_request(CEVAL_EXAMPLE[pair[0]], label, target, task)},
+                     {"role": "assistant", "content": CEVAL_EXAMPLE[pair[1]]}]
+        return turns + [{"role": "user", "content": minimal_request(text, label, target, task)}]
     if prompt == "ceval" and set(pair) == set(CEVAL_EXAMPLE):
         turns = [{"role": "user", "content": edit_request(CEVAL_EXAMPLE[pair[0]], label, target, task)},
                  {"role": "assistant", "content": f"{target.capitalize()}: {CEVAL_EXAMPLE[pair[1]]}"}]
@@ -72,7 +92,21 @@ def edit_messages(text: str, label: str, target: str, prompt="ceval", task: str 
 _MARKER = re.compile(r"\[(?:start|end)[^\]]*\]|#{3,}.*", re.IGNORECASE)
 _PREFIX = re.compile(r"^(?:(?:edited|rewritten|new|revised)\s+(?:text|review|version)|text|review|"
                      r"positive|negative|neutral|[A-Z][a-z]+ sentiment)\s*:\s*", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9']+")
+#: a word: a run of letters / digits in any script; each CJK / kana / hangul character and each symbol (emoji) alone
+_WORD = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003ffff]|[^\W_]+(?:'[^\W_]+)*|[^\w\s]")
+#: words of the request itself: a reply that brings them in (and the text did not have them) talks about the task
+_TASK_WORDS = frozenset({"sentiment", "request", "target", "edited", "rewritten", "minimal", "edits"})
+
+
+def words_of(text: str) -> list[str]:
+    """The words the rewrite check compares (any script; CJK characters and emoji one by one; no punctuation).
+
+    >>> words_of("Great film, 好看! 👍👍"), words_of("فيلم رائع")
+    (['great', 'film', '好', '看', '👍', '👍'], ['فيلم', 'رائع'])
+    """
+    import unicodedata
+
+    return [w for w in _WORD.findall(text.lower()) if len(w) > 1 or not unicodedata.category(w).startswith("P")]
 
 
 def _normal(text: str) -> str:
@@ -105,9 +139,11 @@ def failure_reason(rewrite: str, text: str) -> str | None:
         return "empty"
     if _normal(rewrite) == _normal(text):
         return "identical"
-    words, kept = set(_WORD.findall(text.lower())), set(_WORD.findall(rewrite.lower()))
-    if words and len(words & kept) < 0.25 * len(words):
+    words, kept = set(words_of(text)), set(words_of(rewrite))
+    if words and len(words & kept) < 0.25 * len(words) or not words and not set(rewrite.split()) & set(text.split()):
         return "not a rewrite"
+    if (kept - words) & _TASK_WORDS:
+        return "about the task"
     return None
 
 
@@ -126,17 +162,20 @@ class LLMEditor:
     ``target``: a class index to edit towards (default the runner-up class of each text);
     ``do_sample`` / ``seed``: seeded sampling instead of greedy decoding; ``task``: the word for what the
     labels are ("sentiment"); ``num_candidates``: rewrites asked per text (default 1). The first is decoded as
-    set (greedy by default); each further one is sampled with CEval's settings (:data:`SAMPLING`) under its own
-    seed (``seed + j * 1_000_003``, repeatable), as CEval's two LLaMA-2 counterfactuals per review; failed
-    rewrites and repeats of an earlier one (counted as ``"duplicate"``) are dropped, so a text gives at most
-    ``num_candidates`` distinct candidates. ``replies`` keeps the first round's raw replies, ``log`` all.
+    set (greedy by default); the other ``k - 1`` are sampled with CEval's settings (:data:`SAMPLING`) in one
+    batched call per text under the text's own seed (:func:`text_seed`: repeatable, independent of the other
+    texts); failed rewrites (:func:`failure_reason`) and repeats of an earlier one (``"duplicate"``) are
+    dropped, so a text gives at most ``num_candidates`` distinct candidates. ``rank`` (default True): the
+    classifier chooses: candidates are returned in the order of :meth:`choose` (those that flip it first, each
+    group closest to the text first), so the first is the chosen counterfactual. ``replies`` keeps the first
+    candidates' raw replies, ``log`` all, ``cost`` the prompts, replies and new-token bounds asked.
     """
 
     name = "llm"
 
     def __init__(self, classifier, lm=None, prompt="ceval", target: int | None = None, do_sample: bool = False,
                  seed: int = 0, batch_size: int = 8, progress: bool = False, task: str = "sentiment",
-                 num_candidates: int = 1):
+                 num_candidates: int = 1, rank: bool = True):
         from textxai.classifier import as_classifier
         from textxai.lm import PACKAGED_LM, as_lm
 
@@ -160,6 +199,9 @@ class LLMEditor:
         self.failures: Counter = Counter()
         self.replies: list[str] = []
         self.log: list[tuple[str, str, str | None]] = []  # (input, raw reply, failure reason or None), every call
+        self.rank = bool(rank)
+        #: what the calls asked of the LM: prompts, replies asked (k per prompt), the bound on new tokens they allowed
+        self.cost: Counter = Counter()
 
     def __repr__(self) -> str:
         return f"LLMEditor({self.classifier!r}, lm={self.lm.name!r}, prompt={self.prompt!r})"
@@ -185,14 +227,17 @@ class LLMEditor:
                 int(np.argsort(-p, kind="stable")[1])
             messages.append(edit_messages(text, names[current], names[target], self.prompt, self.task))
             limits.append(new_token_limit(self.lm, text, cap=min(256, self.lm.max_length // 2)))  # room for the prompt
-        rounds = [_cached_generate(self.lm, messages, limits, self.do_sample, self.seed, self.batch_size, self.progress)]
-        for j in range(1, self.num_candidates):  # further candidates: sampled, each round under its own seeds
-            rounds.append(_cached_generate(self.lm, messages, limits, True, self.seed + j * _ROUND_SEEDS,
-                                           self.batch_size, self.progress))
-        self.replies = list(rounds[0])
+        seeds = [text_seed(self.seed, text) for text in texts]
+        first = _cached_generate(self.lm, messages, limits, self.do_sample, seeds, self.batch_size, self.progress, texts)
+        more = (_cached_sample(self.lm, messages, limits, self.num_candidates - 1, seeds, self.progress, texts)
+                if self.num_candidates > 1 else [[] for _ in texts])
+        self.replies = list(first)
+        self.cost["prompts"] += len(texts)
+        self.cost["replies"] += len(texts) * self.num_candidates
+        self.cost["new_token_bound"] += sum(limits) * self.num_candidates
         out: list[list[str]] = [[] for _ in texts]
-        for replies in rounds:
-            for i, (text, reply) in enumerate(zip(texts, replies)):
+        for i, text in enumerate(texts):
+            for reply in [first[i]] + list(more[i]):
                 rewrite = _strip_reply(reply, names.values())
                 reason = failure_reason(rewrite, text)
                 if reason is None and any(_normal(rewrite) == _normal(c) for c in out[i]):
@@ -201,7 +246,38 @@ class LLMEditor:
                 self.log.append((text, reply, reason))
                 if reason is None:
                     out[i].append(rewrite)
-        return out
+        return [self.choose(text, cands, p) for text, cands, p in zip(texts, out, probs)] if self.rank else out
+
+    def choose(self, text: str, candidates: list[str], probs=None) -> list[str]:
+        """``candidates`` ordered by the selection rule of the inconsistency paper (as
+        :func:`textxai.inconsistency.feedback_chains` applies it): those that flip the classifier's prediction of
+        ``text`` first, each group by word distance to ``text`` (spaCy words), ties in the order generated; the
+        first is the chosen counterfactual. One classifier call for all of them."""
+        import numpy as np
+
+        from textxai.words import tokenize, word_distance
+
+        if len(candidates) < 2:
+            return list(candidates)
+        if probs is None:
+            probs = _checked_probs(self.classifier, [text])[0]
+        labels = np.argmax(_checked_probs(self.classifier, list(candidates)), axis=1)
+        words = tokenize(text)
+        key = [(int(labels[j] == int(np.argmax(probs))), word_distance(words, tokenize(c)), j)
+               for j, c in enumerate(candidates)]
+        return [candidates[j] for _, _, j in sorted(key)]
+
+
+def text_seed(seed: int, text: str) -> int:
+    """The sampling seed of one text: ``seed`` mixed with the text's CRC-32, so a text's candidates do not depend on
+    the other texts of the call, their order or the batch (a feedback chain calls the editor on varying lists).
+
+    >>> text_seed(0, "a") == text_seed(0, "a") != text_seed(1, "a")
+    True
+    """
+    import zlib
+
+    return (int(seed) * 1_000_003 + zlib.crc32(text.encode("utf-8", "surrogatepass"))) % (2 ** 63)
 
 
 def _checked_probs(classifier, texts: list[str]):
@@ -222,31 +298,69 @@ def _checked_probs(classifier, texts: list[str]):
 
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
 SAMPLING = {"top_k": 50, "temperature": 0.7}
-#: Seed offset between rounds of candidates (text i of round j is sampled under ``seed + j * _ROUND_SEEDS + i``).
-_ROUND_SEEDS = 1_000_003
-#: model -> {(prompt, bound): greedy reply}; weak: a freed model's replies go with it (an id() key was reused by the
-#: next model loaded at the same address, which then got the old model's edits)
+#: model -> {(weights stamp, prompt, bound, ...): replies}; weak: a freed model's replies go with it (an id() key was
+#: reused by the next model loaded at the same address, which then got the old model's edits)
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MEMO_SIZE = 4096
 
 
-def _cached_generate(lm, messages, limits, do_sample, seed, batch_size, progress) -> list[str]:
-    """:func:`textxai.lm.generate`, greedy replies remembered per (model, prompt, bound) in this process: the
-    demo's inconsistency and CEval sections, and a feedback chain that returns to a text, ask for the same edit."""
-    from textxai.lm import generate
+def weights_stamp(model) -> tuple:
+    """What identifies the current values of ``model``'s weights: each parameter's and buffer's storage address and
+    version counter (PyTorch bumps it at every in-place change: an optimizer step, ``load_state_dict``, ``copy_``,
+    ``mul_``; assigning ``.data`` changes the address). Cheap (no hashing of the values), exact for every change made
+    through PyTorch.
 
-    if do_sample:  # seeded per position in the call: not memoised
-        return generate(lm, messages, limits, do_sample=True, seed=seed, batch_size=batch_size, progress=progress,
-                        generate_kwargs=SAMPLING)
+    >>> import torch
+    >>> m = torch.nn.Linear(2, 2); before = weights_stamp(m)
+    >>> with torch.no_grad(): _ = m.weight.mul_(2)
+    >>> weights_stamp(m) == before
+    False
+    """
+    import itertools
+
+    return tuple((t.data_ptr(), t._version) for t in itertools.chain(model.parameters(), model.buffers()))
+
+
+def _memoised(lm, keys: list, compute) -> list:
+    """Values for ``keys`` from the per-model memo (keyed by the weights' stamp too), ``compute(indices)`` for the rest."""
     memo = _MEMO.setdefault(lm.model, {})
-    keys = [(repr(m), n) for m, n in zip(messages, limits)]
+    stamp = weights_stamp(lm.model)
+    keys = [(stamp,) + tuple(k) for k in keys]
     found = {k: memo[k] for k in keys if k in memo}
     todo = [i for i, k in enumerate(keys) if k not in found]
     if todo:
-        replies = generate(lm, [messages[i] for i in todo], [limits[i] for i in todo], batch_size=batch_size,
-                           progress=progress)
+        values = compute(todo)
         if len(memo) + len(todo) > _MEMO_SIZE:
             memo.clear()  # (what this call found is kept in `found`)
-        for i, reply in zip(todo, replies):
-            found[keys[i]] = memo[keys[i]] = reply
+        for i, value in zip(todo, values):
+            found[keys[i]] = memo[keys[i]] = value
     return [found[k] for k in keys]
+
+
+def _cached_generate(lm, messages, limits, do_sample, seeds, batch_size, progress, texts) -> list[str]:
+    """The first candidate of each text (:func:`textxai.lm.generate`; greedy unless ``do_sample``, then under the
+    text's seed), remembered per (model weights, prompt, bound, seed) in this process: the demo's inconsistency and
+    CEval sections, and a feedback chain that returns to a text, ask for the same edit."""
+    from textxai.lm import generate, sample
+
+    def compute(todo):
+        if do_sample:
+            return [r[0] for r in sample(lm, [messages[i] for i in todo], 1, [limits[i] for i in todo],
+                                         [seeds[i] for i in todo], [texts[i] for i in todo], SAMPLING, progress,
+                                         "paragraph")]
+        return generate(lm, [messages[i] for i in todo], [limits[i] for i in todo], batch_size=batch_size,
+                        progress=progress, texts=[texts[i] for i in todo], stop="paragraph")
+
+    return _memoised(lm, [(repr(m), n, do_sample and s) for m, n, s in zip(messages, limits, seeds)], compute)
+
+
+def _cached_sample(lm, messages, limits, n, seeds, progress, texts) -> list[list[str]]:
+    """``n`` sampled candidates per text (:func:`textxai.lm.sample`, CEval's :data:`SAMPLING`), one batched call per
+    text under its seed; memoised as :func:`_cached_generate`."""
+    from textxai.lm import sample
+
+    def compute(todo):
+        return sample(lm, [messages[i] for i in todo], n, [limits[i] for i in todo], [seeds[i] + 1 for i in todo],
+                      [texts[i] for i in todo], SAMPLING, progress, "paragraph")
+
+    return _memoised(lm, [(repr(m), b, "sampled", n, s) for m, b, s in zip(messages, limits, seeds)], compute)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
+import re
 import warnings
 
 import numpy as np
@@ -151,12 +152,31 @@ def _require_causal(model, name) -> None:
     masked LM sees the token it is asked to predict (its "perplexity" would be a silent, meaningless low number)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
+    from transformers.models.auto.modeling_auto import MODEL_FOR_MASKED_LM_MAPPING_NAMES
+
     cls = type(model).__name__
-    if cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel")):
+    config = model.config
+    # an encoder (BERT, RoBERTa, ...) has a causal head class too (BertLMHeadModel), loaded from a masked-LM folder by
+    # AutoModelForCausalLM with its attention still bidirectional: a decoder only when its config says is_decoder
+    encoder = getattr(config, "model_type", None) in MODEL_FOR_MASKED_LM_MAPPING_NAMES and \
+        getattr(config, "model_type", None) not in _CAUSAL_MASKED and not getattr(config, "is_decoder", False)
+    trained_as = [a for a in (getattr(config, "architectures", None) or []) if isinstance(a, str)]
+    masked_only = bool(trained_as) and all(a.endswith(("ForMaskedLM", "ForPreTraining")) for a in trained_as)
+    causal = cls in set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.values()) or cls.endswith(("ForCausalLM", "LMHeadModel"))
+    if causal and (encoder or masked_only):
+        raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}, trained as "
+                        f"{trained_as or config.model_type}): a masked (bidirectional) language model, refused: it sees "
+                        "the token it is asked to predict, so its perplexity and its replies mean nothing; expected a "
+                        "causal language model (GPT-2, Llama, SmolLM2, ...)")
+    if causal:
         return
     raise TypeError(f"lm={short_repr(name if isinstance(name, str) else cls)} ({cls}): expected a causal language "
                     f"model (a ...ForCausalLM / ...LMHeadModel that predicts each next token), not a classifier or a "
                     f"masked LM")
+
+
+#: model types in the masked-LM mapping that are causal decoders all the same (their masked-LM class is an alias)
+_CAUSAL_MASKED = frozenset()
 
 
 def _is_pipeline(model) -> bool:
@@ -363,13 +383,96 @@ def chat_text(lm, messages) -> str:
     return messages if isinstance(messages, str) else "\n\n".join(t["content"] for t in turns) + "\n"
 
 
-def _prompt_ids(lm, prompts: list, max_new_tokens: list[int]) -> list[list[int]]:
-    tok, out = lm.tokenizer, []
-    for prompt, new in zip(prompts, max_new_tokens):
-        text = chat_text(lm, prompt)
-        ids = tok(text, add_special_tokens=not has_chat_template(lm))["input_ids"]
+_SLOT = "\ue000textxai-slot-{}\ue001"  # private-use characters: no chat template or user text writes them
+
+
+def _content_ids(tok, content: str) -> list[int]:
+    """Ids of message content: special-token strings in it (``<|im_end|>``, ``</s>``) are split as ordinary text, so
+    a text can never close its turn or open another (control tokens come from the chat template only)."""
+    return list(tok(content, add_special_tokens=False, split_special_tokens=True)["input_ids"]) if content else []
+
+
+def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tuple[int, int] | None]:
+    """``(ids, span)`` of a prompt (a user message or chat turns) as :func:`chat_text` writes it, the chat template's
+    own special tokens as control tokens and everything else -- every message's content above all -- as plain text
+    (:func:`_content_ids`): the text between two control tokens is tokenized in one piece, as the template's
+    rendering would be, so only user text that holds a special-token string is tokenized differently (split).
+    ``span``: where ``text`` (the user text inside the last message holding it) lies in ``ids`` (None when not
+    given / not found). Without a chat template: the tokenizer's own start tokens, then the prompt as plain text."""
+    tok = lm.tokenizer
+    turns = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(t) for t in messages]
+    contents = [str(t.get("content", "")) for t in turns]
+    holder = max((i for i, c in enumerate(contents) if text and text in c), default=None)
+    if has_chat_template(lm):
+        slotted = [{**t, "content": _SLOT.format(i)} for i, t in enumerate(turns)]
+        rendered = tok.apply_chat_template(slotted, tokenize=False, add_generation_prompt=True)
+        pieces = re.split(re.escape(_SLOT).replace(r"\{\}", r"(\d+)"), rendered)
+        order = [int(x) for x in pieces[1::2]]
+        if sorted(order) != list(range(len(turns))):
+            raise ValueError(f"the chat template of lm={lm.name!r} does not write each message once, as given; expected a "
+                             "template that places every message's content verbatim (or an LM without a chat template)")
+        markup, ids = pieces[0::2], []
+    else:
+        order = list(range(len(turns)))
+        markup = [""] + ["\n\n"] * (len(turns) - 1) + ["" if isinstance(messages, str) else "\n"]
+        ids = list(tok("", add_special_tokens=True)["input_ids"])
+    specials = sorted({t for t in getattr(tok, "all_special_tokens", []) if t}, key=len, reverse=True)
+    split = re.compile("(" + "|".join(map(re.escape, specials)) + ")") if specials else None
+    run, span_chars = "", None   # plain text since the last control token; the user text's characters in it
+
+    def flush():
+        nonlocal run, span_chars
+        span = None
+        if span_chars is not None:
+            start = len(ids) + len(_content_ids(tok, run[: span_chars[0]]))
+            span = (start, len(ids) + len(_content_ids(tok, run[: span_chars[1]])))
+        ids.extend(_content_ids(tok, run))
+        run, span_chars = "", None
+        return span
+
+    found = None
+    for k in range(len(markup)):
+        for j, part in enumerate(split.split(markup[k]) if split else [markup[k]]):
+            if j % 2:                          # a special token the template wrote: a control token
+                found = flush() or found
+                ids.extend(tok.convert_tokens_to_ids([part]))
+            else:
+                run += part
+        if k < len(order):
+            content = contents[order[k]]
+            if order[k] == holder:
+                at = len(run) + content.rindex(text)
+                span_chars = (at, at + len(text))
+            run += content
+    found = flush() or found
+    return ids, found
+
+
+def _prompt_ids(lm, prompts: list, max_new_tokens: list[int], texts=None, what: str = "prompts") -> list[list[int]]:
+    """The prompts' ids, each fitting ``lm.max_length - max_new_tokens``: a prompt too long has its user text (``texts[i]``)
+    cut at its end, the instruction around it kept, with one warning per call saying how many; without a known text
+    the prompt's start is cut (warned likewise)."""
+    out, cut_text, cut_start = [], 0, 0
+    for i, (prompt, new) in enumerate(zip(prompts, max_new_tokens)):
+        ids, span = encode_prompt(lm, prompt, None if texts is None else texts[i])
         room = lm.max_length - new
-        out.append(list(ids[-room:]) if len(ids) > room > 0 else list(ids))  # keep the end: the question
+        if len(ids) > room > 0:
+            over = len(ids) - room
+            if span is not None and span[1] - span[0] > over:
+                ids = ids[: span[1] - over] + ids[span[1]:]
+                cut_text += 1
+            else:
+                ids = ids[-room:]  # keep the end: the question
+                cut_start += 1
+        out.append(ids)
+    if cut_text:
+        warnings.warn(f"{cut_text} of {len(prompts)} {what} were longer than the language model's context of "
+                      f"{lm.max_length} tokens (with room for the reply): their text was cut at its end to fit, the "
+                      "instruction around it kept", stacklevel=3)
+    if cut_start:
+        warnings.warn(f"{cut_start} of {len(prompts)} {what} were longer than the language model's context of "
+                      f"{lm.max_length} tokens (with room for the reply) even without their text, or had no text "
+                      "marked: their start was cut", stacklevel=3)
     return out
 
 
@@ -408,8 +511,34 @@ def _pad_id(tok) -> int:
     return 0
 
 
-def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict) -> list[list[int]]:
-    """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step)."""
+def _first_paragraph_done(text: str) -> bool:
+    r"""Whether a reply has written a first paragraph and started another (a blank line after text whose last line is
+    not a lead-in ending with ':'): what the editor keeps of a reply is that paragraph, so the rest need not be made.
+
+    >>> _first_paragraph_done("A fine film.\n\nNote:"), _first_paragraph_done("Here it is:\n\nA fine"), _first_paragraph_done("A fine")
+    (True, False, False)
+    """
+    parts = re.split(r"\n[ \t]*\n", text.lstrip(), maxsplit=1)
+    return len(parts) == 2 and bool(parts[0].strip()) and not parts[0].rstrip().endswith(":")
+
+
+def _paragraph_stop(lm, prompt_length: int):
+    """A ``generate`` stopping criterion ending each row at :func:`_first_paragraph_done` (per row)."""
+    from transformers import StoppingCriteria
+
+    class _Stop(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs):
+            tails = input_ids[:, prompt_length:].tolist()
+            done = [_first_paragraph_done(lm.tokenizer.decode(t, skip_special_tokens=True)) for t in tails]
+            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
+
+    return _Stop()
+
+
+def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict,
+                    stop: str | None = None) -> list[list[int]]:
+    """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step); ``stop=
+    "paragraph"`` ends each row once its first paragraph is written (:func:`_first_paragraph_done`)."""
     length = max(len(r) for r in rows)
     pad = _pad_id(lm.tokenizer)
     ids = torch.full((len(rows), length), pad, dtype=torch.long)
@@ -419,6 +548,11 @@ def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool,
         mask[j, length - len(row):] = 1
     charge(len(rows) * new_tokens)
     with torch.inference_mode(), frozen_eval(lm.model):
+        if stop == "paragraph":
+            from transformers import StoppingCriteriaList
+
+            options = {**options, "stopping_criteria": StoppingCriteriaList(
+                list(options.get("stopping_criteria") or []) + [_paragraph_stop(lm, length)])}
         out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), max_new_tokens=new_tokens,
                                 do_sample=do_sample, pad_token_id=pad, use_cache=True, **options)
     return [r.tolist() for r in out[:, length:].cpu()]
@@ -433,17 +567,21 @@ def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[in
 
 
 def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
-             progress: bool = False, generate_kwargs=None) -> list[str]:
+             progress: bool = False, generate_kwargs=None, texts=None, stop: str | None = None) -> list[str]:
     """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
     has one, decoded without special tokens; only the reply, never the prompt.
 
     Greedy by default, batched by prompt length with left padding and the KV cache of ``generate``;
     ``do_sample=True`` samples each prompt alone under its own seed (``seed`` + its position), so results
     repeat under ``seed`` and do not depend on ``batch_size``. ``max_new_tokens``: one bound, or one per prompt.
-    Each generated token of each row counts as one model evaluation of the current work budget.
+    Each generated token of each row counts as one model evaluation of the current work budget. ``texts``: the
+    user text inside each prompt (optional): a prompt too long for the context has it cut, not its instruction
+    (:func:`_prompt_ids`); message contents never become control tokens (:func:`encode_prompt`).
     """
     lm = as_lm(model)
     prompts = list(prompts)
+    if texts is not None and len(texts) != len(prompts):
+        raise ValueError(f"texts has {len(texts)} values for {len(prompts)} prompts: expected one per prompt")
     check_positive_int(batch_size, "batch_size")
     limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
     if len(limits) != len(prompts):
@@ -454,20 +592,83 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
             raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
                              f"{lm.max_length} tokens (prompt and reply together)")
     options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
-    rows = _prompt_ids(lm, prompts, limits)
+    rows = _prompt_ids(lm, prompts, limits, texts)
     generated: list[list[int]] = [[] for _ in rows]
     if do_sample:
         for i in progress_bar(range(len(rows)), progress, "generation", unit="prompt"):
             with torch.random.fork_rng(devices=[]):
                 torch.manual_seed(int(seed) + i)
-                generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options)[0]
+                generated[i] = _generate_batch(lm, [rows[i]], limits[i], True, options, stop)[0]
     else:
         for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "generation"):
             for part in _within_context(lm, chunk, rows, limits):
-                out = _generate_batch(lm, [rows[i] for i in part], max(limits[i] for i in part), False, options)
+                out = _generate_batch(lm, [rows[i] for i in part], max(limits[i] for i in part), False, options, stop)
                 for i, ids in zip(part, out):
                     generated[i] = ids[: limits[i]]
     return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
+
+
+def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_kwargs=None, progress: bool = False,
+           stop: str | None = None) -> list[list[str]]:
+    """``n`` sampled replies to each prompt, drawn in one batched ``generate`` call per prompt
+    (``num_return_sequences=n``) under that prompt's seed ``seeds[i]``: repeatable, and independent of the other
+    prompts and of their order. Replies decoded as in :func:`generate`; each generated token of each of the ``n``
+    rows counts as one model evaluation."""
+    lm = as_lm(model)
+    prompts = list(prompts)
+    check_positive_int(n, "n")
+    limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
+    if len(limits) != len(prompts) or len(seeds) != len(prompts):
+        raise ValueError(f"max_new_tokens ({len(limits)}) and seeds ({len(seeds)}) for {len(prompts)} prompts: expected one "
+                         "per prompt")
+    for value in limits:
+        check_positive_int(value, "max_new_tokens")
+        if value >= lm.max_length:
+            raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
+                             f"{lm.max_length} tokens (prompt and reply together)")
+    options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
+    rows = _prompt_ids(lm, prompts, limits, texts)
+    out = []
+    for i in progress_bar(range(len(rows)), progress, "sampling", unit="prompt"):
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(int(seeds[i]))
+            replies = _generate_batch(lm, [rows[i]] * n, limits[i], True, options, stop)
+        out.append([lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in replies])
+    return out
+
+
+def next_token_probs(model, prompts, token_ids, texts=None, batch_size: int = 8, progress: bool = False) -> np.ndarray:
+    """``[n prompts, len(token_ids)]``: the probability of each of ``token_ids`` as the first token of the reply to each
+    prompt (the next-token distribution after the prompt and, with a chat template, the assistant's turn opening),
+    softmax over the whole vocabulary, float64. One forward pass per prompt, batched by length with right padding
+    (results do not depend on ``batch_size``); prompts built as :func:`generate` builds them (contents as plain
+    text; ``texts``: the user text inside each prompt, cut rather than the instruction when too long)."""
+    lm = as_lm(model)
+    prompts = list(prompts)
+    check_positive_int(batch_size, "batch_size")
+    if texts is not None and len(texts) != len(prompts):
+        raise ValueError(f"texts has {len(texts)} values for {len(prompts)} prompts: expected one per prompt")
+    rows = _prompt_ids(lm, prompts, [0] * len(prompts), texts)
+    wanted = torch.tensor([int(t) for t in token_ids], dtype=torch.long)
+    out = np.zeros((len(rows), len(wanted)), dtype=np.float64)
+    pad = _pad_id(lm.tokenizer)
+    with torch.inference_mode(), frozen_eval(lm.model):
+        for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "judge"):
+            length = max(len(rows[i]) for i in chunk)
+            ids = torch.full((len(chunk), length), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), length), dtype=torch.long)
+            for j, i in enumerate(chunk):
+                ids[j, : len(rows[i])] = torch.tensor(rows[i])
+                mask[j, : len(rows[i])] = 1
+            logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits
+            last = torch.tensor([len(rows[i]) - 1 for i in chunk], device=logits.device)
+            final = logits[torch.arange(len(chunk), device=logits.device), last].double()
+            logp = torch.log_softmax(final, dim=-1)[:, wanted.to(final.device)].cpu().numpy()
+            if np.isnan(logp).any():
+                _check_finite_nll(lm, [row for row in logp])
+            for j, i in enumerate(chunk):
+                out[i] = np.exp(logp[j])
+    return out
 
 
 def bos_arg(value: str):

@@ -114,8 +114,12 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
     if "counterfactual" in s:
         c = options.counterfactual
         sub = words[: c.max_texts]
-        out["counterfactual"] = sum(feedback_evaluations(sub, c.steps, editor=e) + 2 * len(sub)
-                                    for e in c.editors if e in ("substitution", "deletion"))
+        from textxai.llm_editor import DEFAULTS as LLM
+
+        # the LLM editor: its k candidates per text and step (prompt passes, generated tokens, one prediction each)
+        out["counterfactual"] = sum(feedback_evaluations(sub, c.steps, editor=e, **(
+            {"candidates": LLM["num_candidates"]} if e == "llm" else {})) + 2 * len(sub)
+            for e in c.editors if e in ("substitution", "deletion", "llm"))
     if "connections" in s:
         out["connections"] = 4 * 3 * n
     return out

@@ -44,6 +44,10 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
     extra = {"batch_size": batch_size} if name == "deletion" else {}
     if name in ("deletion", "substitution"):
         extra["precision"] = precision
+    if name == "llm":  # k candidates, the classifier choosing (textxai.llm_editor.DEFAULTS)
+        from textxai.llm_editor import DEFAULTS
+
+        extra.update(DEFAULTS)
     # every call of the editor shares its texts out under a multi-process audit (textxai.parallel.collective)
     editor = Memo(split(get_editor(name, clf, progress=progress, **extra), over=("texts",)))
     candidates = editor(texts)

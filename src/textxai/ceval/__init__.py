@@ -42,7 +42,8 @@ from __future__ import annotations
 from textxai.ceval._checks import FAILED_MARKERS, _check_generation, _check_list, _check_originals, _check_probs, is_failed
 from textxai.ceval.baselines import _delete_words, deletion_candidates, pick_counterfactuals
 from textxai.ceval.distances import _tokens, diversity, method_distance_matrix, token_distance, token_distances
-from textxai.ceval.judge import QUALITY_ASPECTS, TOPICS, check_judge, judge_quality, parse_score, quality_prompt
+from textxai.ceval.judge import (JUDGE_METHODS, QUALITY_ASPECTS, TOPICS, check_judge, judge_quality, parse_score,
+                                 probability_scores, quality_prompt)
 from textxai.ceval.plots import plot_method_distances, plot_probability_histogram
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flip_rate, flips, probability_change
 from textxai.ceval.score import ClassifierOutputs, QualityOptions, RunOptions, compute
@@ -53,9 +54,9 @@ __getattr__ = renamed(__name__, {"score_counterfactuals": "compute"})  # the for
 
 __all__ = [
     "compute", "analyse", "generate",
-    "CONTRASTS", "FAILED_MARKERS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "QualityOptions", "RunOptions",
+    "CONTRASTS", "FAILED_MARKERS", "JUDGE_METHODS", "QUALITY_ASPECTS", "TOPICS", "ClassifierOutputs", "QualityOptions", "RunOptions",
     "check_judge", "contrast_classes", "deletion_candidates", "diversity", "flip_rate", "flips", "is_failed", "judge_quality",
     "method_distance_matrix", "parse_score", "pick_counterfactuals", "plot_method_distances",
-    "plot_probability_histogram", "probability_change", "quality_prompt", "token_distance",
+    "plot_probability_histogram", "probability_change", "probability_scores", "quality_prompt", "token_distance",
     "token_distances",
 ]

@@ -44,15 +44,18 @@ N_COUNTERFACTUALS = 2  # counterfactuals kept per text: two give the diversity
 def generate(texts, classifier, editor: str = EDITOR, k: int = N_COUNTERFACTUALS,
              batch_size: int = RunOptions().batch_size, progress: bool = False, editor_model=None) -> list[list[str]]:
     """``k`` counterfactuals per text from a built-in editor of :data:`textxai.editors.EDITORS` (``editor_model``:
-    the LM of the ``"llm"`` editor, default the packaged one, asked for ``k`` distinct rewrites: the first
-    greedy, the others sampled under seed 0). A slot an editor could not fill is ``"-1"`` (a failed generation)."""
+    the LM of the ``"llm"`` editor, default the packaged one, asked for ``max(k, 4)`` distinct rewrites: the
+    first greedy, the others sampled under seed 0, the classifier keeping the ``k`` best). A slot an editor could not fill is ``"-1"`` (a failed generation)."""
     from textxai.editors import get_editor
 
     options = {"batch_size": batch_size} if editor == "deletion" else {}
     if editor == "llm":
         from textxai.lm import PACKAGED_LM
 
-        options = {"lm": editor_model or PACKAGED_LM, "num_candidates": k}
+        from textxai.llm_editor import DEFAULTS
+
+        # at least the LLM editor's default k candidates, the classifier keeping the k best (pick_counterfactuals)
+        options = {"lm": editor_model or PACKAGED_LM, "num_candidates": max(k, DEFAULTS["num_candidates"])}
     candidates = get_editor(editor, classifier, progress=progress, **options)(texts)
     return pick_counterfactuals(texts, candidates, classifier, k=k, batch_size=batch_size)
 
@@ -148,7 +151,13 @@ def judge_lines(results: dict, shown: int = 3) -> list[str]:
     lines = []
     if results.get("perplexity_start_token"):
         lines.append(f"  perplexity start token: {results['perplexity_start_token']}")
-    if "num_judgements" in results:
+    if results.get("judge_method") == "probabilities":
+        entropies = [results.get(f"{a}_entropy") for a in ("grammar", "cohesiveness", "likability", "fluency")]
+        shown_h = ", ".join(f"{a} {h:.2f}" for a, h in zip(("grammar", "cohesiveness", "likability", "fluency"), entropies)
+                            if isinstance(h, float))
+        lines.append(f"  judge: read from its next-token probabilities over the scores 1-5 ({results['num_judgements']} "
+                     f"judgements, none parsed); mean entropy (nats, 0 sure .. 1.61 uniform): {shown_h}")
+    elif "num_judgements" in results:
         lines.append(f"  judge: {results['num_unparsed_judgements']} of {results['num_judgements']} replies unparsed "
                      "(a reply counts only when it holds one score 1-5)")
         for u in results.get("unparsed_judgements", [])[:shown]:

@@ -1,7 +1,15 @@
 """Text quality by an LLM judge: CEval's four 1-5 questions (grammar, cohesiveness, likability, fluency).
 
-The judge cannot be fooled by echoes: one text per prompt with no index in it, the chat template of an
-instruct model, a score read from the reply only and only when it is one score on the scale.
+A judge given as a causal LM is **read from its probabilities** (G-Eval, Liu et al. 2023): after CEval's prompt
+in its chat template, the next-token distribution over the score tokens "1" ... "5" (every token of its
+vocabulary that reads as one of them: "1", " 1", "▁1", "Ġ1"), renormalised over the five; the score is the
+probability-weighted mean and the distribution's entropy (nats, 0 to ln 5) says how sure the judge is. One
+forward pass per (text, aspect), batched; every text gets a score, nothing is parsed (:func:`probability_scores`).
+
+A judge without logits (a callable ``prompts -> replies``, e.g. a remote API) is read by **parsing its replies**
+(``judge_method="parsed_replies"``, :func:`parse_score`), as is an LM asked to generate
+(``judge_method="generate"``: CEval's own reading, kept for comparison). The parse cannot be fooled by echoes:
+one text per prompt with no index in it, a score read from the reply only and only when it is one score on the scale.
 
 >>> parse_score("I would say 3/5.")
 3.0
@@ -107,11 +115,11 @@ class _GenerativeJudge:
         self.batch_size = batch_size
         self.lm = _load_causal_lm(judge, tokenizer, device)
 
-    def __call__(self, prompts: list[str], progress: bool = False) -> list[str]:
+    def __call__(self, prompts: list[str], progress: bool = False, texts=None) -> list[str]:
         from textxai.lm import generate
 
         return generate(self.lm, prompts, self.max_new_tokens, do_sample=self.do_sample, seed=self.seed,
-                        batch_size=self.batch_size, progress=progress, generate_kwargs=self.generate_kwargs)
+                        batch_size=self.batch_size, progress=progress, generate_kwargs=self.generate_kwargs, texts=texts)
 
 
 def _load_causal_lm(model, tokenizer=None, device=None):
@@ -152,14 +160,69 @@ def check_judge(judge, topic=None, max_new_tokens: int = MAX_NEW_TOKENS, generat
                         "(id, folder, (model, tokenizer), pipeline) or a callable prompts -> replies")
 
 
+SCORES = (1, 2, 3, 4, 5)
+#: How a judge is read: "auto" (an LM: its probabilities; a callable: its parsed replies), or one of these.
+JUDGE_METHODS = ("auto", "probabilities", "generate", "parsed_replies")
+
+
+def score_token_ids(lm) -> dict[int, list[int]]:
+    """Score -> the ids of every (non-special) token of the LM's vocabulary that reads as that digit alone once
+    stripped of spaces and word markers ("1", " 1", "▁1", "Ġ1"). Cached on the ``CausalLM``."""
+    cached = getattr(lm, "_score_token_ids", None)
+    if cached is not None:
+        return cached
+    tok = lm.tokenizer
+    special = set(getattr(tok, "all_special_ids", []) or [])
+    found: dict[int, list[int]] = {s: [] for s in SCORES}
+    for token, index in tok.get_vocab().items():
+        if index in special or len(token) > 4:
+            continue
+        text = tok.convert_tokens_to_string([token]).strip().lstrip("▁Ġ").strip()
+        if len(text) == 1 and text in "12345":
+            found[int(text)].append(int(index))
+    missing = [s for s, ids in found.items() if not ids]
+    if missing:
+        raise ValueError(f"judge={lm.name!r}: its vocabulary has no token for the score(s) {missing}; expected an LM whose "
+                         "tokenizer writes each digit 1-5 as a token (or judge_method='generate')")
+    lm._score_token_ids = {s: sorted(ids) for s, ids in found.items()}
+    return lm._score_token_ids
+
+
+def probability_scores(lm, prompts: list, texts=None, batch_size: int = 8, progress: bool = False) -> dict:
+    """The judge's reading of each prompt from its next-token probabilities (see the module docstring):
+    ``score`` (expected score, 1-5), ``entropy`` (nats), ``distribution`` ([n, 5], summing to 1) and ``score_mass``
+    (the probability of any score token before renormalising: how much the judge answers with a score at all)."""
+    from textxai.lm import next_token_probs
+
+    ids = score_token_ids(lm)
+    flat = [i for s in SCORES for i in ids[s]]
+    probs = next_token_probs(lm, prompts, flat, texts=texts, batch_size=batch_size, progress=progress)
+    per_score = np.zeros((len(prompts), len(SCORES)))
+    pos = 0
+    for k, s in enumerate(SCORES):
+        per_score[:, k] = probs[:, pos: pos + len(ids[s])].sum(axis=1)
+        pos += len(ids[s])
+    mass = per_score.sum(axis=1)
+    dist = per_score / np.where(mass > 0, mass, 1.0)[:, None]
+    dist[mass <= 0] = 1.0 / len(SCORES)  # an LM that gives every score token probability 0 (underflow): uniform
+    with np.errstate(divide="ignore", invalid="ignore"):
+        entropy = -np.where(dist > 0, dist * np.log(dist), 0.0).sum(axis=1)
+    return {"score": dist @ np.array(SCORES, dtype=np.float64), "entropy": entropy, "distribution": dist,
+            "score_mass": mass}
+
+
 def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = MAX_NEW_TOKENS,
-                  progress: bool = False, generate_kwargs=None, seed: int = 0, batch_size: int = 8) -> dict:
+                  progress: bool = False, generate_kwargs=None, seed: int = 0, batch_size: int = 8,
+                  method: str = "auto") -> dict:
     """Ask ``judge`` CEval's four questions about every text (one text per prompt); per-aspect score arrays and counts.
 
-    ``judge``: a callable ``list[str] prompts -> list[str] replies`` or a causal LM (see ``_load_causal_lm``),
-    asked through its chat template when it has one and decoded greedily unless ``generate_kwargs`` says
-    otherwise (e.g. CEval's ``{"do_sample": True, "top_k": 50, "temperature": 0.7}``, repeatable under
-    ``seed``). Only the reply is parsed, never the prompt, by :func:`parse_score`; an unparsed reply is NaN,
+    ``judge``: a causal LM (see ``_load_causal_lm``) or a callable ``list[str] prompts -> list[str] replies``.
+    ``method``: ``"auto"`` reads an LM from its probabilities (:func:`probability_scores`; the result's
+    ``"entropy"``, ``"distribution"`` and ``"score_mass"`` hold per aspect what it read, ``num_unparsed`` is 0)
+    and a callable from its parsed replies; ``"generate"`` asks an LM to generate a reply and parses it
+    (CEval's reading: greedy unless ``generate_kwargs`` says otherwise, e.g. CEval's
+    ``{"do_sample": True, "top_k": 50, "temperature": 0.7}``, repeatable under ``seed``).
+    ``result["method"]`` says which reading was used. Only the reply is parsed, never the prompt, by :func:`parse_score`; an unparsed reply is NaN,
     counted in ``num_unparsed`` and listed with its raw text in ``unparsed`` (``(aspect, text index, reply)``);
     when more than half the replies are unparsed, ``warning`` says so (the judge does not answer the question).
 
@@ -175,7 +238,33 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
             raise TypeError(f"texts[{i}]={short_repr(text)} ({type(text).__name__}): expected a string")
     check_judge(judge, topic, max_new_tokens, generate_kwargs)
     check_positive_int(batch_size, "batch_size")
-    if is_callable_judge(judge):
+    if method not in JUDGE_METHODS:
+        raise ValueError(f"judge_method={short_repr(method)}: expected one of {list(JUDGE_METHODS)}")
+    callable_judge = is_callable_judge(judge)
+    if method == "auto":
+        method = "parsed_replies" if callable_judge else "probabilities"
+    if callable_judge and method != "parsed_replies":
+        raise ValueError(f"judge_method={method!r}: the judge is a callable prompts -> replies, without logits; expected "
+                         "'auto' or 'parsed_replies' (or a causal LM as the judge)")
+    if not callable_judge and method == "parsed_replies":
+        method = "generate"
+    if method == "probabilities":
+        if generate_kwargs:
+            raise ValueError(f"judge_generate_kwargs={short_repr(dict(generate_kwargs))}: the judge is read from its "
+                             "probabilities and generates nothing; expected None, or judge_method='generate'")
+        lm = _load_causal_lm(judge, tokenizer, device)
+        out = {"method": "probabilities", "prompts": {}, "entropy": {}, "distribution": {}, "score_mass": {},
+               "replies": {}, "unparsed": [], "num_unparsed": 0, "warning": None}
+        for aspect in QUALITY_ASPECTS:
+            prompts = [quality_prompt(t, aspect, topic) for t in texts]
+            read = probability_scores(lm, prompts, texts, batch_size, progress) if prompts else \
+                {"score": np.zeros(0), "entropy": np.zeros(0), "distribution": np.zeros((0, 5)), "score_mass": np.zeros(0)}
+            out[aspect] = read["score"]
+            out["prompts"][aspect] = prompts
+            for key in ("entropy", "distribution", "score_mass"):
+                out[key][aspect] = read[key]
+        return out
+    if callable_judge:
         def ask(prompts):
             return call_user(judge, "judge", f"the {aspect!r} prompts of {len(prompts)} texts", prompts)
     else:
@@ -183,9 +272,9 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
                                      generate_kwargs=generate_kwargs, seed=seed, batch_size=batch_size)
 
         def ask(prompts):
-            return generator(prompts, progress=progress)
+            return generator(prompts, progress=progress, texts=texts)
 
-    out: dict = {"prompts": {}, "replies": {}, "unparsed": []}
+    out: dict = {"method": method, "prompts": {}, "replies": {}, "unparsed": []}
     for aspect in QUALITY_ASPECTS:
         prompts = [quality_prompt(t, aspect, topic) for t in texts]
         replies = ask(prompts) if prompts else []

@@ -46,27 +46,34 @@ def estimands(result):
 
 def ceval_evaluations(n_originals: int, n_counterfactuals: int, generated_words: Sequence[int] = (),
                       lm: bool = False, judge: bool = False, max_new_tokens: int = QualityOptions.max_new_tokens,
-                      editor: str = "substitution", editor_candidates: int = 1) -> int:
+                      editor: str = "substitution", editor_candidates: int = 1, judge_method: str = "auto") -> int:
     """CEval: one prediction per original and per counterfactual; texts still to be edited by the built-in
     editor (``generated_words``) one ``editor`` call each (:func:`textxai.estimates.one_edit`), then the original and each
     candidate predicted to pick the counterfactuals; with ``lm`` one perplexity row per text; with ``judge``
-    four prompts per counterfactual (one per quality aspect), each a prompt pass and ``max_new_tokens``
-    generation steps. The ``"llm"`` editor generates ``editor_candidates`` rounds (one rewrite per text each).
+    four prompts per counterfactual (one per quality aspect), each one forward pass when the judge is read from
+    its probabilities (``judge_method`` "auto" / "probabilities"), a prompt pass and ``max_new_tokens``
+    generation steps with ``"generate"``. The ``"llm"`` editor generates ``editor_candidates`` rewrites per text.
 
     >>> ceval_evaluations(10, 20), ceval_evaluations(10, 20, lm=True, judge=True), ceval_evaluations(1, 2, [10])
-    (30, 2700, 158)
+    (30, 140, 158)
+    >>> ceval_evaluations(10, 20, lm=True, judge=True, judge_method="generate")
+    2700
     """
     total = n_originals + n_counterfactuals
     for n in generated_words:
-        work, candidates = one_edit(editor, n)
-        if editor == "llm":
-            work, candidates = work * editor_candidates, candidates * editor_candidates
+        work, candidates = one_edit(editor, n, candidates=editor_candidates) if editor == "llm" else one_edit(editor, n)
         total += work + 1 + candidates
     if lm:
         total += n_originals + n_counterfactuals
     if judge:
-        total += 4 * (1 + max_new_tokens) * n_counterfactuals
+        total += 4 * (1 + (max_new_tokens if judge_method == "generate" else 0)) * n_counterfactuals
     return int(total)
+
+
+def _llm_candidates(k: int) -> int:
+    from textxai.llm_editor import DEFAULTS
+
+    return max(int(k), DEFAULTS["num_candidates"])  # as textxai.ceval.analysis.generate asks the LLM editor
 
 
 def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
@@ -76,7 +83,8 @@ def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
     n_cf = len(words) * (len(columns) if columns else options["n_counterfactuals"])
     return ceval_evaluations(len(words), n_cf, [] if columns else words, lm=bool(options["lm"]),
                              judge=bool(options["judge"]), max_new_tokens=options["max_new_tokens"],
-                             editor=options["editor"], editor_candidates=options["n_counterfactuals"])
+                             editor=options["editor"], editor_candidates=_llm_candidates(options["n_counterfactuals"]),
+                             judge_method=options.get("judge_method", "auto"))
 
 
 METHOD = register(Method(

@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                                "folder, .gguf file or textxai/smollm2-135m-instruct)")
     parser.add_argument("--editor-model", default=None,
                         help="--editor llm: the instruct LM that edits (default textxai/smollm2-135m-instruct)")
+    parser.add_argument("--judge-method", default=quality.judge_method, choices=("auto", "probabilities", "generate"),
+                        help="how the judge LM is read: auto/probabilities (its next-token probabilities of the scores "
+                             "1-5, one forward pass per text and aspect) or generate (a reply, parsed: CEval's reading)")
     parser.add_argument("--judge-topic", default=quality.judge_topic,
                         help="what the texts are, in the judge prompts (default: movie review)")
 
@@ -89,7 +92,8 @@ def run(args, texts, text_pairs, labels, classifier):
     if targets is not None:
         targets = [int(t) if str(t).lstrip("-").isdigit() else t for t in targets]
     quality = QualityOptions(lm=args.lm, judge=args.judge, judge_topic=args.judge_topic,
-                             bos=getattr(args, "bos", QualityOptions().bos))
+                             bos=getattr(args, "bos", QualityOptions().bos),
+                             judge_method=getattr(args, "judge_method", QualityOptions().judge_method))
     if args.judge:
         parallel.note("ceval's LLM judge is not split: every process asks it about all counterfactuals")
     with parallel.collective():  # the classifier's probabilities and the LM's perplexities are shared out

@@ -22,7 +22,7 @@ import numpy as np
 
 from textxai.ceval._checks import _check_generation, _check_list, _check_originals, _check_probs, check_labels
 from textxai.ceval.distances import _failed_any, diversity, token_distance, token_distances
-from textxai.ceval.judge import MAX_NEW_TOKENS, QUALITY_ASPECTS, TOPICS, check_judge, judge_quality
+from textxai.ceval.judge import JUDGE_METHODS, MAX_NEW_TOKENS, QUALITY_ASPECTS, TOPICS, check_judge, judge_quality
 from textxai.ceval.probabilities import CONTRASTS, contrast_classes, flips, probability_change
 from textxai import parallel
 from textxai.options import apply_keywords
@@ -43,8 +43,11 @@ class ClassifierOutputs:
 class QualityOptions:
     """CEval's text-quality metrics: perplexity under a causal ``lm`` with the start token ``bos`` (``"auto"``:
     the model's BOS, CEval's rule; see :mod:`textxai.lm`), and an LLM ``judge`` (a causal LM or a callable
-    ``prompts -> replies``) asked about ``judge_topic``, greedily for up to ``max_new_tokens`` tokens unless
-    ``judge_generate_kwargs`` asks for sampling (then repeatable under ``seed``)."""
+    ``prompts -> replies``) asked about ``judge_topic``. ``judge_method`` (:data:`textxai.ceval.judge.JUDGE_METHODS`):
+    ``"auto"`` reads an LM judge from its next-token probabilities over the scores 1-5 (every text scored, one
+    forward pass per text and aspect) and a callable from its parsed replies; ``"generate"`` has an LM generate up
+    to ``max_new_tokens`` tokens, greedily unless ``judge_generate_kwargs`` asks for sampling (then repeatable
+    under ``seed``), and parses them (CEval's reading)."""
 
     lm: object = None
     judge: object = None
@@ -54,6 +57,7 @@ class QualityOptions:
     judge_generate_kwargs: Mapping | None = None
     seed: int = 0
     bos: object = "auto"
+    judge_method: str = "auto"
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,8 @@ def _prepare(references, predictions, reference_pairs, prediction_pairs):
 def _check_quality(options: QualityOptions) -> None:
     if options.judge is not None:
         check_judge(options.judge, options.judge_topic, options.max_new_tokens, options.judge_generate_kwargs)
+    if options.judge_method not in JUDGE_METHODS:
+        raise ValueError(f"judge_method={short_repr(options.judge_method)}: expected one of {list(JUDGE_METHODS)}")
     lm = options.lm
     if lm is not None and isinstance(lm, str) and not lm.strip():
         raise ValueError(f"lm={lm!r}: expected a causal LM id or folder, or None (no perplexity)")
@@ -355,7 +361,7 @@ def quality_metrics(request: Request, options: QualityOptions, run: RunOptions) 
     quality = judge_quality(joined, options.judge, topic=topic, tokenizer=options.judge_tokenizer, device=run.device,
                             max_new_tokens=options.max_new_tokens, progress=run.progress,
                             generate_kwargs=options.judge_generate_kwargs, seed=options.seed,
-                            batch_size=min(run.batch_size, 8))
+                            batch_size=min(run.batch_size, 8), method=options.judge_method)
     result, per, means = {}, {}, []
     for aspect in QUALITY_ASPECTS:
         scores = np.full(request.n, np.nan)
@@ -363,7 +369,15 @@ def quality_metrics(request: Request, options: QualityOptions, run: RunOptions) 
         result[aspect] = _nanmean(scores)
         means.append(result[aspect])
         per[aspect] = scores.tolist()
-    result["text_quality"] = _nanmean(means)
+        if quality["method"] == "probabilities":
+            entropy = np.full(request.n, np.nan)
+            entropy[ok] = quality["entropy"][aspect]
+            result[f"{aspect}_entropy"] = _nanmean(entropy)
+            per[f"{aspect}_entropy"] = entropy.tolist()
+    # the mean of the four aspects, as its interval (mean_of_ratios) is: NaN when one has no score at all (it was the
+    # mean of whichever aspects parsed beside a NaN interval)
+    result["text_quality"] = float(np.mean(means)) if all(np.isfinite(means)) else float("nan")
+    result["judge_method"] = quality["method"]
     result["num_unparsed_judgements"] = quality["num_unparsed"]
     result["num_judgements"] = len(joined) * len(QUALITY_ASPECTS)
     result["unparsed_judgements"] = [{"aspect": a, "example": int(ok[i]), "reply": r} for a, i, r in quality["unparsed"]]
@@ -382,7 +396,8 @@ _NAN_REASONS = {  # key -> (count key that is 0 beside it, why)
     "diversity": ("num_diversity_examples", "no original has two valid counterfactuals"),
     "perplexity": ("num_perplexity", "no counterfactual text to score"),
     "perplexity_flipped": ("num_flipped", "no counterfactual flipped the prediction"),
-    "text_quality": ("num_unparsed_judgements", "no judge reply could be parsed"),
+    "text_quality": ("num_unparsed_judgements", "an aspect has no parsed judge reply (see its note): the mean of the "
+                     "four aspects is undefined"),
     **{aspect: ("num_unparsed_judgements", "no judge reply about it could be parsed") for aspect in QUALITY_ASPECTS},
 }
 
@@ -399,7 +414,7 @@ def nan_notes(result: Mapping) -> list[str]:
     def named_by_another(key):  # its reason is another key's: a "_flipped" key when something did flip (e.g. no
         # probabilities at all), an aspect of an all-NaN text_quality
         return (key.endswith("_flipped") and nan(key[: -len("_flipped")]) and bool(result.get("num_flipped"))
-                or key in QUALITY_ASPECTS and nan("text_quality"))
+                or key in QUALITY_ASPECTS and all(nan(a) for a in QUALITY_ASPECTS))
 
     return [f"{k} (= NaN: {why}, {count}={result.get(count)})" for k, (count, why) in _NAN_REASONS.items()
             if nan(k) and not named_by_another(k)]

@@ -61,7 +61,7 @@ def estimands(result):
 
 def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int | None = None,
                          n_substitutes: int | None = None, max_words: int | None = None,
-                         n_neighbours: int | None = None, editor: str = "substitution") -> int:
+                         n_neighbours: int | None = None, editor: str = "substitution", candidates: int = 1) -> int:
     """Inconsistency feedback chains with a built-in editor: per text one prediction, then per step one
     editor call on the chain's last text (:func:`textxai.estimates.one_edit`; an edit
     never adds words) and one prediction per candidate it returns.
@@ -71,19 +71,23 @@ def feedback_evaluations(text_words: Sequence[int], steps: int, n_words: int | N
     """
     total = 0
     for n in text_words:
-        work, candidates = one_edit(editor, n, max_words, n_words=n_words, n_substitutes=n_substitutes,
-                                    n_neighbours=n_neighbours)
-        total += 1 + steps * (work + candidates)
+        options = {"candidates": candidates} if editor == "llm" else {}
+        work, made = one_edit(editor, n, max_words, n_words=n_words, n_substitutes=n_substitutes,
+                              n_neighbours=n_neighbours, **options)
+        total += 1 + steps * (work + made)
     return int(total)
 
 
 def estimate(words, options, num_labels=2, device="cpu", pairs=False) -> int:
     """Model evaluations of a run (:func:`feedback_evaluations`): given chains, one prediction
-    per text at most; else the chosen built-in editor's feedback steps (the LLM editor's model is not counted)."""
+    per text at most; else the chosen built-in editor's feedback steps (the LLM editor's k candidates counted as
+    prompt passes and generated tokens)."""
 
     if options.get("chains"):
         return len(words)
-    settings = {k: v for k, v in editor_options(options).items() if k != "lm"}  # the LLM editor's model: no count
+    settings = {k: v for k, v in editor_options(options).items() if k not in ("lm", "prompt")}
+    if "num_candidates" in settings:  # the LLM editor: its k rewrites per text, each counted
+        settings["candidates"] = settings.pop("num_candidates")
     return feedback_evaluations(words, options["steps"], editor=options["editor"], **settings)
 
 

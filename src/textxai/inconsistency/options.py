@@ -32,7 +32,9 @@ class ScoreOptions:
 class EditorOptions:
     """The editor feedback loop: ``editor`` (a built-in name or any callable ``list[str] -> list[list[str]]``)
     fed its own output ``steps`` times, keeping the candidate ``selection`` picks; the built-in editors' sizes
-    (``n_words``, ``max_words``, ``n_neighbours``, ``n_substitutes``) and the LLM editor's ``editor_model``."""
+    (``n_words``, ``max_words``, ``n_neighbours``, ``n_substitutes``) and the LLM editor's ``editor_model``,
+    ``editor_candidates`` (k rewrites per text, the classifier choosing) and ``editor_prompt``
+    (:data:`textxai.llm_editor.DEFAULTS`)."""
 
     editor: str | Callable = "substitution"
     steps: int = 10
@@ -42,6 +44,8 @@ class EditorOptions:
     n_neighbours: int = 30
     n_substitutes: int = 3
     editor_model: str | None = None
+    editor_candidates: int = 4
+    editor_prompt: str = "ceval"
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def editor_options(options) -> dict:
     or a mapping of them (:meth:`textxai.registry.Method.run_options`).
 
     >>> editor_options(EditorOptions(editor="llm"))
-    {'lm': 'textxai/smollm2-135m-instruct'}
+    {'lm': 'textxai/smollm2-135m-instruct', 'num_candidates': 4, 'prompt': 'ceval'}
     >>> editor_options(EditorOptions(max_words=4))
     {'n_words': 3, 'n_neighbours': 30, 'n_substitutes': 3, 'max_words': 4}
     """
@@ -83,7 +87,8 @@ def editor_options(options) -> dict:
     if get("editor") == "llm":
         from textxai.lm import PACKAGED_LM
 
-        return {"lm": get("editor_model") or PACKAGED_LM}
+        return {"lm": get("editor_model") or PACKAGED_LM, "num_candidates": get("editor_candidates"),
+                "prompt": get("editor_prompt")}
     if get("editor") == "deletion":
         return {"max_words": get("max_words") if get("max_words") is not None else get("n_words")}
     return {"n_words": get("n_words"), "n_neighbours": get("n_neighbours"), "n_substitutes": get("n_substitutes"),

@@ -40,6 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start token of perplexity: auto (the LM's BOS, CEval's rule), none, a token or a token id")
     parser.add_argument("--editor-model", default=edit.editor_model,
                         help="--editor llm: the instruct LM that edits (default textxai/smollm2-135m-instruct)")
+    parser.add_argument("--editor-candidates", type=positive_int_arg, default=edit.editor_candidates,
+                        help=f"--editor llm: rewrites per text, the first greedy, the others sampled; the classifier "
+                             f"chooses the flipping one closest to the text (default {edit.editor_candidates})")
+    parser.add_argument("--editor-prompt", default=edit.editor_prompt, choices=("ceval", "minimal", "zero_shot"),
+                        help=f"--editor llm: CEval's one-shot request or a minimal-edit request (default {edit.editor_prompt})")
     parser.add_argument("--n-words", type=positive_int_arg, default=edit.n_words,
                         help=f"built-in editor: words replaced at most (default {edit.n_words})")
     parser.add_argument("--max-words", type=positive_int_arg, default=edit.max_words,

@@ -1,0 +1,187 @@
+"""The LLM editor with k candidates chosen by the classifier, against the substitution editor (issue 40, part 3).
+
+Texts: the ``--n`` shortest of CEval's IMDb test reviews (``../shared/reference/ceval``, expert originals; read there,
+never copied) and the 8 held-out demo texts; classifier ``textxai/demo-sentiment``; LM the packaged
+SmolLM2-135M-Instruct. For each prompt (``minimal``, ``ceval``) one pool of candidates per text is generated ONCE:
+the greedy rewrite, then 7 sampled ones in one batched call under the text's seed (:func:`textxai.lm.sample`);
+the editor at k = 1, 4, 8 offers the first k of them (failed ones dropped, as :class:`textxai.llm_editor.LLMEditor`
+does), so the three ks share their generations; k = 8 samples are iid draws of the same sampler as a k = 4 run's.
+Chains: :func:`textxai.inconsistency.feedback_chains`, selection ``flip_then_min_distance`` (the classifier chooses
+the flipping candidate with the smallest word distance, else the closest). Reported per editor, over the texts,
+with 95 % bootstrap intervals (:func:`textxai.stats.bootstrap_interval`, resampling texts): flip@1 (a failed
+generation counts as no flip), minimality@1 (word distance of the chosen edit, texts with one), inc@1 (chains that
+reach step 2); the generation cost per text (replies, generated tokens, contended seconds).
+
+Phase A (step 1, every k and prompt, and substitution with 2 steps) is written before phase B (step 2 for the LLM
+chains), each result to ``--out`` as it completes, so a run stopped early still reports what ran.
+
+    TEXTXAI_REFERENCE_DIR=../shared/reference nice -n 10 python bench/bench_llm_editor.py --n 50 --out llm_editor.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+KS = (1, 4, 8)
+
+
+class Pool:
+    """Per text, the LLM's candidates for one prompt, in slots: 0 the greedy one (asked for every text of a call in
+    one batch), 1..7 sampled ones (asked only when a k > 1 needs them); each cleaned and checked once, by the
+    editor itself (its log: the reply and its failure reason, duplicates of an earlier slot included)."""
+
+    def __init__(self, classifier, lm, prompt):
+        from textxai.llm_editor import LLMEditor
+
+        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, rank=False, progress=True)
+        self.slots = {}   # text -> [(rewrite or None), ...] (1 slot: greedy only; max(KS) slots: all)
+        self.cost = {"texts": 0, "replies": 0, "tokens": 0, "seconds": 0.0}
+
+    def _fill(self, texts, k):
+        from textxai.llm_editor import _strip_reply
+
+        editor = self.editor
+        editor.num_candidates = max(KS) if k > 1 else 1
+        before = len(editor.log)
+        start = time.perf_counter()
+        editor(texts)
+        self.cost["seconds"] += time.perf_counter() - start
+        entries = editor.log[before:]
+        tok = editor.lm.tokenizer
+        names = editor._label_names().values()
+        per = len(entries) // len(texts)
+        for i, text in enumerate(texts):
+            mine = entries[i * per:(i + 1) * per]
+            assert all(e[0] == text for e in mine)
+            fresh = mine if text not in self.slots else mine[1:]   # the greedy reply came from the memo
+            self.cost["replies"] += len(fresh)
+            self.cost["tokens"] += sum(len(tok(r, add_special_tokens=False)["input_ids"]) for _, r, _ in fresh)
+            self.slots[text] = [_strip_reply(r, names) if reason is None else None for _, r, reason in mine]
+        self.cost["texts"] += sum(1 for _ in texts)
+
+    def candidates(self, texts, k):
+        todo = [t for t in dict.fromkeys(texts) if len(self.slots.get(t, ())) < (max(KS) if k > 1 else 1)]
+        if todo:
+            self._fill(todo, k)
+        return [[c for c in self.slots[t][:k] if c is not None] for t in texts]
+
+    def editor_at(self, k):
+        return lambda texts: self.candidates(list(texts), k)
+
+
+def chain_metrics(chains, labels) -> dict:
+    from textxai.stats import bootstrap_interval
+    from textxai.words import word_distance
+
+    flips, minimal, inc = [], [], []
+    for chain, lab in zip(chains, labels):
+        flips.append(float(len(chain) > 1 and chain[1] is not None and lab[1] != lab[0]))
+        if len(chain) > 1 and chain[1] is not None:
+            d1 = word_distance(chain[0], chain[1])
+            minimal.append(float(d1))
+            if len(chain) > 2 and chain[2] is not None:
+                inc.append(float(max(word_distance(chain[1], chain[2]) - d1, 0)))
+    out = {}
+    for name, values in (("flip@1", flips), ("minimality@1", minimal), ("inc@1", inc)):
+        r = bootstrap_interval(np.array(values), n_resamples=2000, seed=0) if values else {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": 0}
+        out[name] = {k: r[k] for k in ("score", "ci_low", "ci_high", "n")}
+    return out
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=50, help="shortest IMDb reviews (default 50)")
+    parser.add_argument("--out", default="llm_editor.json")
+    parser.add_argument("--prompts", default="minimal,ceval")
+    parser.add_argument("--no-demo", action="store_true")
+    args = parser.parse_args(argv)
+
+    from real_texts import imdb_labelled
+
+    from textxai.classifier import as_classifier
+    from textxai.demo import demo_texts
+    from textxai.editors import SubstitutionEditor
+    from textxai.inconsistency import feedback_chains
+    from textxai.lm import PACKAGED_LM, as_lm
+
+    reviews = [t for t, _ in sorted(imdb_labelled(), key=lambda r: (len(r[0].split()), r[0]))[: args.n]]
+    if len(reviews) < args.n:
+        raise SystemExit("CEval's IMDb reviews not found: set TEXTXAI_REFERENCE_DIR=../shared/reference")
+    sets = {"imdb": reviews} if args.no_demo else {"imdb": reviews, "demo": demo_texts("sentiment", 8)}
+    clf = as_classifier("textxai/demo-sentiment")
+    lm = as_lm(PACKAGED_LM)
+    results = {"texts": {k: len(v) for k, v in sets.items()},
+               "words": {k: [len(t.split()) for t in v] for k, v in sets.items()}, "runs": {}}
+    out = Path(args.out)
+
+    def save():
+        out.write_text(json.dumps(results, indent=1))
+
+    def log(msg):
+        print(time.strftime("%H:%M:%S"), msg, flush=True)
+
+    pools = {p: Pool(clf, lm, p) for p in args.prompts.split(",")}
+    def substitution(name):
+        texts = sets[name]
+        if True:
+            start = time.perf_counter()
+            sub = feedback_chains(SubstitutionEditor(clf, max_words=4), texts, clf, steps=2, progress=False)
+            results["runs"][f"{name}/substitution"] = {**chain_metrics(sub.chains, sub.labels),
+                                                       "seconds_per_text_step": (time.perf_counter() - start) / len(texts) / 2,
+                                                       "steps": 2, "chains": [c[:3] for c in sub.chains][:3]}
+            log(f"{name} substitution {results['runs'][f'{name}/substitution']}")
+            save()
+
+    chains_of: dict = {}
+
+    def llm(prompt, name, step, ks, chunk=10):
+        """Chains of ``step`` steps at each k, by chunks of texts (each saved as it completes: chains are per text)."""
+        pool, texts = pools[prompt], sets[name]
+        for lo in range(0, len(texts), chunk):
+            for k in ks:
+                key = f"{name}/llm-{prompt}/k={k}"
+                res = feedback_chains(pool.editor_at(k), texts[lo:lo + chunk], clf, steps=step, progress=False)
+                done = chains_of.setdefault((key, step), ([], []))
+                done[0].extend(res.chains)
+                done[1].extend(res.labels)
+                entry = results["runs"].setdefault(key, {})
+                metrics = chain_metrics(*done)
+                if step == 1:
+                    entry.update({m: v for m, v in metrics.items() if m != "inc@1"})
+                else:
+                    entry["inc@1"] = metrics["inc@1"]
+                    entry["texts_step2"] = len(done[0])
+                entry["texts_step1" if step == 1 else "texts_step2"] = len(done[0])
+                entry["chains"] = [c[:3] for c in done[0]][:3]
+                results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures))
+                log(f"{key} step {step} ({len(done[0])} texts): { {m: round(v['score'], 3) for m, v in metrics.items()} } "
+                    f"cost {pool.cost}")
+                save()
+
+    # most wanted first (a run stopped early reports what ran): the demo texts (short: cheap) at step 1 for every prompt
+    # and k, substitution, step 2 at k = 4; then the IMDb reviews by chunks: step 1 of the first prompt (its k = 8 pool
+    # serves k = 1 and 4), substitution, step 2 at k = 4, the other prompts, the other ks' step 2
+    first, *others = list(pools)
+    plan = []
+    if "demo" in sets:
+        plan += [lambda p=p: llm(p, "demo", 1, (8, 4, 1)) for p in pools] + [lambda: substitution("demo")]
+        plan += [lambda p=p: llm(p, "demo", 2, (4,)) for p in pools]
+    plan += [lambda: llm(first, "imdb", 1, (8, 4, 1), chunk=5), lambda: substitution("imdb"),
+             lambda: llm(first, "imdb", 2, (4,), chunk=5)]
+    plan += [lambda p=p: llm(p, "imdb", 1, (8, 4, 1), chunk=5) for p in others]
+    plan += [lambda p=p: llm(p, "imdb", 2, (4,), chunk=5) for p in others]
+    plan += [lambda p=p: llm(p, "imdb", 2, (8, 1), chunk=5) for p in pools]
+    for task in plan:
+        task()
+    log("done")
+
+
+if __name__ == "__main__":
+    main()
