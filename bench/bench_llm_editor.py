@@ -40,7 +40,8 @@ class Pool:
     def __init__(self, classifier, lm, prompt):
         from textxai.llm_editor import LLMEditor
 
-        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, rank=False, progress=True)
+        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, progress=True)
+        self.editor.rank = False
         self.slots = {}   # text -> [(rewrite or None), ...] (1 slot: greedy only; max(KS) slots: all)
         self.cost = {"texts": 0, "replies": 0, "tokens": 0, "seconds": 0.0}
 

@@ -164,10 +164,14 @@ def test_judge_wrong_number_of_replies(module):
 def test_generative_judge_is_greedy_decoding(tiny_gpt2_parts):
     """A real (tiny random) GPT-2 as judge: replies equal a hand-written greedy loop over the same prompt."""
     model, tokenizer = tiny_gpt2_parts
-    out = ceval.judge_quality(["the movie was wonderful"], (model, tokenizer), max_new_tokens=3)
+    out = ceval.judge_quality(["the movie was wonderful"], (model, tokenizer), max_new_tokens=3, method="generate")
     for aspect in ceval.QUALITY_ASPECTS:
         prompt = out["prompts"][aspect][0]
-        ids = tokenizer(prompt, return_tensors="pt")["input_ids"][:, -(model.config.n_positions - 3):]
+        # the prompt as a generation prompt: the tokenizer's start token, the text, no end token (RoBERTa-style
+        # tokenizers append </s>, which would end the prompt before the reply)
+        plain = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        start = [tokenizer.bos_token_id] if tokenizer(prompt)["input_ids"][0] == tokenizer.bos_token_id else []
+        ids = torch.tensor([start + plain])[:, -(model.config.n_positions - 3):]
         with torch.no_grad():
             for _ in range(3):
                 nxt = model(input_ids=ids).logits[0, -1].argmax()

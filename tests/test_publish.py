@@ -15,7 +15,7 @@ import textxai
 from textxai import modules, publish, registry
 from textxai.publish import PublishError, add_publish_arguments, assemble_space, main_publish
 
-SPACE_FILES = ["README.md", "app.py", "examples.txt", "requirements.txt", "textxai", "toy_metric.py"]
+SPACE_FILES = ["README.md", "app.py", "examples.txt", "requirements.txt", "textxai", "textxai_vendor.py", "toy_metric.py"]
 
 
 METRIC_SCRIPT = '''\
@@ -141,12 +141,22 @@ def _header(readme: Path) -> tuple[dict, str]:
     return yaml.safe_load(head), body.lstrip("\n")
 
 
+def _unvendored(script: str) -> str:
+    """A published module script less what publish adds (the vendored package's activation, before its textxai
+    imports, which it indents under ``if True:``): the source script, when nothing else was changed."""
+    lines = script.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("# textxai publish: the package, vendored"))
+    assert lines[start + 1].startswith("from .textxai_vendor import activate") and lines[start + 3].startswith("if True:")
+    rest = [line[4:] if line.startswith(("    from textxai", "    import textxai")) else line for line in lines[start + 4:]]
+    return "".join(lines[:start] + rest)
+
+
 def test_assemble_metric_space(toy_root, tmp_path):
     target = assemble_space("toy_metric", "my-org", tmp_path / "out")
     assert target == tmp_path / "out" / "toy_metric"
     source = toy_root / "metrics" / "toy_metric"
     assert sorted(p.name for p in target.iterdir()) == SPACE_FILES
-    assert (target / "toy_metric.py").read_bytes() == (source / "toy_metric.py").read_bytes()
+    assert _unvendored((target / "toy_metric.py").read_text()) == (source / "toy_metric.py").read_text()
     header, body = _header(target / "README.md")
     assert header["sdk"] == "gradio" and header["app_file"] == "app.py" and header["python_version"] == "3.11"
     assert header["license"] == "apache-2.0"
@@ -265,7 +275,7 @@ def test_publish_uploads_with_hf_api(toy_root, fake_api):
     assert upload[0] == "upload_folder" and upload[1] == "my-org/toy_metric" and upload[2]["repo_type"] == "space"
     assert upload[2]["name"] == "toy_metric"
     assert upload[2]["files"] == SPACE_FILES
-    assert upload[2]["script"] == (toy_root / "metrics" / "toy_metric" / "toy_metric.py").read_text()
+    assert _unvendored(upload[2]["script"]) == (toy_root / "metrics" / "toy_metric" / "toy_metric.py").read_text()
 
 
 def test_dry_run_uploads_nothing(toy_root, fake_api, tmp_path):

@@ -83,7 +83,7 @@ def test_keyword_index_cache_follows_the_weights(monkeypatch, tmp_path):
     from textxai.toki import index as toki_index
 
     builds = []
-    monkeypatch.setattr(toki_index, "build_keyword_index", lambda clf, texts, labels, **kw: builds.append(1) or len(builds))
+    monkeypatch.setattr(toki_index, "_build_index", lambda clf, texts, labels, *rest: builds.append(1) or len(builds))
     monkeypatch.setattr(toki_index, "_INDEX_CACHE", toki_index.LRUCache(4))
     clf = TextClassifier((tiny_models.tiny_bert(), tiny_models.bert_tokenizer(tmp_path / "tok")), device="cpu")
     first = toki_index.cached_keyword_index(clf, ["a b"], [0], seed=0)
@@ -102,7 +102,7 @@ def test_keyword_index_cache_follows_the_word_view(monkeypatch, tmp_path):
     from textxai.toki import index as toki_index
 
     builds = []
-    monkeypatch.setattr(toki_index, "build_keyword_index", lambda clf, texts, labels, **kw: builds.append(clf.word_tokenizer) or len(builds))
+    monkeypatch.setattr(toki_index, "_build_index", lambda clf, texts, labels, *rest: builds.append(clf.word_tokenizer) or len(builds))
     monkeypatch.setattr(toki_index, "_INDEX_CACHE", toki_index.LRUCache(4))
     parts = (tiny_models.tiny_bert(), tiny_models.bert_tokenizer(tmp_path / "tok"))
     spacy_clf = TextClassifier(parts, device="cpu")
@@ -121,7 +121,7 @@ def test_keyword_index_cache_tells_long_pair_arrays_apart(monkeypatch, tmp_path)
     from textxai.toki import index as toki_index
 
     builds = []
-    monkeypatch.setattr(toki_index, "build_keyword_index", lambda clf, texts, labels, **kw: builds.append(1) or len(builds))
+    monkeypatch.setattr(toki_index, "_build_index", lambda clf, texts, labels, *rest: builds.append(1) or len(builds))
     monkeypatch.setattr(toki_index, "_INDEX_CACHE", toki_index.LRUCache(4))
     clf = TextClassifier((tiny_models.tiny_bert(), tiny_models.bert_tokenizer(tmp_path / "tok")), device="cpu")
     texts, labels = ["a b"] * 1200, [0] * 1200

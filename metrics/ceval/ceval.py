@@ -54,8 +54,12 @@ Args:
         pipeline, or the packaged "textxai/smollm2-135m-instruct".
     bos (default "auto"): the start token of perplexity: "auto" (the LM's BOS token, CEval's rule), None (none: the
         first token is not scored), a token or a token id; the result's `perplexity_start_token` names it.
-    judge (optional): instruction-following causal LM (id, folder, `(model, tokenizer)`, pipeline) decoded
-        greedily, or a callable `list[str] prompts -> list[str] replies`, for the text-quality questions.
+    judge (optional): instruction-following causal LM (id, folder, `(model, tokenizer)`, pipeline), or a callable
+        `list[str] prompts -> list[str] replies`, for the text-quality questions.
+    judge_method (`str`, default "auto"): how the judge's score is read: "probabilities" (an LM's next-token
+        distribution over "1".."5": the expected score, every text scored; what "auto" picks for an LM),
+        "generate" (an LM decodes a reply, greedily unless `judge_generate_kwargs` says otherwise, which is parsed:
+        CEval's reading) or "parsed_replies" (a callable's replies, parsed; what "auto" picks for a callable).
     judge_tokenizer (optional): the judge's tokenizer when `judge` is a loaded model.
     judge_topic (`str`, optional): what the texts are, in the prompts; default "movie review", or
         "natural language inference pair" for NLI.

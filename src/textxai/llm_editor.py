@@ -172,10 +172,13 @@ class LLMEditor:
     """
 
     name = "llm"
+    #: the classifier picks among the candidates (flipping first, then the smallest word distance); set False on an
+    #: instance to get every candidate in the LM's order
+    rank = True
 
     def __init__(self, classifier, lm=None, prompt="ceval", target: int | None = None, do_sample: bool = False,
                  seed: int = 0, batch_size: int = 8, progress: bool = False, task: str = "sentiment",
-                 num_candidates: int = 1, rank: bool = True):
+                 num_candidates: int = 1):
         from textxai.classifier import as_classifier
         from textxai.lm import PACKAGED_LM, as_lm
 
@@ -199,7 +202,6 @@ class LLMEditor:
         self.failures: Counter = Counter()
         self.replies: list[str] = []
         self.log: list[tuple[str, str, str | None]] = []  # (input, raw reply, failure reason or None), every call
-        self.rank = bool(rank)
         #: what the calls asked of the LM: prompts, replies asked (k per prompt), the bound on new tokens they allowed
         self.cost: Counter = Counter()
 
@@ -337,19 +339,19 @@ def _memoised(lm, keys: list, compute) -> list:
     return [found[k] for k in keys]
 
 
-def _cached_generate(lm, messages, limits, do_sample, seeds, batch_size, progress, texts) -> list[str]:
+def _cached_generate(lm, messages, limits, do_sample, seeds, batch_size, progress, texts=None) -> list[str]:
     """The first candidate of each text (:func:`textxai.lm.generate`; greedy unless ``do_sample``, then under the
     text's seed), remembered per (model weights, prompt, bound, seed) in this process: the demo's inconsistency and
     CEval sections, and a feedback chain that returns to a text, ask for the same edit."""
     from textxai.lm import generate, sample
 
     def compute(todo):
+        some = None if texts is None else [texts[i] for i in todo]
         if do_sample:
             return [r[0] for r in sample(lm, [messages[i] for i in todo], 1, [limits[i] for i in todo],
-                                         [seeds[i] for i in todo], [texts[i] for i in todo], SAMPLING, progress,
-                                         "paragraph")]
+                                         [seeds[i] for i in todo], some, SAMPLING, progress, "paragraph")]
         return generate(lm, [messages[i] for i in todo], [limits[i] for i in todo], batch_size=batch_size,
-                        progress=progress, texts=[texts[i] for i in todo], stop="paragraph")
+                        progress=progress, texts=some, stop="paragraph")
 
     return _memoised(lm, [(repr(m), n, do_sample and s) for m, n, s in zip(messages, limits, seeds)], compute)
 

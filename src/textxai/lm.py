@@ -392,6 +392,18 @@ def _content_ids(tok, content: str) -> list[int]:
     return list(tok(content, add_special_tokens=False, split_special_tokens=True)["input_ids"]) if content else []
 
 
+def _start_ids(tok) -> list[int]:
+    """The tokens a tokenizer writes BEFORE a text (a BOS), not those after it: a prompt continues where it ends
+    (RoBERTa-style tokenizers wrap a text in ``<s> ... </s>``; an end token before the reply ends it)."""
+    probe = "a"
+    full = list(tok(probe, add_special_tokens=True)["input_ids"])
+    plain = list(tok(probe, add_special_tokens=False)["input_ids"])
+    for start in range(len(full) - len(plain) + 1):
+        if full[start:start + len(plain)] == plain:
+            return full[:start]
+    return []
+
+
 def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tuple[int, int] | None]:
     """``(ids, span)`` of a prompt (a user message or chat turns) as :func:`chat_text` writes it, the chat template's
     own special tokens as control tokens and everything else -- every message's content above all -- as plain text
@@ -415,7 +427,7 @@ def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tup
     else:
         order = list(range(len(turns)))
         markup = [""] + ["\n\n"] * (len(turns) - 1) + ["" if isinstance(messages, str) else "\n"]
-        ids = list(tok("", add_special_tokens=True)["input_ids"])
+        ids = _start_ids(tok)
     specials = sorted({t for t in getattr(tok, "all_special_tokens", []) if t}, key=len, reverse=True)
     split = re.compile("(" + "|".join(map(re.escape, specials)) + ")") if specials else None
     run, span_chars = "", None   # plain text since the last control token; the user text's characters in it

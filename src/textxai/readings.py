@@ -27,6 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 
+from textxai.stats import count_interval  # noqa: F401  (the exact interval of a count: a statistic, kept in stats)
+
 #: Below this many units (texts, predictions, chains) no reading concludes: "too few to conclude (n = k < 10)".
 MIN_N = 10
 #: An interval wider than this on a [0, 1] scale (a rate) is too wide to conclude.
@@ -39,25 +41,6 @@ BUILT_IN = {
     "fim_confidence": ("built in: for a two-class softmax model λ_max = p(1−p)·‖∇(z₁−z₀)‖², so log λ_max contains "
                        "log p(1−p) by construction"),
 }
-
-
-def count_interval(k: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
-    """The exact (Clopper–Pearson) interval of a proportion ``k / n`` as shares in [0, 1]; (nan, nan) for n = 0.
-
-    >>> [tuple(round(x * n, 1) for x in count_interval(k, n)) for k, n in ((0, 4), (10, 10))]
-    [(0.0, 2.4), (6.9, 10.0)]
-    """
-    from scipy.stats import beta
-
-    k, n = int(k), int(n)
-    if n <= 0:
-        return float("nan"), float("nan")
-    if not 0 <= k <= n:
-        raise ValueError(f"k={k}: expected a count between 0 and n={n}")
-    alpha = 1 - confidence_level
-    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
-    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
-    return low, high
 
 
 def too_few(n) -> bool:

@@ -352,6 +352,25 @@ def value_at(result: Mapping, key: str):
     return value
 
 
+def count_interval(k: int, n: int, confidence_level: float = 0.95) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) interval of a proportion ``k / n`` as shares in [0, 1]; (nan, nan) for n = 0.
+
+    >>> [tuple(round(x * n, 1) for x in count_interval(k, n)) for k, n in ((0, 4), (10, 10))]
+    [(0.0, 2.4), (6.9, 10.0)]
+    """
+    from scipy.stats import beta
+
+    k, n = int(k), int(n)
+    if n <= 0:
+        return float("nan"), float("nan")
+    if not 0 <= k <= n:
+        raise ValueError(f"k={k}: expected a count between 0 and n={n}")
+    alpha = 1 - confidence_level
+    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
 def count_interval_entry(est: Estimand, confidence_level: float) -> dict | None:
     """The exact (Clopper–Pearson) interval of an estimand that is a share of units (a mean of 0/1 values: trust
     rates, flip rates, accuracy), else None (the bootstrap's). A count never gets a bootstrap interval: with every
@@ -361,8 +380,6 @@ def count_interval_entry(est: Estimand, confidence_level: float) -> dict | None:
     num, den = (np.asarray(d, dtype=np.float64) for d in est.data)
     if not (np.all(den == 1) and np.all((num == 0) | (num == 1))) or num.size < 2:
         return None
-    from textxai.readings import count_interval
-
     k, n = int(num.sum()), int(num.size)
     low, high = count_interval(k, n, confidence_level)
     return {"score": k / n, "ci_low": low, "ci_high": high, "n": n, "method": "Clopper-Pearson (exact)",

@@ -211,12 +211,13 @@ def probability_scores(lm, prompts: list, texts=None, batch_size: int = 8, progr
             "score_mass": mass}
 
 
-def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, device=None, max_new_tokens: int = MAX_NEW_TOKENS,
+def judge_quality(texts, judge, topic: str = "movie review", device=None, max_new_tokens: int = MAX_NEW_TOKENS,
                   progress: bool = False, generate_kwargs=None, seed: int = 0, batch_size: int = 8,
                   method: str = "auto") -> dict:
     """Ask ``judge`` CEval's four questions about every text (one text per prompt); per-aspect score arrays and counts.
 
-    ``judge``: a causal LM (see ``_load_causal_lm``) or a callable ``list[str] prompts -> list[str] replies``.
+    ``judge``: a causal LM (see ``_load_causal_lm``; a ``(model, tokenizer)`` pair or a loaded ``CausalLM`` for a model
+    with its own tokenizer) or a callable ``list[str] prompts -> list[str] replies``.
     ``method``: ``"auto"`` reads an LM from its probabilities (:func:`probability_scores`; the result's
     ``"entropy"``, ``"distribution"`` and ``"score_mass"`` hold per aspect what it read, ``num_unparsed`` is 0)
     and a callable from its parsed replies; ``"generate"`` asks an LM to generate a reply and parses it
@@ -252,23 +253,12 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
         if generate_kwargs:
             raise ValueError(f"judge_generate_kwargs={short_repr(dict(generate_kwargs))}: the judge is read from its "
                              "probabilities and generates nothing; expected None, or judge_method='generate'")
-        lm = _load_causal_lm(judge, tokenizer, device)
-        out = {"method": "probabilities", "prompts": {}, "entropy": {}, "distribution": {}, "score_mass": {},
-               "replies": {}, "unparsed": [], "num_unparsed": 0, "warning": None}
-        for aspect in QUALITY_ASPECTS:
-            prompts = [quality_prompt(t, aspect, topic) for t in texts]
-            read = probability_scores(lm, prompts, texts, batch_size, progress) if prompts else \
-                {"score": np.zeros(0), "entropy": np.zeros(0), "distribution": np.zeros((0, 5)), "score_mass": np.zeros(0)}
-            out[aspect] = read["score"]
-            out["prompts"][aspect] = prompts
-            for key in ("entropy", "distribution", "score_mass"):
-                out[key][aspect] = read[key]
-        return out
+        return _judge_by_probabilities(texts, _load_causal_lm(judge, None, device), topic, batch_size, progress)
     if callable_judge:
         def ask(prompts):
             return call_user(judge, "judge", f"the {aspect!r} prompts of {len(prompts)} texts", prompts)
     else:
-        generator = _GenerativeJudge(judge, tokenizer=tokenizer, device=device, max_new_tokens=max_new_tokens,
+        generator = _GenerativeJudge(judge, device=device, max_new_tokens=max_new_tokens,
                                      generate_kwargs=generate_kwargs, seed=seed, batch_size=batch_size)
 
         def ask(prompts):
@@ -291,6 +281,21 @@ def judge_quality(texts, judge, topic: str = "movie review", tokenizer=None, dev
         out["replies"][aspect] = replies
     out["num_unparsed"] = len(out["unparsed"])
     out["warning"] = judge_warning(out["num_unparsed"], len(texts) * len(QUALITY_ASPECTS), out["unparsed"])
+    return out
+
+
+def _judge_by_probabilities(texts: list, lm, topic: str, batch_size: int, progress: bool) -> dict:
+    """:func:`judge_quality` read from ``lm``'s next-token probabilities (:func:`probability_scores`), per aspect."""
+    out = {"method": "probabilities", "prompts": {}, "entropy": {}, "distribution": {}, "score_mass": {},
+           "replies": {}, "unparsed": [], "num_unparsed": 0, "warning": None}
+    for aspect in QUALITY_ASPECTS:
+        prompts = [quality_prompt(t, aspect, topic) for t in texts]
+        read = probability_scores(lm, prompts, texts, batch_size, progress) if prompts else \
+            {"score": np.zeros(0), "entropy": np.zeros(0), "distribution": np.zeros((0, 5)), "score_mass": np.zeros(0)}
+        out[aspect] = read["score"]
+        out["prompts"][aspect] = prompts
+        for key in ("entropy", "distribution", "score_mass"):
+            out[key][aspect] = read[key]
     return out
 
 

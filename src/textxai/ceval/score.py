@@ -358,7 +358,8 @@ def quality_metrics(request: Request, options: QualityOptions, run: RunOptions) 
         return {}, {}
     ok, joined = _scored_texts(request)
     topic = options.judge_topic or TOPICS["nli" if request.nli else "text"]
-    quality = judge_quality(joined, options.judge, topic=topic, tokenizer=options.judge_tokenizer, device=run.device,
+    judge = options.judge if options.judge_tokenizer is None else (options.judge, options.judge_tokenizer)
+    quality = judge_quality(joined, judge, topic=topic, device=run.device,
                             max_new_tokens=options.max_new_tokens, progress=run.progress,
                             generate_kwargs=options.judge_generate_kwargs, seed=options.seed,
                             batch_size=min(run.batch_size, 8), method=options.judge_method)
