@@ -137,3 +137,22 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int, progress: boo
         if budget is not None:
             budget.charge(len(chunk))
         yield chunk
+
+
+def right_padded(rows: Sequence[Sequence[int]], chunk: Sequence[int], pad_id: int):
+    """``(ids, attention_mask)``: the token-id rows ``rows[i]`` for ``i`` in ``chunk``, right-padded with ``pad_id`` to
+    the longest, as two ``[len(chunk), longest]`` long tensors (the mask 1 on each row's own tokens).
+
+    >>> ids, mask = right_padded([[5, 6, 7], [8]], [1, 0], 0)
+    >>> ids.tolist(), mask.tolist()
+    ([[8, 0, 0], [5, 6, 7]], [[1, 0, 0], [1, 1, 1]])
+    """
+    import torch
+
+    length = max(len(rows[i]) for i in chunk)
+    ids = torch.full((len(chunk), length), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(chunk), length), dtype=torch.long)
+    for j, i in enumerate(chunk):
+        ids[j, : len(rows[i])] = torch.as_tensor(rows[i], dtype=torch.long)
+        mask[j, : len(rows[i])] = 1
+    return ids, mask

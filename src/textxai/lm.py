@@ -30,7 +30,7 @@ import warnings
 import numpy as np
 import torch
 
-from textxai.batching import charge, length_sorted_batches
+from textxai.batching import charge, length_sorted_batches, right_padded
 from textxai.classifier import frozen_eval
 from textxai.loading import folder_fingerprint
 from textxai.progress import progress_bar
@@ -666,12 +666,7 @@ def next_token_probs(model, prompts, token_ids, texts=None, batch_size: int = 8,
     pad = _pad_id(lm.tokenizer)
     with torch.inference_mode(), frozen_eval(lm.model):
         for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "judge"):
-            length = max(len(rows[i]) for i in chunk)
-            ids = torch.full((len(chunk), length), pad, dtype=torch.long)
-            mask = torch.zeros((len(chunk), length), dtype=torch.long)
-            for j, i in enumerate(chunk):
-                ids[j, : len(rows[i])] = torch.tensor(rows[i])
-                mask[j, : len(rows[i])] = 1
+            ids, mask = right_padded(rows, chunk, pad)
             logits = lm.model(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device)).logits
             last = torch.tensor([len(rows[i]) - 1 for i in chunk], device=logits.device)
             final = logits[torch.arange(len(chunk), device=logits.device), last].double()

@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from textxai.batching import length_sorted_batches
+from textxai.batching import length_sorted_batches, right_padded
 from textxai.progress import progress_bar
 from textxai.wordview import WordView, token_limit
 
@@ -107,12 +107,7 @@ def lower_features_of_rows(model, rows, pad_id: int, batch_size: int = 32, progr
     try:
         with torch.inference_mode():
             for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "demo model: encoding"):
-                length = max(len(rows[i]) for i in chunk)
-                ids = torch.full((len(chunk), length), pad_id, dtype=torch.long)
-                attention = torch.zeros((len(chunk), length), dtype=torch.long)
-                for j, i in enumerate(chunk):
-                    ids[j, : len(rows[i])] = torch.as_tensor(rows[i])
-                    attention[j, : len(rows[i])] = 1
+                ids, attention = right_padded(rows, chunk, pad_id)
                 states = model.bert(input_ids=ids, attention_mask=attention).last_hidden_state
                 mask = attention.unsqueeze(-1).to(states.dtype)
                 means[chunk] = (states * mask).sum(1) / mask.sum(1)
