@@ -90,7 +90,7 @@ def test_browser_pair_shows_numbers(app, tiny_folder, gradio_url, page):
     page.locator("#ceval-original textarea").fill(ORIGINAL)
     page.locator("#ceval-counterfactuals textarea").fill(CFS[0])
     page.locator("#ceval-run").click()
-    page.wait_for_selector("#token-distance")
+    page.wait_for_selector("#token-distance", timeout=180_000)  # ~46 s idle on 2 cores (the packaged LM loads)
     ref = _expected(tiny_folder, cfs=CFS[:1])
     assert page.locator("#flip-rate").inner_text().strip() == f"{ref['flip_rate']:.3f}"
     assert page.locator("#probability-change").inner_text().strip() == f"{ref['probability_change']:.3f}"
