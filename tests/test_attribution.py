@@ -434,25 +434,8 @@ def test_seed_must_be_a_non_negative_integer(bert_clf, method, value, monkeypatc
 
 
 # ------------------------------------------------------------------------------ adaptive sample count (auto)
-class LinearConfig(PretrainedConfig):
-    model_type = "textxai-linear"
-
-
-class LinearProbabilityModel(PreTrainedModel):
+class LinearProbabilityModel(BagOfWordsModel):
     """p(class 1) = 0.1 + sum over present tokens of (e . u)^2: an exactly additive probability of the words."""
-
-    config_class = LinearConfig
-
-    def __init__(self, config):
-        super().__init__(config)
-        self.emb = torch.nn.Embedding(config.vocab_size, 4)
-        self.register_buffer("u", torch.tensor([0.5, 0.5, 0.5, 0.5]))
-
-    def _init_weights(self, module):
-        pass
-
-    def get_input_embeddings(self):
-        return self.emb
 
     def forward(self, input_ids=None, attention_mask=None, token_type_ids=None, inputs_embeds=None, **kwargs):
         e = self.emb(input_ids) if inputs_embeds is None else inputs_embeds
@@ -464,7 +447,7 @@ class LinearProbabilityModel(PreTrainedModel):
 def additive(bert_parts):
     _, tokenizer = bert_parts
     weights = {"great": 0.2, "film": 0.15, "good": 0.1, "movie": 0.07, "bad": 0.04, "love": 0.02}  # sums to 0.58
-    model = LinearProbabilityModel(LinearConfig(num_labels=2, vocab_size=len(tokenizer)))
+    model = LinearProbabilityModel(BagConfig(num_labels=2, vocab_size=len(tokenizer)))
     with torch.no_grad():
         model.emb.weight.zero_()
         for word, w in weights.items():
