@@ -162,8 +162,8 @@ def _cli_cases(tmp, good):
         (base + ["--data", str(good), "--text-column", "review"], 2, ["--text-column 'review'", "no such column"]),
         (["run", "naopc", "--model", "textxai/demo-sentiment", "--data", str(good), "--output", str(tmp / "afile")], 2,
          ["--output", "afile", "is a file"]),
-        (base + ["--data", str(good), "--model", "/no/such/folder"], 2, ["model='/no/such/folder'", "no such folder"]),
-        (base + ["--data", str(good), "--device", "tpu"], 2, ["device='tpu'", "expected"]),
+        (base + ["--data", str(good), "--model", "/no/such/folder"], 2, ["--model '/no/such/folder'", "no such folder"]),
+        (base + ["--data", str(good), "--device", "tpu"], 2, ["--device 'tpu'", "expected"]),
         (["run", "nosuch"], 2, ["invalid choice", "nosuch"]),
         (["run", "naopc", "--data", str(good)], 2, ["--model"]),
         # issue 22: every message names the flag passed; numbers of every option checked

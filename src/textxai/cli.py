@@ -381,7 +381,8 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv or not one_line_errors
     argv = [a for a in argv if a != "--debug"]
-    args = build_parser(argv).parse_args(argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
     from textxai.progress import restore, third_party_bars_quiet
 
     quieted = third_party_bars_quiet()
@@ -399,7 +400,7 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
     except (ValueError, TypeError) as error:  # the library's messages for inputs it refuses
         if debug:
             raise
-        print(f"textxai: error: {one_line(str(error), 600)}", file=sys.stderr)
+        print(f"textxai: error: {one_line(as_flags(str(error), parser), 600)}", file=sys.stderr)
         return 2
     except Exception as error:  # noqa: BLE001 - any other failure: one line, the traceback with --debug
         if debug:
@@ -408,6 +409,35 @@ def main(argv: list[str] | None = None, one_line_errors: bool | None = None) -> 
         return 1
     finally:
         restore(quieted)
+
+
+def option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    """Every ``--flag`` of ``parser`` and of its sub-commands."""
+    found = set()
+    for action in parser._actions:
+        found.update(s for s in action.option_strings if s.startswith("--"))
+        for sub in (getattr(action, "choices", None) or {}).values() if isinstance(action, argparse._SubParsersAction) else ():
+            found |= option_strings(sub)
+    return found
+
+
+def as_flags(message: str, parser: argparse.ArgumentParser) -> str:
+    """A library message names arguments as Python spells them (``model='x': ...``); on the command line the
+    user typed ``--model x``, so each ``name=`` that is one of the command's flags is written as that flag.
+
+    >>> p = ArgumentParser(prog="t"); _ = p.add_argument("--beam-size")
+    >>> as_flags("beam_size=0: expected a positive integer; model='m' is fine", p)
+    "--beam-size 0: expected a positive integer; model='m' is fine"
+    """
+    import re
+
+    flags = option_strings(parser)
+
+    def spell(match):
+        flag = "--" + match.group(1).replace("_", "-")
+        return f"{flag} " if flag in flags else match.group(0)
+
+    return re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=(?!=)", spell, message)
 
 
 @contextmanager
