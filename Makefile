@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 OFFLINE := HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 GRADIO_ANALYTICS_ENABLED=False
 PYTEST_ARGS ?=
 
-.PHONY: demo test fuzz docs bench wheel release-check clean
+.PHONY: demo test test-long fuzz docs bench wheel release-check clean
 
 $(VENV)/.installed: pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,13 @@ $(VENV)/.installed: pyproject.toml setup.py
 demo: $(VENV)/.installed
 	$(OFFLINE) $(BIN)/textxai demo --output demo-output
 
-test: $(VENV)/.installed   # the test files and the library's doctests
-	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests src/textxai --doctest-modules $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
+test: $(VENV)/.installed   # the test files and the library's doctests, all but the long tier
+	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests src/textxai --doctest-modules -m "not long" $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
+
+# the long tier (pytest marker `long`): several Python processes per test (accelerate / torchrun launches) and
+# memory soaks, minutes each; CI runs it after `make test`
+test-long: $(VENV)/.installed
+	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests -m long $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
 
 fuzz: $(VENV)/.installed   # the zoo fuzzer (tests/test_fuzz_zoo.py) with fresh seeds and 200 examples per property
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) TEXTXAI_FUZZ=deep $(BIN)/python -m pytest tests/test_fuzz_zoo.py -q $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status

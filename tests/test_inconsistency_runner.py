@@ -77,16 +77,22 @@ def test_cli_bad_chains_file(tiny_folder, tmp_path):
               "--output", str(tmp_path / "o")])
 
 
+@pytest.fixture(scope="module")
+def demo_run():
+    """The inconsistency demo section, run once for the tests below (with the packaged LM where it is installed)."""
+    from textxai.inconsistency.runner import demo
+
+    return demo(progress=False)
+
+
 @pytest.mark.slow
-def test_demo_section():
+def test_demo_section(demo_run):
     """The demo's story: the substitution editor answers its own edit with one of the same size (swaps a word
     back), the deletion baseline cannot restore what it deleted and shows inc > 0 on the same texts; the
     report explains the most inconsistent step and compares the editors paired."""
-    from textxai.inconsistency.runner import demo
-
     from textxai.lm import packaged_lm_file
 
-    report, results, figures = demo(progress=False)
+    report, results, figures = demo_run
     sub, dele = results["substitution"], results["deletion"]
     names = ("substitution", "deletion") + (("llm",) if packaged_lm_file() else ())
     assert set(figures) == {f"{e}_{k}" for e in names for k in ("steps", "intervals")}
@@ -120,12 +126,10 @@ def test_demo_section():
 
 
 @pytest.mark.slow
-def test_demo_section_with_the_llm_editor(smollm2):
+def test_demo_section_with_the_llm_editor(smollm2, demo_run):
     """With the packaged LM: the LLM editor's chains on the same originals, perplexity@n of every editor under it
     (its start token stated), ten LLM edits shown as they came out, paired comparisons against both editors."""
-    from textxai.inconsistency.runner import demo
-
-    report, results, _ = demo(progress=False)
+    report, results, _ = demo_run
     llm = results["llm"]
     assert [c[0] for c in llm["chains"]] == [c[0] for c in results["substitution"]["chains"]]
     for name in ("substitution", "deletion", "llm"):

@@ -74,6 +74,7 @@ def test_module_docstring_examples(name):
     assert runner.failures == 0, f"{name}: {runner.failures} failing example(s) (see output above)"
 
 
+@pytest.mark.long
 def test_load_from_a_built_wheel(tmp_path):
     wheel_dir, target = tmp_path / "wheel", tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(ROOT)],
@@ -287,6 +288,7 @@ _BY_HUB_NAME = (
 )
 
 
+@pytest.mark.long
 def test_evaluate_load_by_hub_name_offline_after_cache_modules(tmp_path):
     """evaluate.load("textxai/inconsistency") offline from an empty folder: unknown before, found after caching."""
     empty = tmp_path / "empty"

@@ -74,6 +74,7 @@ def workdir(sharp_bert_folder, tmp_path_factory):
 # batch size 1: float32 outputs of this sharp model move by ~1e-6 with the padding of a batch (as they do when
 # batch_size changes in one process), and batches differ when the texts are split; one text per batch keeps
 # the comparison about the splitting itself
+@pytest.mark.long
 @pytest.mark.parametrize("module, options", [
     ("naopc", ["--batch-size", "1", "--attribution-methods", "gradient", "omission", "--normalization", "auto", "--max-exact-words", "6",
                "--beam-size", "2"]),
@@ -127,6 +128,7 @@ REST = {  # every module that ran on the main process alone before
 }
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("module, launcher", [(m, "accelerate") for m in sorted(REST)] + [("inconsistency", "torchrun")])
 def test_every_other_module_splits_and_writes_the_single_process_output(module, launcher, rest_workdir):
     folder, model, lm = rest_workdir
@@ -234,6 +236,7 @@ def test_docstrings():
     assert doctest.testmod(parallel).failed == 0
 
 
+@pytest.mark.long
 def test_audit_splits_every_stage_and_writes_the_single_process_report(rest_workdir):
     """`accelerate launch -m textxai audit`: every stage's per-text work is shared out (difficulty, flips, NAOPC,
     the explanations of TOKI, the editors' calls, the shortcut flips) and the main process writes the same
