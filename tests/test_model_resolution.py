@@ -40,6 +40,15 @@ def test_the_counter_sees_a_resolution_by_name_and_not_a_resolved_classifier(res
     assert by_name["naopc_comprehensiveness"] == by_object["naopc_comprehensiveness"]
 
 
+def test_naopc_analyse_given_a_name_resolves_it_once(resolutions):
+    from textxai.naopc import analyse
+
+    a = analyse(["a wonderful film"], "textxai/demo-sentiment", attribution_method="omission", intervals=None,
+                figures=False)
+    assert resolutions == ["textxai/demo-sentiment"]  # was 2: the analysis resolved the name again for its device
+    assert a.results["n_texts"] == 1
+
+
 def test_an_audit_resolves_its_model_once(resolutions, tmp_path):
     from textxai.audit import audit
 
