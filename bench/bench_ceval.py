@@ -61,7 +61,7 @@ def report_row(stride: int = 12, reference: str | None = None):
     """One row of bench/report.py: token distance + diversity end to end (tokenize + distance) on every
     ``stride``-th pair of CEval's stored IMDb results, ours vs nltk.edit_distance on spaCy tokens; None without
     the reference data."""
-    from report import Row
+    from rows import Row
 
     root = Path(reference or Path(__file__).resolve().parents[2] / "shared" / "reference") / "ceval" / "results" / "imdb"
     if not root.exists():

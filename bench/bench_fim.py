@@ -45,7 +45,7 @@ def naive_lambda(clf, text: str) -> float:
 
 def report_row(clf, n_tokens: int = 16, n_texts: int = 1):
     """One row of bench/report.py: lambda_max per example, ours vs explicit G + eigvalsh (one torch thread, as main)."""
-    from report import Row
+    from rows import Row
 
     from textxai import fim
 

@@ -65,7 +65,7 @@ def synthetic_chains(n_chains, steps=10, length=200, seed=0):
 
 def report_row(n_chains: int = 2000, baseline_chains: int = 10):
     """One row of bench/report.py: inc@n per chain, ours vs the authors' style (nltk DP on spaCy tokens)."""
-    from report import Row
+    from rows import Row
 
     from textxai import inconsistency as inc
 

@@ -86,7 +86,7 @@ def measure(n_texts: int = 32, gen_texts: int = 8, new_tokens: int = 32) -> dict
 
 def report_row(n_texts: int = 32, gen_texts: int = 8):
     """One row of bench/report.py: perplexity vs the plain forward of the same tokens; generation tokens/s."""
-    from report import Row
+    from rows import Row
 
     m = measure(n_texts, gen_texts)
     return Row(f"perplexity, packaged SmolLM2-135M ({m['texts']} demo texts, {m['scored_tokens']:,} tokens); "

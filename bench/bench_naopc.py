@@ -227,11 +227,11 @@ def bench_beam(clf, sizes, count, beam_size=5, measure_printed_upto=10):
 # --------------------------------------------------------------------- vs the authors' beam (issue 11)
 def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str], index: dict | None = None):
     """Model inputs and limits of our searches against the authors' beam (B = 5) on the same model outputs
-    (report.versus_authors; ``cache``: a pickle file keeping the model outputs between runs)."""
+    (naopc_problems.versus_authors; ``cache``: a pickle file keeping the model outputs between runs)."""
     import pickle
     from pathlib import Path
 
-    from report import beam_problems, versus_authors
+    from naopc_problems import beam_problems, versus_authors
 
     store = pickle.loads(Path(cache).read_bytes()) if cache and Path(cache).exists() else {}
     print(f"\n== Limits vs the authors' beam (B = 5), {n_texts} texts of 10-40 words ==")
@@ -252,8 +252,8 @@ def bench_authors(clf, n_texts: int, cache: str | None, searches: list[str], ind
 
 
 def bench_tradeoff(clf, n_texts: int, searches: list[str]):
-    """Model inputs vs the gap to the exact limits, texts of 10-14 words (word features; report.tradeoff)."""
-    from report import tradeoff
+    """Model inputs vs the gap to the exact limits, texts of 10-14 words (word features; naopc_problems.tradeoff)."""
+    from naopc_problems import tradeoff
 
     print()
     print(tradeoff(clf, [int(round(x)) for x in np.linspace(10, 14, n_texts)], searches))

@@ -47,7 +47,7 @@ def toki_row(clf, n_texts: int, n_samples: int = 5000, batch_size: int = 64):
     """TOKI keyword identification with LIME ``n_samples`` on ``n_texts`` training texts: seconds per instance
     (the issue's workload is 200 texts; the time per instance does not depend on how many), next to the
     paper's 94-97 s per instance."""
-    from report import Row
+    from rows import Row
 
     data = rows("sentiment", "train")
     by_class = {}

@@ -4,7 +4,7 @@
 
 Sets (demo sentiment model; word and token features each):
 
-- ``project``: the project's 20 texts of 10-40 words (report.beam_problems; tokens: the first 40);
+- ``project``: the project's 20 texts of 10-40 words (naopc_problems.beam_problems; tokens: the first 40);
 - ``sst2`` / ``yelp``: the NAOPC authors' own short texts (../shared/reference/naopc/data, <= 12 words);
 - ``long``: real texts of 40-80 words (real_texts.reviews_of_words: CEval IMDb reviews; tokens: the first 80).
 - ``longer``: real texts of 100-200 words (one of 100 words unless --count says more: the authors' B=5 asks ~5 N^2
@@ -33,7 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_texts import reference_dir, reviews_of_words  # noqa: E402
 from authors_beam import authors_beam  # noqa: E402
-from report import CachedScores, beam_problems, versus_authors  # noqa: E402
+from naopc_problems import CachedScores, beam_problems, versus_authors  # noqa: E402
 
 SETS = ("project", "sst2", "yelp", "long", "longer", "stored")
 STORED_MODELS = ("bert-base-uncased-SST-2", "bert-base-uncased-imdb", "bert-base-uncased-yelp-polarity")
@@ -153,7 +153,7 @@ def ceilings(problems, exact_words: int = 12) -> dict:
     - ``greedy``: the paper's beam at B = 1 (every child of one state per level): ratio and texts > 0.01 looser.
     - ``ours``: ``method="beam"``: ratio and texts > 0.01 looser.
     """
-    from report import _search
+    from naopc_problems import search
 
     from textxai import naopc
 
@@ -162,8 +162,8 @@ def ceilings(problems, exact_words: int = 12) -> dict:
     for scores, n in problems:
         theirs = authors_beam(scores, n, 5)
         out["theirs"] += theirs.model_inputs
-        ours, ours_inputs = _search(scores, n, "beam")
-        greedy, greedy_inputs = _search(scores, n, "beam-paper:1")
+        ours, ours_inputs = search(scores, n, "beam")
+        greedy, greedy_inputs = search(scores, n, "beam-paper:1")
         if n <= exact_words:
             best = naopc.aopc_limits(scores, n, method="exact", max_exact_words=exact_words)
             up_order, lo_order = best.upper_order, best.lower_order

@@ -296,7 +296,7 @@ class AutocastShy(BagOfWordsModel):
                                                    (None, True, "float32"), (0.0, False, "float32")])
 def test_auto_precision_keeps_float32_unless_the_hardware_and_the_model_agree(bert_parts, monkeypatch, shift, native,
                                                                                 expected):
-    from textxai import classifier as classifier_module
+    from textxai.model import probabilities as classifier_module  # where the precision probe reads it
 
     _, tokenizer = bert_parts
     model = AutocastShy(BagConfig(num_labels=2, vocab_size=len(tokenizer)))
@@ -371,7 +371,7 @@ def test_integrated_gradients_steps_in_rows_of_at_most_cpu_batch_tokens_same_sco
     shapes = []
     hook = bert_clf.model.register_forward_hook(
         lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
-    monkeypatch.setattr("textxai.classifier.CPU_BATCH_TOKENS", 60)
+    monkeypatch.setattr("textxai.model.probabilities.CPU_BATCH_TOKENS", 60)
     try:
         split = word_attributions(texts, bert_clf, "integrated_gradients", target=1, n_steps=12, batch_size=32)
     finally:
@@ -391,7 +391,7 @@ def test_gradient_methods_take_texts_in_batches_of_at_most_cpu_batch_tokens_same
     shapes = []
     hook = bert_clf.model.register_forward_hook(
         lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
-    monkeypatch.setattr("textxai.classifier.CPU_BATCH_TOKENS", 30)
+    monkeypatch.setattr("textxai.model.probabilities.CPU_BATCH_TOKENS", 30)
     try:
         split = word_attributions(texts, bert_clf, method, target=1, batch_size=32)
     finally:

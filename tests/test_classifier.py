@@ -344,7 +344,7 @@ def test_cpu_batches_hold_at_most_cpu_batch_tokens_and_give_the_same_probabiliti
     shapes = []
     hook = bert_clf.model.register_forward_hook(
         lambda m, args, kwargs, out: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
-    monkeypatch.setattr("textxai.classifier.CPU_BATCH_TOKENS", 200)
+    monkeypatch.setattr("textxai.model.probabilities.CPU_BATCH_TOKENS", 200)
     try:
         text = " ".join(["a terrible boring film , i hated it"] * 6)   # 62 tokens
         masks = np.eye(len(bert_clf.words(text)), dtype=bool)

@@ -35,6 +35,45 @@ from textxai.validation import check_choice, check_positive_int
 PERTURBATIONS = ("mask", "delete")
 #: Word encodings kept per view (least recently used dropped first).
 CACHE_SIZE = 8192
+#: Subword conventions of tokenizer vocabularies: the marker, and whether it starts a word (else it
+#: marks a continuation piece). WordPiece ``##``; byte-level BPE ``Ġ``; SentencePiece ``▁``.
+SUBWORD_MARKERS = {"##": False, "\u0120": True, "\u2581": True}
+
+
+def word_vocabulary(tokenizer, min_length: int = 2) -> dict[str, int]:
+    """The whole-word entries of a tokenizer's vocabulary, ``{word: token id}`` in token-id order.
+
+    The one rule of textxai (random replacement words, embedder vocabularies, substitution candidates):
+
+    1. special tokens are skipped;
+    2. the vocabulary's convention is the marker of :data:`SUBWORD_MARKERS` that starts the most entries:
+       ``##`` (WordPiece) marks continuation pieces, so every entry without it is a word; ``Ġ`` (byte-level
+       BPE) and ``▁`` (SentencePiece) mark word starts, so only entries with the marker are words (the
+       marker dropped); a vocabulary with none of them takes every entry as written;
+    3. a word has at least ``min_length`` characters, all ASCII letters (case kept).
+
+    Every word comes from one entry, so the mapping is one-to-one.
+
+    >>> from transformers import BertTokenizerFast          # doctest: +SKIP
+    >>> word_vocabulary(tokenizer)                           # doctest: +SKIP
+    {'the': 1996, 'of': 1997, ...}
+    """
+    check_positive_int(min_length, "min_length")
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda item: item[1])
+    special = set(getattr(tokenizer, "all_special_tokens", None) or [])
+    counts = {marker: sum(token.startswith(marker) for token, _ in vocab) for marker in SUBWORD_MARKERS}
+    marker = max(counts, key=counts.get) if any(counts.values()) else None
+    words: dict[str, int] = {}
+    for token, token_id in vocab:
+        if token in special:
+            continue
+        if marker is not None and token.startswith(marker) != SUBWORD_MARKERS[marker]:
+            continue  # a continuation piece
+        word = token[len(marker):] if marker is not None and SUBWORD_MARKERS[marker] else token
+        if len(word) >= min_length and word.isascii() and word.isalpha() and word not in words:
+            words[word] = int(token_id)
+    return words
+
 
 
 @dataclass(frozen=True)

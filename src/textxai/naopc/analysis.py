@@ -52,11 +52,12 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     render.check_interval_options(intervals)
     if not isinstance(figures, (bool, np.bool_)) and (not isinstance(figures, (int, np.integer)) or figures < 0):
         raise ValueError(f"figures={figures!r:.80}: expected True, False or the number of texts whose curves to draw")
+    classifier = _resolved(classifier)  # once: a name given here is not resolved again below
     compare = parallel.sharded(compare_attributions, over=("texts", "attributions", "text_pairs", "target"),
                                merge=_join_methods)  # compare_attributions itself in one process
     res = compare(texts, classifier, attribution_sets(attributions, attribution_method), text_pairs=text_pairs,
                   target=target, options=opts)
-    results = _results(res, len(texts), _device(classifier), opts)
+    results = _results(res, len(texts), classifier.device, opts)
     figs: dict = {}
     per_method = _intervals(res, results, intervals, figs) if intervals is not None else {}
     results["warnings"] = warnings(results)
@@ -67,10 +68,10 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     return Analysis("naopc", results, summary, list(results["warnings"]), figs, report(results, title))
 
 
-def _device(classifier) -> str:
+def _resolved(classifier):
     from textxai.classifier import as_classifier
 
-    return as_classifier(classifier).device
+    return as_classifier(classifier)
 
 
 def _results(res: dict, n_texts: int, device, opts: NAOPCOptions) -> dict:

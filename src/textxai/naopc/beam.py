@@ -1,0 +1,348 @@
+"""NAOPC beam limits: the paper's beam search (Algorithm 1) and its lazy, polished variant (``method="beam"``).
+
+The seam of the limits (:mod:`textxai.naopc.limits`): this module searches orderings over a memo of removed sets
+(:class:`~textxai.naopc.core._Memo`), one model round per level for every input at once (:func:`_beam_many`);
+the exact DP over all sets, the option checks and the public :func:`~textxai.naopc.limits.aopc_limits` stay in
+``limits``, which re-exports the names here.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from textxai.naopc.core import ScoreManyFn, _evaluate, _Memo, _order_to_keys
+from textxai.progress import progress_bar
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """The lazy steps of ``method="beam"`` (``None`` instead: the paper's Algorithm 1, every child evaluated).
+
+    A state first asks for its ``children`` best children by estimate (the last marginal gain seen for each
+    feature along its own chain) and asks for all the others only when (a) none of them is saturated (within
+    ``saturation`` of probability 0 for the upper limit, 1 for the lower: no child can beat it by more) and
+    (b) their measured gains differ from their estimates by more than ``confirm`` (the estimates are stale
+    there) or the level is a multiple of ``refresh`` (every child re-measured periodically). Children whose
+    partial sums fall in the same ``ties``-wide bin are ranked by the keep-one prior (:func:`_keep_one`);
+    states more than ``margin`` below the best one are dropped (the width adapts: ``None`` keeps B states).
+    Then a local search (:func:`_polish`) moves single features of each limit's ordering, ``moves`` candidate
+    moves per round, until it has evaluated ``polish`` times the sets the steps evaluated (half per limit);
+    the limits are the best chains through every evaluated set (:func:`_memo_chain`).
+    """
+
+    saturation: float = 3e-4
+    children: int = 3
+    confirm: float = 5e-3
+    refresh: int = 4
+    ties: float = 1e-2
+    margin: float | None = 0.03
+    polish: float = 0.28
+    moves: int = 4
+
+
+LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
+
+
+class _Beam:
+    """One side (upper or lower) of the beam search of one input.
+
+    A state is ``(removed set, order, signed partial sum, signed marginal estimates or None)``. Children of
+    a state are scored incrementally (partial sum + one new term); states are deduplicated by removed set
+    (the best partial sum survives). ``lazy=None`` is the paper's Algorithm 1 (every child of every state
+    evaluated); a :class:`Lazy` asks for fewer children (see there).
+    """
+
+    __slots__ = ("sign", "states", "plan", "prior", "lazy")
+
+    def __init__(self, sign: float, lazy: Lazy | None = None, prior: dict[int, float] | None = None):
+        self.sign = sign  # +1 maximises (upper), -1 minimises (lower)
+        self.states = [(0, (), 0.0, None)]
+        self.plan: list[list[int]] = []
+        self.lazy = lazy
+        self.prior = prior  # feature -> signed keep-one score: the tie-breaker of the lazy beam
+
+    def first_requests(self, n: int) -> list[int]:
+        """Ranks every state's free features (best estimate first); returns the first children of lazy states."""
+        self.plan = []
+        lazy, prior = self.lazy, self.prior
+        for key, _, _, marg in self.states:
+            free = [j for j in range(n) if not key >> j & 1]
+            if lazy is not None and marg is not None:  # stable: then the lower index first
+                free.sort(key=lambda j: (-round(marg[j] / lazy.saturation), -prior[j]))
+            self.plan.append(free)
+        if lazy is None:
+            return []
+        return [key | 1 << j for (key, _, _, marg), free in zip(self.states, self.plan) if marg is not None
+                for j in free[: lazy.children]]
+
+    def _enough(self, memo: _Memo, key: int, marg, first: list[int]) -> bool:
+        """Whether a lazy state keeps its first children only (saturated, or estimates confirmed off-refresh)."""
+        lazy, values, sign = self.lazy, memo.values, self.sign
+        probs = [values[key | 1 << j] for j in first]
+        if (min(probs) if sign > 0 else 1.0 - max(probs)) <= lazy.saturation:
+            return True
+        if bin(key).count("1") % lazy.refresh == 0:
+            return False
+        return all(abs(sign * (values[key] - p) - marg[j]) <= lazy.confirm for j, p in zip(first, probs))
+
+    def full_requests(self, memo: _Memo) -> list[int]:
+        """Every child of the states that need them; lazy states that do not keep their first children only."""
+        out = []
+        for i, ((key, _, _, marg), free) in enumerate(zip(self.states, self.plan)):
+            if self.lazy is not None and marg is not None:
+                first = free[: self.lazy.children]
+                if len(first) == len(free) or self._enough(memo, key, marg, first):
+                    self.plan[i] = first
+                    continue
+            out.extend(key | 1 << j for j in free)
+        return out
+
+    def _ranked(self, best: dict, beam_size: int) -> list:
+        lazy = self.lazy
+        if lazy is None:  # the sort is stable: ties keep generation order (deterministic)
+            return sorted(best.items(), key=lambda item: -item[1][0])[:beam_size]
+        prior = self.prior
+        ranked = sorted(best.items(), key=lambda item: (-math.floor(item[1][0] / lazy.ties), -prior[item[1][2]]))
+        ranked = ranked[:beam_size]
+        if lazy.margin is not None:
+            ranked = [r for r in ranked if r[1][0] >= ranked[0][1][0] - lazy.margin]
+        return ranked
+
+    def advance(self, memo: _Memo, beam_size: int) -> None:
+        p0, values, sign = memo.values[0], memo.values, self.sign
+        best: dict[int, tuple[float, int, int]] = {}  # child set -> (signed partial sum, parent index, j)
+        for parent, ((key, _, psum, _), pick) in enumerate(zip(self.states, self.plan)):
+            for j in sorted(pick):  # generation order: parent, then feature index
+                child = key | 1 << j
+                score = psum + sign * (p0 - values[child])
+                old = best.get(child)
+                if old is None or score > old[0]:  # dedup by set: only the best partial sum survives
+                    best[child] = (score, parent, j)
+        ranked = self._ranked(best, beam_size)
+        margs = {}
+        if self.lazy is not None:
+            for parent in {parent for _, (_, parent, _) in ranked}:
+                key, _, _, marg = self.states[parent]
+                new = np.zeros(memo.n) if marg is None else marg.copy()
+                for j in self.plan[parent]:
+                    new[j] = sign * (values[key] - values[key | 1 << j])  # signed gain of removing j after key
+                margs[parent] = new
+        self.states = [(child, self.states[parent][1] + (j,), score, margs.get(parent))
+                       for child, (score, parent, j) in ranked]
+
+    def best(self):
+        _, order, psum, _ = self.states[0]
+        return list(order), self.sign * psum
+
+
+def _search(memos: list[_Memo], score_many: ScoreManyFn, beams: list[list[_Beam]], beam_size: int,
+            progress: bool) -> None:
+    """Advances the given beams of every input level by level; each round of new sets in ONE ``score_many`` call."""
+    lazy = any(beam.lazy is not None for pair in beams for beam in pair)
+    for step in progress_bar(range(1, max(m.n for m in memos) + 1), progress, "NAOPC beam", unit="level"):
+        active = [i for i, m in enumerate(memos) if m.n >= step]
+        requests = [[] for _ in memos]
+        for i in active:
+            requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i].n)]
+        if lazy:
+            _evaluate(memos, requests, score_many, f"beam level {step}")
+            requests = [[] for _ in memos]
+        for i in active:
+            requests[i] = [k for beam in beams[i] for k in beam.full_requests(memos[i])]
+        _evaluate(memos, requests, score_many, f"beam level {step}")
+        for i in active:
+            for beam in beams[i]:
+                beam.advance(memos[i], beam_size)
+
+
+def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
+    """p(x with only feature j kept) for every j (N model inputs per input, one call): the beams' tie-breaker.
+
+    Where a beam's candidates are saturated (probabilities within the tolerance of 0 or 1, all alike), this
+    is the information left: the lower limit keeps for last the features that hold the prediction up alone,
+    the upper limit removes them first.
+    """
+    requests = [[((1 << m.n) - 1) ^ (1 << j) for j in range(m.n)] for m in memos]
+    _evaluate(memos, requests, score_many, "the keep-one-feature sets")
+    return [[memo.values[((1 << memo.n) - 1) ^ (1 << j)] for j in range(memo.n)] for memo in memos]
+
+
+# ------------------------------------------------------------------------------- polishing (method="beam")
+def _memo_chain(memo: _Memo, sign: float) -> tuple[float, list[int]]:
+    """The best chain ``{} = S_0 < S_1 < ... < S_n = all`` (one feature per step) through the EVALUATED sets.
+
+    Returns ``(signed sum of g(S_k), ordering)``; ``sign=+1`` maximises (upper), ``-1`` minimises (lower). The
+    chain of any ordering whose prefix sets were all evaluated competes, so this is never worse than the beam's
+    own chain; the lowest feature index wins ties (deterministic, independent of evaluation order).
+
+    >>> memo = _Memo(2); memo.values.update({0: 1.0, 1: 0.5, 2: 0.9, 3: 0.0})
+    >>> _memo_chain(memo, +1.0), _memo_chain(memo, -1.0)
+    ((1.5, [0, 1]), (-1.1, [1, 0]))
+    """
+    values, n = memo.values, memo.n
+    p0 = values[0]
+    best: dict[int, tuple[float, int]] = {0: (0.0, -1)}
+    for key in sorted(values, key=lambda k: (k.bit_count(), k)):
+        if key == 0:
+            continue
+        top, arg, rest = -math.inf, -1, key
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            prev = best.get(key ^ low)
+            if prev is not None and prev[0] > top:
+                top, arg = prev[0], low.bit_length() - 1
+        if arg >= 0:
+            best[key] = (top + sign * (p0 - values[key]), arg)
+    key, order = (1 << n) - 1, []
+    while key:
+        j = best[key][1]
+        order.append(j)
+        key ^= 1 << j
+    return best[(1 << n) - 1][0], order[::-1]
+
+
+def _moves(memo: _Memo, order: list[int], sign: float) -> list[tuple[float, int, int, int]]:
+    """Every move of one feature of ``order`` to another position: ``(estimated gain, unknown sets, i, j)``.
+
+    Moving the feature at position i (1-based) to position j changes |i - j| prefix sets: later (j > i) the sets
+    ``S_{k+1} - {y}`` (k = i..j-1), earlier the sets ``S_{k-1} + {y}`` (k = j..i-1). A set already evaluated
+    counts with its value; an unknown one is estimated from the feature's marginal gain, interpolated linearly
+    in the level between three measured points: alone (level 0), at its position, and last (its keep-one set).
+    """
+    values, n = memo.values, memo.n
+    p0, full = values[0], (1 << n) - 1
+    keys = [0] + _order_to_keys(order)
+    g = [p0 - values[k] for k in keys]  # g[k] = p0 - p(S_k)
+    out = []
+    for i, y in enumerate(order, start=1):
+        bit = 1 << y
+        here, last, alone = g[i] - g[i - 1], g[n] - (p0 - values[full ^ bit]), p0 - values[bit]
+
+        def marginal(level: int) -> float:
+            if level >= i - 1:
+                return here + (last - here) * (level - i + 1) / max(n - i, 1)
+            return alone + (here - alone) * level / max(i - 1, 1)
+
+        gain, unknown = 0.0, 0
+        for j in range(i + 1, n + 1):  # later: S'_{j-1} = S_j - y
+            key = keys[j] ^ bit
+            if key in values:
+                value = p0 - values[key]
+            else:
+                value, unknown = g[j] - marginal(j - 1), unknown + 1
+            gain += sign * (value - g[j - 1])
+            out.append((gain, unknown, i, j))
+        gain, unknown = 0.0, 0
+        for j in range(i - 1, 0, -1):  # earlier: S'_j = S_{j-1} + y
+            key = keys[j - 1] | bit
+            if key in values:
+                value = p0 - values[key]
+            else:
+                value, unknown = g[j - 1] + marginal(j - 1), unknown + 1
+            gain += sign * (value - g[j])
+            out.append((gain, unknown, i, j))
+    return out
+
+
+def _moved(order: list[int], i: int, j: int) -> list[int]:
+    new = order[: i - 1] + order[i:]
+    new.insert(j - 1, order[i - 1])
+    return new
+
+
+def _polish(memo: _Memo, order: list[int], sign: float, budget: list[int], moves: int):
+    """Local search on one limit's ordering: a generator yielding the sets to evaluate next (one round each).
+
+    Per round: a move whose sets are all known and that improves is taken at once (no model input); otherwise
+    the ``moves`` untried moves of highest estimated gain are evaluated together and the best real improvement
+    is taken (first improvement). Stops when ``budget[0]`` (new sets, shared with the other limit's search)
+    is spent, no move is left, or after 2 n + 8 rounds.
+    """
+    values, tried = memo.values, set()
+    for _ in range(2 * memo.n + 8):
+        if budget[0] <= 0:
+            return
+        found = _moves(memo, order, sign)
+        free = max((m for m in found if m[1] == 0), default=None)
+        if free is not None and free[0] > 1e-12:
+            order, tried = _moved(order, free[2], free[3]), set()
+            continue
+        ranked = sorted((m for m in found if m[1] > 0 and (order[m[2] - 1], m[3]) not in tried),
+                        key=lambda m: (-m[0], m[2], m[3]))
+        candidates, request = [], {}
+        for _, _, i, j in ranked:  # the best moves whose new sets fit in the budget
+            tried.add((order[i - 1], j))
+            new = _moved(order, i, j)
+            unknown = [k for k in _order_to_keys(new) if k not in values and k not in request]
+            if len(request) + len(unknown) <= budget[0]:
+                candidates.append(new)
+                request.update(dict.fromkeys(unknown))
+            if len(candidates) == moves:
+                break
+        if not candidates:
+            return
+        budget[0] -= len(request)
+        yield list(request)
+        base = sign * memo.drops(order).sum()
+        top = max(((sign * memo.drops(c).sum(), c) for c in candidates), key=lambda s: s[0])  # the first of ties
+        if top[0] > base + 1e-12:
+            order, tried = top[1], set()
+
+
+def _polish_many(memos: list[_Memo], score_many: ScoreManyFn, pairs: list[list], lazy: Lazy, cap: list[int]) -> None:
+    """Polishes every input's orderings (``pairs[i]`` = [(sign, order), ...]), each round in ONE model call.
+
+    Each input may evaluate ``lazy.polish`` times the sets it has, at most up to ``cap[i]`` sets in all, split
+    evenly between its limits (a search that stalls on one limit does not take the other's budget).
+    """
+    searches = []
+    for memo, pair, limit in zip(memos, pairs, cap):
+        share = min(int(lazy.polish * len(memo.values)), limit - len(memo.values)) // max(len(pair), 1)
+        searches.append([_polish(memo, list(order), sign, [share], lazy.moves) for sign, order in pair])
+    while any(searches):
+        requests = [[] for _ in memos]
+        for i, gens in enumerate(searches):
+            alive = []
+            for gen in gens:
+                try:
+                    requests[i].extend(next(gen))
+                    alive.append(gen)
+                except StopIteration:
+                    pass
+            searches[i] = alive
+        _evaluate(memos, requests, score_many, "beam polishing")
+
+
+def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, progress: bool = False,
+               sides: tuple[str, ...] = ("upper", "lower"), lazy: Lazy | None = None) -> list[tuple]:
+    """Beam limits of every input: ``(lower, upper, lower_order, upper_order)`` per input.
+
+    ``lazy=None``: the paper's Algorithm 1 (one model call per level). A :class:`Lazy`: the lazy beam of
+    ``method="beam"``: first the N "keep one feature" sets (the tie-breaker, see :func:`_keep_one`), then
+    two calls per level. Both sides advance together, sharing every call.
+    ``sides`` can restrict the search to one limit (the other is then returned as NaN).
+    """
+    signs = [+1.0 if side == "upper" else -1.0 for side in sides]
+    if lazy is None:
+        beams = [[_Beam(sign) for sign in signs] for _ in memos]
+    else:
+        beams = [[_Beam(sign, lazy, {j: sign * p for j, p in enumerate(ps)}) for sign in signs]
+                 for ps in _keep_one(memos, score_many)]
+    _search(memos, score_many, beams, beam_size, progress)
+    if lazy is not None and lazy.polish > 0:
+        cap = [1 + len(signs) * beam_size * m.n * (m.n + 1) // 2 for m in memos]  # never above the paper's beam
+        _polish_many(memos, score_many, [[(b.sign, b.best()[0]) for b in pair] for pair in beams], lazy, cap)
+    results = []
+    for memo, pair in zip(memos, beams):
+        found = {side: beam.best() for side, beam in zip(sides, pair)}
+        if lazy is not None:  # the best chain through every evaluated set: never worse than the beam's own
+            for side, sign in zip(sides, signs):
+                total, order = _memo_chain(memo, sign)
+                found[side] = (order, sign * total)
+        up_order, up_sum = found.get("upper", (None, math.nan))
+        lo_order, lo_sum = found.get("lower", (None, math.nan))
+        results.append((lo_sum / memo.n, up_sum / memo.n, lo_order, up_order))
+    return results
