@@ -130,12 +130,12 @@ def estimate_reading(entry: Mapping, what: str, scale: float = 1.0, meaning: str
         return f"{what}: no data."
     text = f"{what} {format_interval(entry)}"
     if too_few(entry["n"]):
-        return text + f": {too_few_note(entry['n'])}; audit more texts."
+        return text + f": {too_few_note(entry['n'])}; more texts needed."
     if zero_width(entry):
         return (f"{what} {entry['score']:.3f}: every one of the {entry['n']} values is the same, so the bootstrap "
                 "gives no interval (not a certainty); too few to conclude.")
     if not conclusive(entry, scale):
-        return text + f": the interval is too wide to conclude (n={entry['n']}); audit more texts."
+        return text + f": the interval is too wide to conclude (n={entry['n']}); more texts needed."
     return text + (f": {meaning}." if meaning else ".")
 
 
@@ -183,6 +183,25 @@ def no_relation(entry: Mapping, margin: float = EQUIVALENCE_MARGIN) -> bool:
     """The equivalence test of rule 4: enough units and the interval inside ±``margin``."""
     return (not too_few(entry.get("n")) and finite_interval(entry) and not zero_width(entry)
             and -margin < entry["ci_low"] and entry["ci_high"] < margin)
+
+
+def significant(entry: Mapping) -> bool:
+    """Whether a paired difference (``ci_low``, ``ci_high``, ``n``, optionally ``p_value`` and ``confidence_level``)
+    ranks its two sides: at least :data:`MIN_N` units, a finite interval of non-zero width that excludes 0, and the
+    paired test agreeing at the interval's level (on a handful of texts the bootstrap's interval can exclude 0
+    where no test could).
+
+    >>> significant({"n": 2, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.5, "confidence_level": 0.95})
+    False
+    >>> significant({"n": 20, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.01, "confidence_level": 0.95})
+    True
+    """
+    if too_few(entry.get("n")) or not finite_interval(entry) or zero_width(entry):
+        return False
+    if entry["ci_low"] <= 0 <= entry["ci_high"]:
+        return False
+    p = entry.get("p_value")
+    return p is None or p != p or p < 1 - entry.get("confidence_level", 0.95)
 
 
 def overlap(a: Mapping, b: Mapping) -> bool:

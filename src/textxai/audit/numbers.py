@@ -106,15 +106,7 @@ def significant(entry: dict) -> bool:
     >>> significant({"n": 20, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.01, "confidence_level": 0.95})
     True
     """
-    low, high = entry.get("ci_low"), entry.get("ci_high")
-    if not entry.get("n") or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return False
-    if readings.too_few(entry["n"]) or readings.zero_width(entry):   # below the stated n, or no real interval
-        return False
-    if low <= 0 <= high:
-        return False
-    p = entry.get("p_value")
-    return p is None or p != p or p < 1 - entry.get("confidence_level", 0.95)
+    return readings.significant(entry)
 
 
 def difference_reading(entry: dict, what: str, names, higher_is_better: bool = True, comparable: bool = True) -> str:
