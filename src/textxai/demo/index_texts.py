@@ -26,23 +26,27 @@ def demo_kind(model) -> str | None:
 def index_training(model, n: int = INDEX_TEXTS) -> tuple[list[str], list[int]] | None:
     """The first ``n`` training texts and labels of a demo model's packaged corpus (``model``: its name or kind);
     None for any other model."""
+    corpus = _corpus(model)
+    return None if corpus is None else (list(corpus["train_texts"][:n]), list(corpus["train_labels"][:n]))
+
+
+def corpus_texts(model) -> set[str]:
+    """Every packaged text of a demo model's corpus (train, validation, test): what its index's domain is."""
+    corpus = _corpus(model)
+    return set() if corpus is None else _domain(corpus)
+
+
+def _corpus(model) -> dict | None:
+    """A demo model's packaged corpus (None for any other model)."""
     kind = demo_kind(model)
     if kind is None:
         return None
     from textxai import demo
 
-    corpus = demo.load_corpus(kind)
-    return list(corpus["train_texts"][:n]), list(corpus["train_labels"][:n])
+    return demo.load_corpus(kind)
 
 
-def corpus_texts(model) -> set[str]:
-    """Every packaged text of a demo model's corpus (train, validation, test): what its index's domain is."""
-    kind = demo_kind(model)
-    if kind is None:
-        return set()
-    from textxai import demo
-
-    corpus = demo.load_corpus(kind)
+def _domain(corpus: dict) -> set[str]:
     return {t for split in ("train", "validation", "test") for t in corpus.get(f"{split}_texts", [])}
 
 
@@ -64,7 +68,7 @@ def demo_knowledge(model, n: int = INDEX_TEXTS) -> DemoKnowledge | None:
     >>> len(k.texts), k.texts[0] in k.domain, demo_knowledge("my/model")
     (60, True, None)
     """
-    training = index_training(model, n)
-    if training is None:
+    corpus = _corpus(model)
+    if corpus is None:
         return None
-    return DemoKnowledge(tuple(training[0]), tuple(training[1]), frozenset(corpus_texts(model)))
+    return DemoKnowledge(tuple(corpus["train_texts"][:n]), tuple(corpus["train_labels"][:n]), frozenset(_domain(corpus)))
