@@ -20,8 +20,8 @@ import numpy as np
 from textxai.toki.attack import AttackOptions
 from textxai.validation import short_repr
 
-#: fewer correct predictions with a verdict than this: a warning (each one moves the rates by over 10 points)
-MIN_VERDICTS = 10
+#: fewer correct predictions with a verdict than this: a warning (the reading layer's stated n: below it, "too few")
+MIN_VERDICTS = 10   # == textxai.readings.MIN_N (tests/test_readings.py)
 #: the trust columns of an example and the per-text lists of the module's output (and of the intervals)
 COLUMNS = {"trust_labels": "label", "naive_labels": "naive", "no_ki_labels": "no_ki"}
 #: the three trustworthy rates: (summary key, the verdict's name, what the count says of its predictions)
@@ -257,9 +257,22 @@ def _verdict_lines(examples, texts, max_examples: int) -> list[str]:
     return lines
 
 
+def attack_reading(attack: dict) -> str:
+    """The attack's success as a count (:func:`textxai.readings.count_estimate`: its exact interval, "too few to
+    conclude" below ``readings.MIN_N`` attacked predictions), not a bare rate.
+
+    >>> attack_reading({"n_attacked": 3, "examples": [{"success": True}] * 2 + [{"success": False}]})
+    '2 of 3 attacked predictions are flipped by the TOKI-guided attack [0.3, 3] (exact 95 %); too few to conclude (n = 3 < 10).'
+    """
+    from textxai import readings
+
+    flags = [bool(r["success"] if isinstance(r, Mapping) else r.success) for r in attack["examples"]]
+    return readings.count_estimate(flags, "are flipped by the TOKI-guided attack", "attacked predictions")["reading"]
+
+
 def _attack_lines(attack: dict) -> list[str]:
-    lines = [f"TOKI-guided attack on {attack['n_attacked']} texts: success rate {attack['attack_success_rate']:.2f}, "
-             f"avg perturbations {attack['avg_perturbations']:.2f}, avg similarity {attack['avg_similarity']:.3f}"]
+    lines = [f"TOKI-guided attack on {attack['n_attacked']} texts: {attack_reading(attack)} Avg perturbations "
+             f"{attack['avg_perturbations']:.2f}, avg similarity {attack['avg_similarity']:.3f}."]
     shown = sorted((r for r in attack["examples"] if r["success"]), key=lambda r: -r["similarity"])[:3]
     if shown:
         lines.append("Successful attacks, most similar first (sentence cosine; read them: a substitute can change "
