@@ -500,3 +500,24 @@ def test_demo_knowledge_comes_through_one_function(monkeypatch):
     assert trust.index_domain_warning(clf, [known.texts[0]], source) is None
     assert "--train-data" in trust.index_domain_warning(clf, ["not a demo text"], source)
     assert asked == ["textxai/demo-sentiment"] * 3
+
+
+def test_the_analyses_the_audit_composes_resolve_a_name_once(monkeypatch):
+    # a model given by name to NAOPC's or inconsistency's analysis is resolved once (was: NAOPC's device read by a
+    # second resolution; inconsistency's editor, chains and scoring each resolving it)
+    import warnings
+
+    from textxai.inconsistency.analysis import analyse as inc_analyse
+    from textxai.naopc.analysis import analyse as naopc_analyse
+
+    calls: list = []
+    _counting(monkeypatch, calls)
+    naopc_analyse(["a wonderful film"], "textxai/demo-sentiment", attribution_method="omission",
+                  normalization="none", intervals=None, figures=False)
+    assert calls == ["textxai/demo-sentiment"]
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inc_analyse(texts=["a wonderful film"], classifier="textxai/demo-sentiment", editor="deletion", steps=2,
+                    intervals=None, figures=False)
+    assert calls == ["textxai/demo-sentiment"]

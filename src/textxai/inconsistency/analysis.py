@@ -131,6 +131,10 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     if texts is not None and labels is not None:
         raise ValueError("labels=given with texts: the labels of an editor's chains come from the classifier; "
                          "expected labels only with chains")
+    if classifier is not None:   # resolved once: the editor, the chains and the scoring take the TextClassifier
+        from textxai.classifier import as_classifier
+
+        classifier = as_classifier(classifier)
     notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -52,11 +52,16 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     render.check_interval_options(intervals)
     if not isinstance(figures, (bool, np.bool_)) and (not isinstance(figures, (int, np.integer)) or figures < 0):
         raise ValueError(f"figures={figures!r:.80}: expected True, False or the number of texts whose curves to draw")
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_text_pairs, check_texts
+
+    check_text_pairs(text_pairs, check_texts(texts))   # the inputs' errors before any model loads
+    sets = attribution_sets(attributions, attribution_method)
+    classifier = as_classifier(classifier)   # resolved once: the scores and the device read the TextClassifier
     compare = parallel.sharded(compare_attributions, over=("texts", "attributions", "text_pairs", "target"),
                                merge=_join_methods)  # compare_attributions itself in one process
-    res = compare(texts, classifier, attribution_sets(attributions, attribution_method), text_pairs=text_pairs,
-                  target=target, options=opts)
-    results = _results(res, len(texts), _device(classifier), opts)
+    res = compare(texts, classifier, sets, text_pairs=text_pairs, target=target, options=opts)
+    results = _results(res, len(texts), classifier.device, opts)
     figs: dict = {}
     per_method = _intervals(res, results, intervals, figs) if intervals is not None else {}
     results["warnings"] = warnings(results)
@@ -65,12 +70,6 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     summary = {k: res[next(iter(res))][k] for k in SCORES} if len(res) == 1 else {
         name: {k: r[k] for k in SCORES} for name, r in res.items()}
     return Analysis("naopc", results, summary, list(results["warnings"]), figs, report(results, title))
-
-
-def _device(classifier) -> str:
-    from textxai.classifier import as_classifier
-
-    return as_classifier(classifier).device
 
 
 def _results(res: dict, n_texts: int, device, opts: NAOPCOptions) -> dict:
