@@ -153,8 +153,9 @@ def mean_log10(difficulty, intervals) -> dict:
 def _intervals(results: dict, figures: dict | None, intervals) -> None:
     if intervals is None:
         return
-    results["mean_log10"] = mean_log10(results["difficulty"], intervals)
     ivs = render.analysis_intervals("fim_difficulty", results, intervals, figures, keys=list(INTERVAL_KEYS))
+    if ivs:   # intervals asked for (confidence_level None: none)
+        results["mean_log10"] = mean_log10(results["difficulty"], intervals)
     for alias, key in _ALIASES:
         if key in ivs:  # the flat scalars the command line prints
             ivs[alias] = ivs[key]
