@@ -36,13 +36,15 @@ ZERO_ALLOWED = ("seed", "attack_texts", "shortcut_examples", "max_words")
 @dataclass(frozen=True)
 class DifficultyOptions:
     """FIM: ``hardest`` examples shown, ``bins`` of accuracy by difficulty / confidence, the FIM test set of
-    ``test_set_size`` hardest and easiest texts perturbed along their top eigenvector by ``strengths``."""
+    ``test_set_size`` hardest and easiest texts perturbed along their top eigenvector by ``strengths``. The options
+    FIM's analysis shares take its defaults (``hardest``: :class:`textxai.fim.analysis.ShowOptions` ``top``,
+    ``batch_size``: :class:`textxai.fim.FIMOptions`): one source of each default."""
 
-    hardest: int = 5
+    hardest: int = ShowOptions.top
     bins: int = 4
     test_set_size: int = 10
     strengths: tuple = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
-    batch_size: int = 16
+    batch_size: int = FIMOptions.batch_size
 
 
 @dataclass(frozen=True)

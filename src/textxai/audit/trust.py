@@ -242,7 +242,7 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
     return out
 
 
-def _rates(results: dict, examples, iv: nb.Intervals) -> dict:
+def _rates(results: dict, iv: nb.Intervals) -> dict:
     """The three trustworthy rates as TOKI's analysis gives them (its ``intervals`` entries and ``readings``,
     :func:`textxai.toki.analysis.rate_readings`); a rate without an entry (no verdict) read as an empty count."""
     from textxai import readings
@@ -282,7 +282,7 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
         of += f" of the first {assessed} texts (trust.max_texts)"
     out = {"index_source": source, "n_assessed": assessed, "n_correct": res["n_correct"], "n_undetermined": res["n_undetermined"],
            "keywords": {index.class_names[c]: index.keyword_list(c)[:20] for c in sorted(index.class_names)},
-           "examples": ex, "rates": _rates(res, ex, iv),
+           "examples": ex, "rates": _rates(res, iv),
            "agreement": _agreement(ex, iv),
            "shortcuts": shortcut_candidates(ex, texts, index.class_names, options.shortcuts, options.shortcut_examples,
                                             options.shortcut_min_texts),
