@@ -242,7 +242,9 @@ def test_trust_on_the_first_texts_only_under_the_quick_profile(audited, tmp_path
                for e in t["examples"][3:]) and len(t["examples"]) == len(TEXTS)
     verdicts = [e["label"] for e in full["examples"][:3] if e["label"] is not None]
     assert t["rates"]["TOKI"]["n"] == len(verdicts) and t["rates"]["TOKI"]["score"] == pytest.approx(np.mean(verdicts))
-    assert "of the first 3 texts (trust.max_texts)" in t["rates"]["TOKI"]["reading"]
+    # the rate reads as TOKI's analysis reads it; the audit's own sentence beside it says which texts it covers
+    assert "of the first 3 texts (trust.max_texts)" in t["untrusted"]["reading"]
+    assert t["rates"]["TOKI"]["reading"].startswith(f"{sum(verdicts)} of {len(verdicts)} correct predictions with a verdict")
     work = quick["work"]
     assert work["planned"]["model"]["trust"] >= work["stages"]["model"]["trust"]["evaluations"]
     assert "The quick profile: trust.max_texts=3, trust.train_limit=100" in (tmp_path / "out" / "index.html").read_text()
