@@ -27,8 +27,30 @@ def _data(tmp_path, texts=TEXTS, name="data.jsonl"):
     return str(path)
 
 
+#: what the module's audit did inside: the names its model resolvers were asked to resolve, the NAOPC analysis
+SEEN: dict = {}
+
+
+def _counting(monkeypatch, calls: list) -> None:
+    """Every resolver of a model (``as_classifier`` where the library imports it) records what it was asked to
+    resolve; a ``TextClassifier`` handed down is no resolution (it is returned as it is)."""
+    from textxai import attribution, classifier
+
+    real = classifier.as_classifier
+
+    def counting(model, *args, **kwargs):
+        if not isinstance(model, classifier.TextClassifier):
+            calls.append(model)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(classifier, "as_classifier", counting)
+    monkeypatch.setattr(attribution, "as_classifier", counting)
+
+
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory):
+    from textxai.naopc import analysis as naopc_analysis
+
     folder = tmp_path_factory.mktemp("audit")
     train = folder / "train.jsonl"
     corpus = demo.load_corpus("sentiment")
@@ -36,7 +58,17 @@ def audited(tmp_path_factory):
                              for t, y in zip(corpus["train_texts"][:16], corpus["train_labels"][:16])))
     args = ["audit", "--model", "textxai/demo-sentiment", "--data", _data(folder), "--label-column", "label",
             "--train-data", str(train), "--output", str(folder / "out"), *SMALL]
-    assert main(args) == 0
+    real_naopc = naopc_analysis.analyse
+
+    def seen_naopc(*a, **k):   # the faithfulness stage's own NAOPC analysis (re-running it would cost as much)
+        SEEN["naopc"] = (a, k, real_naopc(*a, **k))
+        return SEEN["naopc"][2]
+
+    SEEN["resolved"] = []
+    with pytest.MonkeyPatch.context() as mp:
+        _counting(mp, SEEN["resolved"])
+        mp.setattr(naopc_analysis, "analyse", seen_naopc)
+        assert main(args) == 0
     return folder, args, json.loads((folder / "out" / "audit.json").read_text())
 
 
@@ -210,7 +242,9 @@ def test_trust_on_the_first_texts_only_under_the_quick_profile(audited, tmp_path
                for e in t["examples"][3:]) and len(t["examples"]) == len(TEXTS)
     verdicts = [e["label"] for e in full["examples"][:3] if e["label"] is not None]
     assert t["rates"]["TOKI"]["n"] == len(verdicts) and t["rates"]["TOKI"]["score"] == pytest.approx(np.mean(verdicts))
-    assert "of the first 3 texts (trust.max_texts)" in t["rates"]["TOKI"]["reading"]
+    # the rate reads as TOKI's analysis reads it; the audit's own sentence beside it says which texts it covers
+    assert "of the first 3 texts (trust.max_texts)" in t["untrusted"]["reading"]
+    assert t["rates"]["TOKI"]["reading"].startswith(f"{sum(verdicts)} of {len(verdicts)} correct predictions with a verdict")
     work = quick["work"]
     assert work["planned"]["model"]["trust"] >= work["stages"]["model"]["trust"]["evaluations"]
     assert "The quick profile: trust.max_texts=3, trust.train_limit=100" in (tmp_path / "out" / "index.html").read_text()
@@ -333,36 +367,159 @@ def test_the_report_a_user_acts_on(audited):
     assert set(work["planned_seconds"]["model"]) == set(work["planned"]["model"])
 
 
-def test_each_section_number_is_the_methods_analysis(audited):
-    # issue 41: a number shown in the audit and in the method's own report for the same texts and options is the
-    # same number with the same interval (counts: the exact interval both surfaces now take from textxai.readings)
-    from textxai import ceval, toki
+# issue 41: each audit section is its method's analysis: for the same texts and options, the same number, the same
+# interval and the same reading as the method's own analyse() (and its report says the same sentence)
+IV = {"confidence_level": 0.95, "n_resamples": 499, "seed": 0, "sample_size_sweep": False}
+
+
+def _same(shown: dict, own: dict, reading: str) -> None:
+    """The same number, interval and reading (the same function on the same data: float64 on both sides)."""
+    assert (shown["score"], shown["n"]) == pytest.approx((own["score"], own["n"]), rel=1e-9)
+    bounds = [np.nan if x is None else x for x in (shown["ci_low"], shown["ci_high"])]   # JSON: NaN -> null
+    assert bounds == pytest.approx([own["ci_low"], own["ci_high"]], rel=1e-9, nan_ok=True)
+    assert shown["reading"] == reading
+
+
+def test_fim_section_is_the_fim_analysis(audited):
+    from textxai.classifier import as_classifier
+    from textxai.fim.analysis import analyse
+
+    shown = audited[2]["models"]["model"]["difficulty"]
+    a = analyse(TEXTS, as_classifier("textxai/demo-sentiment"), intervals=IV, figures=False)
+    np.testing.assert_allclose(shown["difficulty"], a.results["difficulty"], rtol=1e-6)
+    _same(shown["mean_log10"], a.results["mean_log10"], a.results["mean_log10"]["reading"])
+    assert "too few to conclude (n = 8 < 10)" in shown["mean_log10"]["reading"]
+    assert shown["mean_log10"]["reading"] in a.report
+
+
+def test_toki_section_is_the_toki_analysis(audited):
+    from textxai import toki
     from textxai.audit import trust as audit_trust
     from textxai.audit.options import TrustOptions
     from textxai.classifier import as_classifier
-    from textxai.fim.analysis import analyse as fim_analyse
 
-    folder, _, data = audited
-    m, precision = data["models"]["model"], data["precision"]["model"]
-    clf = as_classifier("textxai/demo-sentiment")
-    iv = {"confidence_level": 0.95, "n_resamples": 499, "seed": 0}
-    # FIM: the per-text difficulties
-    fim_res = fim_analyse(TEXTS, clf, intervals=None, figures=False).results
-    np.testing.assert_allclose(m["difficulty"]["difficulty"], fim_res["difficulty"], rtol=1e-5)
-    # TOKI: the trust rate with its interval, from the method's analyse on the same index and explanations
+    data = audited[2]
+    clf, precision = as_classifier("textxai/demo-sentiment"), data["options"]["run"]["precision"]   # as the stage
     corpus = demo.load_corpus("sentiment")
     options = TrustOptions(train_texts=tuple(corpus["train_texts"][:16]), train_labels=tuple(corpus["train_labels"][:16]))
-    index, _ = audit_trust.keyword_index(clf, TEXTS, LABELS, options, precision=precision)
+    index, _ = audit_trust.keyword_index(clf, TEXTS, LABELS, options, precision=precision)   # cached: the stage's
     a = toki.analyse(TEXTS, LABELS, model=clf, keyword_index=index, explainer="omission", top_k=options.top_k,
-                     explainer_options={"precision": precision}, intervals=iv, figures=False)
-    own, shown = a.results["intervals"]["trustworthy_rate"], m["trust"]["rates"]["TOKI"]
-    assert (own["score"], own["n"]) == pytest.approx((shown["score"], shown["n"]))
-    assert (own["ci_low"], own["ci_high"]) == pytest.approx((shown["ci_low"], shown["ci_high"]), rel=1e-12)
-    # CEval: the flip rate of each editor's counterfactuals, with its interval
-    for name, e in m["counterfactual"]["editors"].items():
-        sub = TEXTS[: e["n_texts"]]
-        c = ceval.analyse(sub, e["counterfactuals"], classifier=clf, intervals=iv, figures=False)
-        if e["n_failed"] == 0 and len(sub) >= 2:
-            ci = c.results["intervals"]["flip_rate"]
-            assert ci["score"] == pytest.approx(e["flip_rate"]["score"])
-            assert (ci["ci_low"], ci["ci_high"]) == pytest.approx((e["flip_rate"]["ci_low"], e["flip_rate"]["ci_high"]))
+                     explainer_options={"precision": precision}, intervals=IV, figures=False)
+    shown = data["models"]["model"]["trust"]["rates"]
+    for key, name, _ in toki.analysis.RATES:
+        _same(shown[name], a.results["intervals"][key], a.results["readings"][key])
+        assert a.results["readings"][key] in a.report
+    assert "(exact 95 %); too few to conclude" in shown["TOKI"]["reading"]
+
+
+def test_naopc_section_is_the_naopc_analysis(audited):
+    # the faithfulness stage's own NAOPC analysis (seen by the fixture), called on the section's texts with the
+    # audit's options as a user calls it; every score the section shows is that analysis' entry and reading
+    from textxai import naopc
+
+    data = audited[2]
+    f = data["models"]["model"]["faithfulness"]
+    args, kwargs, a = SEEN["naopc"]
+    assert list(args[0]) == [TEXTS[i] for i in f["indices"]] and list(args[2]) == f["methods"]
+    assert kwargs["options"] == naopc.NAOPCOptions(normalization="beam", max_exact_words=10, batch_size=32,
+                                                   progress=False, precision=data["options"]["run"]["precision"])
+    assert kwargs["intervals"] == IV
+    for m in f["methods"]:
+        own = a.results["methods"][m]
+        for key in ("comprehensiveness", "naopc_comprehensiveness", "sufficiency", "naopc_sufficiency"):
+            _same(f["scores"][m][key], own["intervals"][key], own["readings"][key])
+            assert own["readings"][key] in a.report
+            np.testing.assert_allclose(f["per_example"][m][key], [row[key] for row in a.results["per_example"][m]])
+    assert "too few to conclude (n = 3 < 10)" in f["scores"]["omission"]["comprehensiveness"]["reading"]
+
+
+def test_ceval_section_is_the_ceval_analysis(audited):
+    from textxai import ceval
+    from textxai.classifier import as_classifier
+
+    clf = as_classifier("textxai/demo-sentiment")
+    for name, e in audited[2]["models"]["model"]["counterfactual"]["editors"].items():
+        a = ceval.analyse(TEXTS[: e["n_texts"]], e["counterfactuals"], classifier=clf, intervals=IV, figures=False)
+        for key in ("flip_rate", "probability_change", "token_distance"):
+            _same(e[key], a.results["intervals"][key], a.results["readings"][key])
+        assert a.results["readings"]["flip_rate"] in a.report
+        assert "counterfactuals flip the prediction" in e["flip_rate"]["reading"] and "(exact 95 %)" in e["flip_rate"]["reading"]
+
+
+def test_inconsistency_section_is_the_inconsistency_analysis(audited):
+    import warnings
+
+    from textxai.inconsistency.analysis import analyse
+
+    for name, e in audited[2]["models"]["model"]["counterfactual"]["editors"].items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # the analysis' own warnings (kept in its results)
+            a = analyse(chains=e["chains"], labels=e["chain_labels"], n=[1], intervals=IV, figures=False)
+        _same(e["inc@1"], a.results["intervals"]["inc@1"], a.results["readings"]["inc@1"])
+        assert a.results["readings"]["inc@1"] in a.report
+        np.testing.assert_allclose([np.nan if v is None else v for v in e["per_example"]["inc@1"]],
+                                   [v[0] if len(v) else np.nan for v in a.results["per_example"]["inc"]])
+
+
+def test_the_audit_resolves_its_model_once(audited):
+    # issue 41.3: `textxai audit --model NAME` resolves NAME once; every stage below takes the TextClassifier
+    assert SEEN["resolved"] == ["textxai/demo-sentiment"]
+
+
+def test_the_audit_resolves_each_of_two_models_once(monkeypatch):
+    from textxai import audit
+
+    calls: list = []
+    _counting(monkeypatch, calls)
+    audit("textxai/demo-sentiment", TEXTS[:2], LABELS[:2], compare="textxai/demo-sentiment", sections=["overview"],
+          intervals={"n_resamples": 99}, run={"progress": False})
+    assert calls == ["textxai/demo-sentiment", "textxai/demo-sentiment"]
+
+
+def test_demo_knowledge_comes_through_one_function(monkeypatch):
+    # the audit's estimate, index and domain warning read the demo package through demo_knowledge alone
+    from types import SimpleNamespace
+
+    from textxai.audit import plan, trust
+    from textxai.audit.options import audit_options
+    from textxai.demo import index_texts
+
+    real, asked = index_texts.demo_knowledge, []
+
+    def one(model, n=index_texts.INDEX_TEXTS):
+        asked.append(model)
+        return real(model, n)
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the audit read the demo corpus around demo_knowledge")
+
+    known = real("textxai/demo-sentiment")
+    monkeypatch.setattr(index_texts, "demo_knowledge", one)
+    for name in ("index_training", "corpus_texts"):
+        monkeypatch.setattr(index_texts, name, refused)
+    plan.estimate(TEXTS, 2, audit_options({"sections": ["trust"]}), labels=True, model_name="textxai/demo-sentiment")
+    clf, source = SimpleNamespace(name="textxai/demo-sentiment"), "the demo model's first 60 training texts"
+    assert trust.index_domain_warning(clf, [known.texts[0]], source) is None
+    assert "--train-data" in trust.index_domain_warning(clf, ["not a demo text"], source)
+    assert asked == ["textxai/demo-sentiment"] * 3
+
+
+def test_the_analyses_the_audit_composes_resolve_a_name_once(monkeypatch):
+    # a model given by name to NAOPC's or inconsistency's analysis is resolved once (was: NAOPC's device read by a
+    # second resolution; inconsistency's editor, chains and scoring each resolving it)
+    import warnings
+
+    from textxai.inconsistency.analysis import analyse as inc_analyse
+    from textxai.naopc.analysis import analyse as naopc_analyse
+
+    calls: list = []
+    _counting(monkeypatch, calls)
+    naopc_analyse(["a wonderful film"], "textxai/demo-sentiment", attribution_method="omission",
+                  normalization="none", intervals=None, figures=False)
+    assert calls == ["textxai/demo-sentiment"]
+    calls.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inc_analyse(texts=["a wonderful film"], classifier="textxai/demo-sentiment", editor="deletion", steps=2,
+                    intervals=None, figures=False)
+    assert calls == ["textxai/demo-sentiment"]

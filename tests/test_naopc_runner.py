@@ -81,9 +81,13 @@ def test_report_names_a_ranking_flip_after_normalization():
 
     methods = {"a": {"comprehensiveness": 0.20, "naopc_comprehensiveness": 0.80, "sufficiency": 0.1, "naopc_sufficiency": 0.2},
                "b": {"comprehensiveness": 0.25, "naopc_comprehensiveness": 0.60, "sufficiency": 0.3, "naopc_sufficiency": 0.5}}
-    results = {"methods": methods, "comparisons": {"a vs b": {"naopc_comprehensiveness": {"p_value": 0.03}}}}
+    test = {"n": 20, "ci_low": 0.05, "ci_high": 0.35, "p_value": 0.03, "confidence_level": 0.95}
+    results = {"methods": methods, "comparisons": {"a vs b": {"naopc_comprehensiveness": test}}}
     lines = ranking_flips(results)
     assert len(lines) == 1 and lines[0].startswith("Ranking flip (comprehensiveness): AOPC rates b better than a")
     assert "p = 0.03)" in lines[0] and "within noise" not in lines[0]
+    test.update(ci_low=-0.05, p_value=0.2)   # issue 41: no flip claimed from point estimates the test cannot tell apart
+    assert ranking_flips(results)[0].startswith("Point estimates (comprehensiveness): AOPC rates b better than a")
+    assert "no ranking flip is claimed" in ranking_flips(results)[0]
     methods["b"]["naopc_comprehensiveness"] = 0.9   # now both agree: no flip
     assert ranking_flips(results) == []

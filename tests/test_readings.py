@@ -187,3 +187,46 @@ def test_the_shortcut_follow_up_substitutes_keep_meaning(monkeypatch):
     clf = type("C", (), {"word_tokenizer": "whitespace", "predict_proba": lambda self, t, batch_size=32: np.tile([0.1, 0.9], (len(t), 1))})()
     out = trust.shortcut_flips(clf, ["a film", "the end"], [1, 1], [{"word": "film", "class": "positive", "class_index": 1}], IV)
     assert asked == [True] and out[0]["substitutes"] == ["movie"] and out[0]["n_texts"] == 1
+
+
+# ------------------------------------------------------------------ the methods' own reports (issue 41.2)
+def test_method_reports_read_counts_exactly_and_below_the_stated_n_say_too_few():
+    from textxai import stats
+    from textxai.ceval.analysis import readings_of as ceval_readings
+    from textxai.toki.analysis import MIN_VERDICTS, attack_reading, rate_readings
+
+    # TOKI: 0 of 4 trustworthy by the method's own intervals (stats.add_intervals) -> the exact interval in counts
+    r = {"trust_labels": [False] * 4, "naive_labels": [True] * 4, "no_ki_labels": [True, False, True, True],
+         "trustworthy_rate": 0.0, "naive_trustworthy_rate": 1.0, "no_ki_trustworthy_rate": 0.75}
+    said = rate_readings(stats.add_intervals("toki_trust", r, n_resamples=99)["intervals"])
+    assert said["trustworthy_rate"].startswith("0 of 4 correct predictions with a verdict rest on words related")
+    assert "[0, 2.4] (exact 95 %); too few to conclude (n = 4 < 10)" in said["trustworthy_rate"]
+    assert "4 of 4" in said["naive_trustworthy_rate"] and "[1.6, 4]" in said["naive_trustworthy_rate"]
+    assert MIN_VERDICTS == readings.MIN_N
+    # CEval: a flip rate of 10 of 10 is [6.9, 10], "too few" only from the width rule at n = 10
+    flips = {"flip_rate": stats.count_interval_entry(stats.values_estimand([1.0] * 10), 0.95)}
+    assert "10 of 10 counterfactuals flip the prediction [6.9, 10] (exact 95 %)" in ceval_readings(flips)["flip_rate"]
+    # the TOKI attack: a count, not "success rate 1.00"
+    assert attack_reading({"examples": [{"success": True}] * 3}).startswith("3 of 3 attacked predictions are flipped")
+
+
+def test_method_reports_never_read_a_zero_width_interval_as_certainty():
+    from textxai.ceval.analysis import readings_of as ceval_readings
+    from textxai.inconsistency.analysis import readings_of as inc_readings
+    from textxai.naopc.analysis import score_readings
+
+    zero = {"score": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 11, "method": "degenerate"}
+    assert "not a certainty" in inc_readings({"inc@1": zero})["inc@1"] and "consistent" not in inc_readings({"inc@1": zero})["inc@1"]
+    assert "not a certainty" in ceval_readings({"token_distance": {**zero, "score": 1.0, "ci_low": 1.0, "ci_high": 1.0}})["token_distance"]
+    narrow = {"score": 0.5, "ci_low": 0.49, "ci_high": 0.51, "n": 5, "method": "BCa"}
+    assert "too few to conclude (n = 5 < 10)" in score_readings("omission", {"naopc_comprehensiveness": narrow})["naopc_comprehensiveness"]
+
+
+def test_fim_reads_mean_log10_as_the_audit_does_and_never_across_models():
+    from textxai.fim.analysis import mean_log10
+
+    e = mean_log10([1e-4, 1e-3, 1e-2, 1e-1], {"confidence_level": 0.95, "n_resamples": 99, "seed": 0})
+    assert e["score"] == pytest.approx(-2.5) and "too few to conclude (n = 4 < 10)" in e["reading"]
+    direct = nb.mean_estimate(np.log10([1e-4, 1e-3, 1e-2, 1e-1]), nb.Intervals(n_resamples=99), "mean log10 λ_max", 10.0)
+    assert (direct["ci_low"], direct["ci_high"], direct["reading"]) == (e["ci_low"], e["ci_high"], e["reading"])
+    assert not readings.comparable("fim_difficulty", "mean_log10")

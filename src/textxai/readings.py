@@ -77,10 +77,31 @@ def _count(x: float) -> str:
     return str(int(r)) if float(r).is_integer() else f"{r:.1f}"
 
 
+def count_reading(entry: Mapping, what: str, of: str) -> str:
+    """The reading of a count's entry (``score`` = k / n, ``n``, its exact ``ci_low`` / ``ci_high``, as
+    :func:`textxai.stats.count_interval` gives them): ``"4 of 10 <of> <what> [1.2, 7.4] (exact 95 %)"``; below
+    :data:`MIN_N` or when the interval is wider than :data:`WIDE`: "; too few to conclude". Every surface that shows
+    a share of 0/1 units (trust rates, flip rates, attack successes, accuracy) says it with this sentence.
+
+    >>> count_reading({"score": 0.75, "n": 4, "ci_low": 0.194, "ci_high": 0.994}, "flip", "edited texts")
+    '3 of 4 edited texts flip [0.8, 4] (exact 95 %); too few to conclude (n = 4 < 10).'
+    """
+    n = int(entry.get("n") or 0)
+    if not n:
+        return f"no {of}: nothing to count."
+    k = int(round(entry["score"] * n))
+    low, high = entry["ci_low"], entry["ci_high"]
+    level = f"{100 * entry.get('confidence_level', 0.95):g} %"
+    text = f"{k} of {n} {of} {what} [{_count(low * n)}, {_count(high * n)}] (exact {level})"
+    if too_few(n):
+        text += "; " + too_few_note(n)
+    elif high - low > WIDE:
+        text += "; too few to conclude (the interval is wider than {:.0%} of them)".format(WIDE)
+    return text + "."
+
+
 def count_estimate(flags, what: str, of: str, confidence_level: float = 0.95) -> dict:
-    """Share of True among ``flags`` (None / NaN left out) with its exact interval and a reading in counts:
-    ``"4 of 10 correct predictions rest on ... [1.2, 7.4] (exact 95 %)"``; below :data:`MIN_N` or when the
-    interval is wider than :data:`WIDE`: "; too few to conclude".
+    """Share of True among ``flags`` (None / NaN left out) with its exact interval and its :func:`count_reading`.
 
     >>> count_estimate([False] * 4, "flip", "predictions")["reading"]
     '0 of 4 predictions flip [0, 2.4] (exact 95 %); too few to conclude (n = 4 < 10).'
@@ -90,17 +111,40 @@ def count_estimate(flags, what: str, of: str, confidence_level: float = 0.95) ->
     low, high = count_interval(k, n, confidence_level)
     entry = {"score": k / n if n else float("nan"), "ci_low": low, "ci_high": high, "n": n, "k": k,
              "method": "Clopper-Pearson (exact)", "confidence_level": confidence_level}
-    if not n:
-        entry["reading"] = f"no {of}: nothing to count."
-        return entry
-    level = f"{100 * confidence_level:g} %"
-    text = f"{k} of {n} {of} {what} [{_count(low * n)}, {_count(high * n)}] (exact {level})"
-    if too_few(n):
-        text += "; " + too_few_note(n)
-    elif high - low > WIDE:
-        text += "; too few to conclude (the interval is wider than {:.0%} of them)".format(WIDE)
-    entry["reading"] = text + "."
+    entry["reading"] = count_reading(entry, what, of)
     return entry
+
+
+def estimate_reading(entry: Mapping, what: str, scale: float = 1.0, meaning: str = "") -> str:
+    """The reading of a mean's entry (``score``, ``ci_low``, ``ci_high``, ``n``): ``"<what> 0.750 [0.38, 1.00]:
+    <meaning>."``; below :data:`MIN_N` "too few to conclude"; a zero-width interval "no interval (not a
+    certainty)"; wider than :data:`WIDE` x ``scale``: "too wide to conclude". The one sentence of a mean on every
+    surface (the audit's sections, the methods' reports).
+
+    >>> estimate_reading({"score": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 11}, "inc@1", 5.0, "0 = consistent")
+    'inc@1 0.000: every one of the 11 values is the same, so the bootstrap gives no interval (not a certainty); too few to conclude.'
+    """
+    from textxai.render import format_interval
+
+    if not entry.get("n"):
+        return f"{what}: no data."
+    text = f"{what} {format_interval(entry)}"
+    if too_few(entry["n"]):
+        return text + f": {too_few_note(entry['n'])}; more texts needed."
+    if zero_width(entry):
+        return (f"{what} {entry['score']:.3f}: every one of the {entry['n']} values is the same, so the bootstrap "
+                "gives no interval (not a certainty); too few to conclude.")
+    if not conclusive(entry, scale):
+        return text + f": the interval is too wide to conclude (n={entry['n']}); more texts needed."
+    return text + (f": {meaning}." if meaning else ".")
+
+
+def entry_reading(entry: Mapping, what: str, of: str = "units", scale: float = 1.0, meaning: str = "") -> str:
+    """:func:`count_reading` for an exact count's entry (``method`` Clopper–Pearson), else :func:`estimate_reading`:
+    how a method's report phrases one of its ``results["intervals"]`` entries."""
+    if str(entry.get("method", "")).startswith("Clopper"):
+        return count_reading(entry, what, of)
+    return estimate_reading(entry, what, scale, meaning)
 
 
 def relation_reading(entry: Mapping, what: str, built_in: str | None = None,
@@ -139,6 +183,25 @@ def no_relation(entry: Mapping, margin: float = EQUIVALENCE_MARGIN) -> bool:
     """The equivalence test of rule 4: enough units and the interval inside ±``margin``."""
     return (not too_few(entry.get("n")) and finite_interval(entry) and not zero_width(entry)
             and -margin < entry["ci_low"] and entry["ci_high"] < margin)
+
+
+def significant(entry: Mapping) -> bool:
+    """Whether a paired difference (``ci_low``, ``ci_high``, ``n``, optionally ``p_value`` and ``confidence_level``)
+    ranks its two sides: at least :data:`MIN_N` units, a finite interval of non-zero width that excludes 0, and the
+    paired test agreeing at the interval's level (on a handful of texts the bootstrap's interval can exclude 0
+    where no test could).
+
+    >>> significant({"n": 2, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.5, "confidence_level": 0.95})
+    False
+    >>> significant({"n": 20, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.01, "confidence_level": 0.95})
+    True
+    """
+    if too_few(entry.get("n")) or not finite_interval(entry) or zero_width(entry):
+        return False
+    if entry["ci_low"] <= 0 <= entry["ci_high"]:
+        return False
+    p = entry.get("p_value")
+    return p is None or p != p or p < 1 - entry.get("confidence_level", 0.95)
 
 
 def overlap(a: Mapping, b: Mapping) -> bool:

@@ -72,18 +72,9 @@ def rate_estimate(flags, iv: Intervals, what: str, of: str) -> dict:
 
 
 def reading(entry: dict, what: str, scale: float = 1.0, meaning: str = "") -> str:
-    """``"<what> 0.750 [0.38, 1.00]: <meaning>."`` or, when the interval is too wide, says so instead."""
-    if not entry.get("n"):
-        return f"{what}: no data."
-    text = f"{what} {shown(entry)}"
-    if readings.too_few(entry["n"]):
-        return text + f": {readings.too_few_note(entry['n'])}; audit more texts."
-    if readings.zero_width(entry):
-        return (f"{what} {entry['score']:.3f}: every one of the "
-                f"{entry['n']} values is the same, so the bootstrap gives no interval (not a certainty); too few to conclude.")
-    if too_wide(entry, scale):
-        return text + f": the interval is too wide to conclude (n={entry['n']}); audit more texts."
-    return text + (f": {meaning}." if meaning else ".")
+    """``"<what> 0.750 [0.38, 1.00]: <meaning>."`` or, when the interval is too wide, says so instead
+    (:func:`textxai.readings.estimate_reading`, the one rule of every surface)."""
+    return readings.estimate_reading(entry, what, scale, meaning)
 
 
 def difference(values_a, values_b, iv: Intervals, what: str, names=("A", "B"), higher_is_better: bool = True,
@@ -115,15 +106,7 @@ def significant(entry: dict) -> bool:
     >>> significant({"n": 20, "ci_low": 0.1, "ci_high": 0.4, "p_value": 0.01, "confidence_level": 0.95})
     True
     """
-    low, high = entry.get("ci_low"), entry.get("ci_high")
-    if not entry.get("n") or low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
-        return False
-    if readings.too_few(entry["n"]) or readings.zero_width(entry):   # below the stated n, or no real interval
-        return False
-    if low <= 0 <= high:
-        return False
-    p = entry.get("p_value")
-    return p is None or p != p or p < 1 - entry.get("confidence_level", 0.95)
+    return readings.significant(entry)
 
 
 def difference_reading(entry: dict, what: str, names, higher_is_better: bool = True, comparable: bool = True) -> str:

@@ -18,6 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from textxai.audit.numbers import Intervals
+from textxai.fim.analysis import ShowOptions
+from textxai.fim.staged import FIMOptions
+from textxai.naopc.texts import NAOPCOptions
+from textxai.toki.attack import AttackOptions
+from textxai.toki.index import ExplainOptions
 from textxai.validation import short_repr
 
 #: The report's sections, in order; ``sections=`` picks some (overview is always there).
@@ -31,13 +36,15 @@ ZERO_ALLOWED = ("seed", "attack_texts", "shortcut_examples", "max_words")
 @dataclass(frozen=True)
 class DifficultyOptions:
     """FIM: ``hardest`` examples shown, ``bins`` of accuracy by difficulty / confidence, the FIM test set of
-    ``test_set_size`` hardest and easiest texts perturbed along their top eigenvector by ``strengths``."""
+    ``test_set_size`` hardest and easiest texts perturbed along their top eigenvector by ``strengths``. The options
+    FIM's analysis shares take its defaults (``hardest``: :class:`textxai.fim.analysis.ShowOptions` ``top``,
+    ``batch_size``: :class:`textxai.fim.FIMOptions`): one source of each default."""
 
-    hardest: int = 5
+    hardest: int = ShowOptions.top
     bins: int = 4
     test_set_size: int = 10
     strengths: tuple = (0.0, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0)
-    batch_size: int = 16
+    batch_size: int = FIMOptions.batch_size
 
 
 @dataclass(frozen=True)
@@ -48,12 +55,14 @@ class FaithfulnessOptions:
 
     The beam's limits of an N-word text cost ~N^1.5 model inputs of N words (bench/bench_curves.py: 5,578 inputs
     at 100 words), so the default keeps the section to texts of at most 60 words where the data has enough.
+    ``normalization`` is :class:`textxai.naopc.NAOPCOptions`' default; ``max_exact_words`` the audit's own (10
+    words: exact limits, else the beam, whatever the device; the method's default depends on the device).
     """
 
     methods: tuple = ("omission", "input_x_gradient", "integrated_gradients")
     max_texts: int = 20
     max_words: int = 60
-    normalization: str = "auto"
+    normalization: str = NAOPCOptions.normalization
     max_exact_words: int = 10
     examples: int = 3
 
@@ -86,18 +95,20 @@ class TrustOptions:
     anchor words, as a list or joined by commas: ``negative,bad,poor``) (A2T budget ``max_rate``, ``min_similarity``);
     ``shortcuts`` candidates shown, ``shortcut_examples`` each, a candidate only when at least ``shortcut_min_texts``
     distinct texts rest on it (a word twice in one text counts once); ``max_texts``: TOKI assesses the predictions of the
-    first ``max_texts`` audited texts only (None: all)."""
+    first ``max_texts`` audited texts only (None: all). ``top_k`` (:class:`textxai.toki.ExplainOptions`), ``max_rate``
+    and ``min_similarity`` (:class:`textxai.toki.AttackOptions`) take the method's defaults; ``explainer`` is the
+    audit's own (omission: deterministic, where the method's default, LIME, samples)."""
 
     explainer: str = "omission"
-    top_k: int = 10
+    top_k: int = ExplainOptions.top_k
     max_texts: int | None = None
     train_texts: tuple | None = None
     train_labels: tuple | None = None
     train_limit: int = 200
     class_names: tuple | None = None
     attack_texts: int = 10
-    max_rate: float = 0.1
-    min_similarity: float = 0.8
+    max_rate: float = AttackOptions.max_rate
+    min_similarity: float = AttackOptions.min_similarity
     shortcuts: int = 8
     shortcut_examples: int = 2
     shortcut_min_texts: int = 3

@@ -22,7 +22,7 @@ from textxai.naopc.method import naopc_evaluations
 from textxai.toki.method import toki_evaluations
 
 #: Bumped when a stage's saved data changes shape (older caches are then recomputed).
-CACHE_FORMAT = 2   # 2: exact count intervals, the overview's baseline / confusion / errors
+CACHE_FORMAT = 3   # 2: exact count intervals, the overview's baseline / confusion / errors; 3: the methods' own readings, chains
 
 
 #: How much one evaluation of each stage costs against one plain forward pass (the probe's unit): FIM's

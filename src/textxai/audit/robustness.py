@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+import warnings
+
 from textxai import ceval
 from textxai import inconsistency as inc
+from textxai.inconsistency.analysis import analyse as inc_analyse
 from textxai.audit import numbers as nb
 from textxai.audit.options import CounterfactualOptions
 from textxai.parallel import split
@@ -52,27 +55,47 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
     editor = Memo(split(get_editor(name, clf, progress=progress, **extra), over=("texts",)))
     candidates = editor(texts)
     chosen = ceval.pick_counterfactuals(texts, candidates, clf, k=1, batch_size=batch_size)
-    res = ceval.compute(texts, [c[0] for c in chosen], model=clf, return_per_example=True, batch_size=batch_size)
-    per = res["per_example"]
-    failed = [ceval.is_failed(c[0]) for c in chosen]
-    flipped = [None if f else bool(x) for f, x in zip(failed, per["flipped"])]
-    change = [np.nan if f else x for f, x in zip(failed, per["probability_change"])]
-    dist = [np.nan if f else x for f, x in zip(failed, per["token_distance"])]
+    shown = _intervals(iv)
+    # the methods' own analyses: CEval of the chosen counterfactuals, inconsistency of the editor's chains
+    scored = ceval.analyse(texts, [c[0] for c in chosen], classifier=clf, intervals=shown, figures=False,
+                           return_per_example=True, batch_size=batch_size).results
     chains = inc.feedback_chains(editor, texts, clf, steps=options.steps, batch_size=batch_size, progress=False)
-    scored = inc.compute(chains.chains, n=[1], labels=chains.labels, return_per_example=True)
-    inc1 = [float(v[0]) if len(v) else np.nan for v in scored["per_example"]["inc"]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the analysis' warnings: kept in its results
+        fed = inc_analyse(chains=chains.chains, labels=chains.labels, n=[1], intervals=shown, figures=False).results
+    per = scored["per_example"]
+    failed = [ceval.is_failed(c[0]) for c in chosen]
+    inc1 = [float(v[0]) if len(v) else np.nan for v in fed["per_example"]["inc"]]
     return {
         "editor": name, "n_texts": len(texts), "n_failed": int(sum(failed)),
-        "flip_rate": nb.rate_estimate(flipped, iv, f"are flipped by the {name} editor's counterfactual", "edited texts"),
-        "probability_change": nb.mean_estimate(change, iv, f"{name}: probability change", meaning="the share of probability the edit moves to the contrast class"),
-        "token_distance": nb.mean_estimate(dist, iv, f"{name}: token distance", scale=10.0, meaning="words changed per counterfactual"),
-        "inc@1": nb.mean_estimate(inc1, iv, f"{name}: inc@1", scale=5.0,
-                                  meaning="extra words the editor needs when fed its own edit (0 = consistent)"),
-        "per_example": {"flipped": flipped, "probability_change": change, "token_distance": dist, "inc@1": inc1},
+        "flip_rate": _entry(scored, "flip_rate"),
+        "probability_change": _entry(scored, "probability_change"),
+        "token_distance": _entry(scored, "token_distance"),
+        "inc@1": _entry(fed, "inc@1"),
+        "per_example": {"flipped": [bool(x) for x in per["flipped"]],
+                        "probability_change": [float(x) for x in per["probability_change"]],
+                        "token_distance": [np.nan if f else x for f, x in zip(failed, per["token_distance"])],
+                        "inc@1": inc1},
         "counterfactuals": [c[0] for c in chosen],   # what CEval scored: ceval.analyse(texts, these) gives the same numbers
-        "examples": [{"original": t, "counterfactual": c[0], "flipped": f}
-                     for t, c, f in zip(texts, chosen, flipped) if f][:3],
+        "chains": [list(c) for c in chains.chains], "chain_labels": [list(x) for x in chains.labels],
+        "examples": [{"original": t, "counterfactual": c[0], "flipped": bool(f)}
+                     for t, c, f in zip(texts, chosen, per["flipped"]) if f][:3],
     }
+
+
+def _intervals(iv: nb.Intervals) -> dict:
+    """The audit's interval settings as a method analysis takes them (no sample-size sweep)."""
+    return {"confidence_level": iv.confidence_level, "n_resamples": iv.n_resamples, "seed": iv.seed,
+            "sample_size_sweep": False}
+
+
+def _entry(results: dict, key: str) -> dict:
+    """A method analysis' number as the audit shows it: its interval entry and its reading (no entry: no data)."""
+    entry = (results.get("intervals") or {}).get(key)
+    if entry is None:
+        return {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": 0,
+                "reading": f"{key}: no data."}
+    return {**entry, "reading": results.get("readings", {}).get(key, "")}
 
 
 def counterfactual(clf, texts, options: CounterfactualOptions, iv: nb.Intervals, batch_size: int = 32,

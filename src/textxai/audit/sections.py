@@ -118,15 +118,22 @@ def _beyond_confidence(log_d, log_margin, correct, iv: nb.Intervals) -> dict:
 def difficulty(clf, texts, labels, options: DifficultyOptions, iv: nb.Intervals, progress: bool = False) -> dict:
     """FIM difficulty: distribution, hardest examples with their most sensitive words, accuracy by bins of
     difficulty and of confidence side by side, what difficulty adds beyond confidence, the FIM test set."""
-    r = split(fim.difficulty, over=("texts",))(texts, clf, batch_size=options.batch_size, return_eigenvector=True,
-                                               progress=progress)
+    from textxai.fim.analysis import analyse as fim_analyse
+
+    # the method's own analysis: the difficulties, the words and their sensitivity, mean log10 λ_max and its reading
+    analysis = fim_analyse(texts, clf, batch_size=options.batch_size, return_eigenvector=True, progress=progress,
+                           shard=lambda fn: split(fn, over=("texts", "text_pairs")), top=options.hardest, figures=False,
+                           intervals={"confidence_level": iv.confidence_level, "n_resamples": iv.n_resamples,
+                                      "seed": iv.seed, "sample_size_sweep": False})
+    r = {"difficulty": np.asarray(analysis.results["difficulty"]), "probs": np.asarray(analysis.results["probs"]),
+         "predictions": np.asarray(analysis.results["predictions"]), "words": analysis.summary["words"],
+         "word_sensitivity": analysis.summary["word_sensitivity"]}
     d = r["difficulty"]
     p = r["probs"].max(1)
     log_d = np.log(np.maximum(d, 1e-300))
     log_margin = np.log(np.maximum(p * (1 - p), 1e-300))
     correct = None if labels is None else (r["predictions"] == np.asarray(labels)).astype(float)
-    out = {"difficulty": d.tolist(), "summary": fim.summarize(d),
-           "mean_log10": nb.mean_estimate(np.log10(np.maximum(d, 1e-300)), iv, "mean log10 λ_max", scale=10.0),
+    out = {"difficulty": d.tolist(), "summary": analysis.results["summary"], "mean_log10": analysis.results["mean_log10"],
            "hardest": _hardest(r, texts, clf, options.hardest, labels),
            "beyond_confidence": _beyond_confidence(log_d, log_margin, correct, iv)}
     hard_idx = [h["index"] for h in out["hardest"]]
@@ -160,13 +167,6 @@ def _ranking(per: dict, methods: list[str], metric: str, iv: nb.Intervals) -> di
     return {"order": order, "groups": groups, "steps": steps, "significant": bool(significant), "reading": reading}
 
 
-def _join_methods(parts: list[dict]) -> dict:
-    """compare_attributions results of consecutive shares of the texts as one result (means over all texts)."""
-    from textxai.naopc.texts import mean_scores
-
-    return {name: mean_scores([row for part in parts for row in part[name]["per_example"]]) for name in parts[0]}
-
-
 def _selection(chosen: list[int], n: int, options: FaithfulnessOptions) -> str:
     """How the section's texts were chosen, as the report says it."""
     if len(chosen) == n:
@@ -182,38 +182,41 @@ def faithfulness(clf, texts, options: FaithfulnessOptions, iv: nb.Intervals, bat
     """AOPC and NAOPC comprehensiveness / sufficiency of each attribution method, with intervals, the ranking
     and its significance, where normalisation changes the ranking, heat-mapped example explanations
     (``precision``: of the AOPC curves and NAOPC limits, :class:`textxai.naopc.NAOPCOptions`)."""
-    from textxai.naopc.analysis import ranking_flips
+    from textxai.naopc.analysis import analyse as naopc_analyse, ranking_flips
 
     chosen = faithfulness_indices([approx_words(t) for t in texts], options)
     sub = [texts[i] for i in chosen]
     methods = list(options.methods)
     opts = naopc.NAOPCOptions(normalization=options.normalization, max_exact_words=options.max_exact_words,
                               batch_size=batch_size, progress=progress, precision=precision)
-    compare = split(naopc.compare_attributions, over=("texts", "attributions"), merge=_join_methods)
-    res = compare(sub, clf, {m: None for m in methods}, options=opts)
+    # the method's own analysis: its per-text scores, its intervals and readings (figures are the audit's)
+    analysis = naopc_analyse(sub, clf, {m: None for m in methods}, options=opts, figures=False,
+                             intervals={"confidence_level": iv.confidence_level, "n_resamples": iv.n_resamples,
+                                        "seed": iv.seed, "sample_size_sweep": False})
+    res = analysis.results["per_example"]
     keys = ("comprehensiveness", "sufficiency", "naopc_comprehensiveness", "naopc_sufficiency")
-    per = {m: {k: [np.nan if row.get(k) is None else row[k] for row in res[m]["per_example"]] for k in keys}
-           for m in methods}
+    per = {m: {k: [np.nan if row.get(k) is None else row[k] for row in res[m]] for k in keys} for m in methods}
     normalized = all(np.isfinite(per[m]["naopc_comprehensiveness"]).any() for m in methods)
     out = {"n_texts": len(sub), "indices": chosen, "selection": _selection(chosen, len(texts), options),
            "methods": methods, "per_example": per, "scores": {}, "rankings": {}}
     for m in methods:
-        out["scores"][m] = {k: nb.mean_estimate(per[m][k], iv, f"{m}: {k.replace('_', ' ')}")
-                            for k in keys if normalized or not k.startswith("naopc")}
+        shown = analysis.results["methods"][m]
+        out["scores"][m] = {k: {**shown["intervals"][k], "reading": shown["readings"][k]}
+                            for k in keys if (normalized or not k.startswith("naopc")) and k in shown.get("intervals", {})}
     for k in keys if normalized else keys[:2]:
         if len(methods) >= 2:
             out["rankings"][k] = _ranking(per, methods, k, iv)
     if normalized and len(methods) >= 2:
-        shaped = {"methods": {m: {k: out["scores"][m][k]["score"] for k in keys} for m in methods},
-                  "comparisons": {f"{a} vs {b}": {f"naopc_{k}": {"p_value": nb.difference(
-                      per[a][f"naopc_{k}"], per[b][f"naopc_{k}"], iv, k)["p_value"]} for k in keys[:2]}
+        shaped = {"methods": {m: {k: analysis.results["methods"][m][k] for k in keys} for m in methods},
+                  "comparisons": {f"{a} vs {b}": {f"naopc_{k}": nb.difference(
+                      per[a][f"naopc_{k}"], per[b][f"naopc_{k}"], iv, k) for k in keys[:2]}
                       for i, a in enumerate(methods) for b in methods[i + 1:]}}
         out["normalisation_changes"] = ranking_flips(shaped)
         out["rank_agreement"] = {k: naopc.rank_agreement([shaped["methods"][m][k] for m in methods],
                                                          [shaped["methods"][m][f"naopc_{k}"] for m in methods])
                                  for k in keys[:2]}
-    first = res[methods[0]]["per_example"]
+    first = res[methods[0]]
     out["examples"] = [{"index": chosen[i], "text": sub[i], "words": list(first[i]["words"]),
-                        "attributions": {m: list(res[m]["per_example"][i]["attributions"]) for m in methods}}
+                        "attributions": {m: list(res[m][i]["attributions"]) for m in methods}}
                        for i in range(min(options.examples, len(sub)))]
     return out

@@ -17,16 +17,23 @@ VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
 DEMO_TRAINING_TEXTS = 60
 
 
+def demo_knowledge(model_name):
+    """What the audit knows of a demo model (its index's training texts and labels, its corpus) through the demo
+    package's one function, :func:`textxai.demo.index_texts.demo_knowledge`; None for any other model."""
+    from textxai.demo.index_texts import demo_knowledge as knowledge
+
+    return knowledge(model_name, DEMO_TRAINING_TEXTS)
+
+
 def demo_training(model_name) -> tuple[list[str], list[int]] | None:
-    """The training texts and labels a demo model's keyword index learns from (the demo package's one function,
-    :func:`textxai.demo.index_texts.index_training`); None for any other model.
+    """The training texts and labels a demo model's keyword index learns from (:func:`demo_knowledge`); None for
+    any other model.
 
     >>> len(demo_training("textxai/demo-sentiment")[0]), demo_training("my/model")
     (60, None)
     """
-    from textxai.demo.index_texts import index_training
-
-    return index_training(model_name, DEMO_TRAINING_TEXTS)
+    known = demo_knowledge(model_name)
+    return None if known is None else (list(known.texts), list(known.labels))
 
 
 def explain_options(options: TrustOptions, batch_size: int = 32, progress: bool = False,
@@ -169,10 +176,8 @@ def index_domain_warning(clf, texts, source: str) -> str | None:
     the domain become "shortcut candidates". None when the index comes from the audited texts or given ones."""
     if not source.startswith("the demo model's"):
         return None
-    from textxai.demo.index_texts import corpus_texts
-
-    known = corpus_texts(clf.name)
-    outside = sum(t not in known for t in texts)
+    known = demo_knowledge(clf.name)
+    outside = sum(t not in (known.domain if known else ()) for t in texts)
     if not outside:
         return None
     return (f"TOKI's keyword index is learnt from {source}, but {outside} of the {len(texts)} audited texts are not "
@@ -237,6 +242,22 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
     return out
 
 
+def _rates(results: dict, iv: nb.Intervals) -> dict:
+    """The three trustworthy rates as TOKI's analysis gives them (its ``intervals`` entries and ``readings``,
+    :func:`textxai.toki.analysis.rate_readings`); a rate without an entry (no verdict) read as an empty count."""
+    from textxai import readings
+    from textxai.toki.analysis import RATE_UNITS, RATES
+
+    out = {}
+    for key, name, what in RATES:
+        entry = (results.get("intervals") or {}).get(key)
+        if entry is None or key not in results.get("readings", {}):
+            out[name] = readings.count_estimate([], what, RATE_UNITS, iv.confidence_level)
+        else:
+            out[name] = {**entry, "reading": results["readings"][key]}
+    return out
+
+
 def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Intervals, batch_size: int = 32,
           progress: bool = False, precision: str = "float32") -> dict:
     """TOKI on the audited texts: trust rate of correct predictions, the three verdicts and their agreement,
@@ -245,8 +266,11 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
     references = list(labels) if labels is not None else list(predictions)
     index, source = keyword_index(clf, texts, references, options, batch_size, progress, precision)
     assessed = len(texts) if options.max_texts is None else min(options.max_texts, len(texts))
-    res = toki.assess(clf, texts[:assessed], references[:assessed], index,
-                      explain=explain_options(options, batch_size, progress, precision))
+    analysis = toki.analyse(texts[:assessed], references[:assessed], model=clf, keyword_index=index,
+                            explain=explain_options(options, batch_size, progress, precision), figures=False,
+                            intervals={"confidence_level": iv.confidence_level, "n_resamples": iv.n_resamples,
+                                       "seed": iv.seed, "sample_size_sweep": False})
+    res = analysis.results   # the method's own analysis: its verdicts, its rates' intervals and readings
     keys = ("label", "reason", "predicted", "confidence", "is_rel", "is_unr", "naive", "no_ki")
     ex = [{k: e[k] for k in keys} | {"top_words": [[w, float(s), bool(r)] for w, s, r in e["top_words"]]}
           for e in res["examples"]]
@@ -258,11 +282,7 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
         of += f" of the first {assessed} texts (trust.max_texts)"
     out = {"index_source": source, "n_assessed": assessed, "n_correct": res["n_correct"], "n_undetermined": res["n_undetermined"],
            "keywords": {index.class_names[c]: index.keyword_list(c)[:20] for c in sorted(index.class_names)},
-           "examples": ex,
-           "rates": {name: nb.rate_estimate([e[key] for e in ex], iv,
-                                            "rest on words related to their class" if key == "label" else
-                                            f"are called trustworthy by {name}", of)
-                     for key, name in VERDICTS},
+           "examples": ex, "rates": _rates(res, iv),
            "agreement": _agreement(ex, iv),
            "shortcuts": shortcut_candidates(ex, texts, index.class_names, options.shortcuts, options.shortcut_examples,
                                             options.shortcut_min_texts),

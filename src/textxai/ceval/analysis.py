@@ -85,8 +85,30 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
     figs = _figures(results, text_pairs is None) if figures else {}
     if intervals is not None:
         render.analysis_intervals("ceval", results, intervals, figs if figures else None, keys=list(INTERVAL_KEYS))
+        results["readings"] = readings_of(results["intervals"])
     results["warnings"] = warnings(results)
     return Analysis("ceval", results, summary, list(results["warnings"]), figs, report(results, title))
+
+
+#: the readings of the report (and of the audit's counterfactual section): (summary key, what, scale, meaning)
+READINGS = (("flip_rate", "flip the prediction", 1.0, ""),
+            ("probability_change", "probability change", 1.0,
+             "the share of probability the edit moves to the contrast class"),
+            ("token_distance", "token distance", 10.0, "words changed per counterfactual"))
+
+
+def readings_of(intervals: dict) -> dict:
+    """``{summary key: sentence}`` of the flip rate (a count: exact interval, :func:`textxai.readings.count_reading`),
+    the probability change and the token distance (:func:`textxai.readings.estimate_reading`).
+
+    >>> readings_of({"flip_rate": {"score": 0.5, "n": 2, "ci_low": 0.013, "ci_high": 0.987,
+    ...                            "method": "Clopper-Pearson (exact)"}})["flip_rate"]
+    '1 of 2 counterfactuals flip the prediction [0, 2] (exact 95 %); too few to conclude (n = 2 < 10).'
+    """
+    from textxai import readings
+
+    return {key: readings.entry_reading(intervals[key], what, "counterfactuals", scale, meaning)
+            for key, what, scale, meaning in READINGS if key in intervals}
 
 
 def _figures(results: dict, single_texts: bool) -> dict:
@@ -135,6 +157,7 @@ def report(results: dict, title: str = "CEval", max_examples: int = 3) -> str:
             lines.append(f"  {label:<22} {shown}")
     if results.get("intervals"):
         lines.append(render.interval_note(results["intervals"]))
+    lines += [f"  {results['readings'][key]}" for key, *_ in READINGS if key in results.get("readings", {})]
     lines += judge_lines(results)
     lines.append("")
     per = results["per_example"]

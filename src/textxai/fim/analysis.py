@@ -129,10 +129,33 @@ def undetermined_correlations(results: dict) -> list[str]:
     return out
 
 
+def mean_log10(difficulty, intervals) -> dict:
+    """Mean log10 λ_max over the texts with its bootstrap interval (``intervals``: confidence_level, n_resamples,
+    seed) and its reading (:func:`textxai.readings.estimate_reading`, on a scale of 10: a spread of orders of
+    magnitude). Not comparable across models (``Method.comparable``): each model's embeddings set its scale.
+
+    >>> e = mean_log10([1e-3, 1e-2, 1e-1] * 4, {"confidence_level": 0.95, "n_resamples": 199, "seed": 0})
+    >>> e["score"], e["n"], e["reading"].startswith("mean log10 λ_max -2.000 [")
+    (-2.0, 12, True)
+    """
+    from textxai import readings, stats
+
+    values = np.log10(np.maximum(np.asarray(difficulty, dtype=np.float64), 1e-300))
+    values = values[np.isfinite(values)]
+    options = {**render.DEMO_OPTIONS, **(intervals or {})}
+    entry = (stats.bootstrap_interval(values, None, options["confidence_level"], options["n_resamples"], options["seed"])
+             if values.size else {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": 0,
+                                  "method": "n<2"})
+    entry["reading"] = readings.estimate_reading(entry, "mean log10 λ_max", scale=10.0)
+    return entry
+
+
 def _intervals(results: dict, figures: dict | None, intervals) -> None:
     if intervals is None:
         return
     ivs = render.analysis_intervals("fim_difficulty", results, intervals, figures, keys=list(INTERVAL_KEYS))
+    if ivs:   # intervals asked for (confidence_level None: none)
+        results["mean_log10"] = mean_log10(results["difficulty"], intervals)
     for alias, key in _ALIASES:
         if key in ivs:  # the flat scalars the command line prints
             ivs[alias] = ivs[key]
@@ -147,6 +170,8 @@ def report(results: dict, title: str = "FIM difficulty") -> str:
              "Higher = closer to the decision boundary."]
     if results.get("intervals"):
         lines.append(render.interval_note({k: v for k, v in results["intervals"].items() if k.startswith("summary.")}))
+    if results.get("mean_log10"):
+        lines.append(results["mean_log10"]["reading"] + " (not comparable across models: the embeddings set its scale)")
     lines.append("")
     for key, head in (("hardest", "Hardest"), ("easiest", "Easiest")):
         lines.append(f"{head}:")

@@ -87,6 +87,28 @@ def _sentences(caught) -> list[str]:
     return out
 
 
+def readings_of(intervals: dict) -> dict:
+    """``{summary key: sentence}`` of inc@n, minimality@n (means over the chains: :func:`textxai.readings.estimate_reading`,
+    a zero-width interval no certainty) and flip_rate@n (a count: exact interval, :func:`textxai.readings.count_reading`).
+
+    >>> readings_of({"inc@1": {"score": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n": 11}})["inc@1"]
+    'inc@1 0.000: every one of the 11 values is the same, so the bootstrap gives no interval (not a certainty); too few to conclude.'
+    """
+    from textxai import readings
+
+    out = {}
+    for key, entry in intervals.items():
+        name, _, k = key.partition("@")
+        if name == "inc":
+            out[key] = readings.estimate_reading(entry, key, 5.0, "extra words the editor needs when fed its own edit "
+                                                                  "(0 = consistent)")
+        elif name == "minimality":
+            out[key] = readings.estimate_reading(entry, key, 10.0, "words between a counterfactual and its original")
+        elif name == "flip_rate":
+            out[key] = readings.entry_reading(entry, f"flip the prediction at step {k}", "chains")
+    return out
+
+
 def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, intervals=INTERVALS,
             scoring: ScoreOptions = None, editing: EditorOptions = None, run: RunOptions = None,
             presentation: Presentation = None, **keywords) -> Analysis:
@@ -109,6 +131,10 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     if texts is not None and labels is not None:
         raise ValueError("labels=given with texts: the labels of an editor's chains come from the classifier; "
                          "expected labels only with chains")
+    if classifier is not None:   # resolved once: the editor, the chains and the scoring take the TextClassifier
+        from textxai.classifier import as_classifier
+
+        classifier = as_classifier(classifier)
     notes = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -122,9 +148,12 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
         figures = {"steps": plot_steps(chains, word_tokenizer=scoring.word_tokenizer)} if shown.figures else {}
         if intervals is not None:  # bootstrap over the chains
             render.analysis_intervals("inconsistency", results, intervals, figures if shown.figures else None)
+            results["readings"] = readings_of(results["intervals"])
     sentences = _sentences(caught)
     for sentence in sentences + notes:
         warnings.warn(sentence, UserWarning, stacklevel=2)
     results["warnings"] = sentences + notes
     text = report(results, check_n(scoring.n), shown.title, classifier=classifier, max_chains=shown.max_chains)
+    if results.get("readings"):
+        text = text.rstrip("\n") + "\n\nReadings:\n" + "".join(f"  {r}\n" for r in results["readings"].values())
     return Analysis("inconsistency", results, summary, sentences + notes, figures, text)

@@ -52,11 +52,15 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     render.check_interval_options(intervals)
     if not isinstance(figures, (bool, np.bool_)) and (not isinstance(figures, (int, np.integer)) or figures < 0):
         raise ValueError(f"figures={figures!r:.80}: expected True, False or the number of texts whose curves to draw")
-    classifier = _resolved(classifier)  # once: a name given here is not resolved again below
+    from textxai.classifier import as_classifier
+    from textxai.validation import check_text_pairs, check_texts
+
+    check_text_pairs(text_pairs, check_texts(texts))   # the inputs' errors before any model loads
+    sets = attribution_sets(attributions, attribution_method)
+    classifier = as_classifier(classifier)   # resolved once: the scores and the device read the TextClassifier
     compare = parallel.sharded(compare_attributions, over=("texts", "attributions", "text_pairs", "target"),
                                merge=_join_methods)  # compare_attributions itself in one process
-    res = compare(texts, classifier, attribution_sets(attributions, attribution_method), text_pairs=text_pairs,
-                  target=target, options=opts)
+    res = compare(texts, classifier, sets, text_pairs=text_pairs, target=target, options=opts)
     results = _results(res, len(texts), classifier.device, opts)
     figs: dict = {}
     per_method = _intervals(res, results, intervals, figs) if intervals is not None else {}
@@ -66,12 +70,6 @@ def analyse(texts, classifier, attributions=None, text_pairs=None, target="predi
     summary = {k: res[next(iter(res))][k] for k in SCORES} if len(res) == 1 else {
         name: {k: r[k] for k in SCORES} for name, r in res.items()}
     return Analysis("naopc", results, summary, list(results["warnings"]), figs, report(results, title))
-
-
-def _resolved(classifier):
-    from textxai.classifier import as_classifier
-
-    return as_classifier(classifier)
 
 
 def _results(res: dict, n_texts: int, device, opts: NAOPCOptions) -> dict:
@@ -113,6 +111,7 @@ def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
         per_method[name] = render.analysis_intervals("naopc", one, {**(options or {}), "sample_size_sweep": False})
         if "intervals" in one:
             results["methods"][name]["intervals"] = one["intervals"]
+            results["methods"][name]["readings"] = score_readings(name, one["intervals"])
             results.setdefault("intervals", {}).update({f"{name}/{k}": e for k, e in one["intervals"].items()})
     if not results.get("intervals"):
         return {}
@@ -130,6 +129,20 @@ def _intervals(res: dict, results: dict, options, figs: dict) -> dict:
         results["sample_size_sweep"] = {names[0]: sweep}
         figs["sample_size_sweep"] = render.plot_sample_size_sweep(sweep, f"Interval width against n ({names[0]})")
     return per_method
+
+
+def score_readings(name: str, intervals: dict) -> dict:
+    """``{score: sentence}`` of one attribution set's four means (:func:`textxai.readings.estimate_reading`: "too
+    few to conclude" below ``readings.MIN_N`` texts, a zero-width interval no certainty); what the report prints
+    and the audit's faithfulness section shows.
+
+    >>> score_readings("omission", {"sufficiency": {"score": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 4}})["sufficiency"]
+    'omission: sufficiency 0.200 [0.10, 0.30]: too few to conclude (n = 4 < 10); more texts needed.'
+    """
+    from textxai import readings
+
+    return {k: readings.estimate_reading(intervals[k], f"{name}: {k.replace('_', ' ')}") for k in SCORES
+            if k in intervals}
 
 
 # ---------------------------------------------------------------------------------------------- warnings
@@ -243,6 +256,7 @@ def report(results: dict, title: str = "NAOPC") -> str:
         lines.append(f"{name:<22} " + " ".join(f"{c:<{w}}" for c in cells).rstrip())
     if results.get("intervals"):
         lines += ["", render.interval_note(results["intervals"])]
+        lines += [f"  {r}" for m in results["methods"].values() for r in (m.get("readings") or {}).values()]
     for pair, comparison in results.get("comparisons", {}).items():
         a, b = pair.split(" vs ")
         lines += ["", f"Paired comparison on the same texts ({pair}):", render.compare_table(comparison, a, b)]
@@ -252,6 +266,23 @@ def report(results: dict, title: str = "NAOPC") -> str:
             lines.append(f"Kendall tau of the method ranking, AOPC vs NAOPC ({metric}): {results[key]:.2f}")
     lines += ranking_flips(results)
     return "\n".join(lines) + "\n"
+
+
+def _flip_sentence(metric: str, orders: str, test: dict | None) -> str:
+    """A ranking flip is claimed only when the NAOPC paired difference ranks the two
+    (:func:`textxai.readings.significant`); otherwise the point estimates' orders are shown without a verdict."""
+    from textxai import readings
+
+    if test is None:
+        return (f"Point estimates ({metric}): {orders}; no paired test on these texts, so no ranking flip is "
+                "claimed.")
+    p = test.get("p_value")
+    ptext = "" if p is None or p != p else f", paired Wilcoxon p = {p:.2g}"
+    if readings.significant(test):
+        return f"Ranking flip ({metric}): {orders} (NAOPC difference significant, n = {test['n']}{ptext})."
+    why = readings.too_few_note(test.get("n")) if readings.too_few(test.get("n")) else "within noise on these texts"
+    return (f"Point estimates ({metric}): {orders}; the NAOPC difference is not significant (n = {test.get('n')}"
+            f"{ptext}: {why}), so the two share a rank and no ranking flip is claimed.")
 
 
 def ranking_flips(results: dict) -> list[str]:
@@ -270,12 +301,9 @@ def ranking_flips(results: dict) -> list[str]:
                     continue
                 first, second = (a, b) if raw > 0 else (b, a)
                 pairs = results.get("comparisons", {})
-                test = (pairs.get(f"{a} vs {b}") or pairs.get(f"{b} vs {a}") or {}).get(f"naopc_{metric}") or {}
-                p = test.get("p_value")
-                verdict = "" if p is None or p != p else (
-                    f" (paired Wilcoxon p = {p:.2g}{': within noise on these texts' if p >= 0.05 else ''})")
-                out.append(f"Ranking flip ({metric}): AOPC rates {first} better than {second} "
-                           f"({methods[first][metric]:.3f} vs {methods[second][metric]:.3f}); normalized by each "
-                           f"text's limits, {second} is better ({methods[second][f'naopc_{metric}']:.3f} vs "
-                           f"{methods[first][f'naopc_{metric}']:.3f}){verdict}.")
+                test = (pairs.get(f"{a} vs {b}") or pairs.get(f"{b} vs {a}") or {}).get(f"naopc_{metric}")
+                orders = (f"AOPC rates {first} better than {second} ({methods[first][metric]:.3f} vs "
+                          f"{methods[second][metric]:.3f}); normalized by each text's limits, {second} is better "
+                          f"({methods[second][f'naopc_{metric}']:.3f} vs {methods[first][f'naopc_{metric}']:.3f})")
+                out.append(_flip_sentence(metric, orders, test))
     return out

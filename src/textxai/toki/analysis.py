@@ -20,10 +20,16 @@ import numpy as np
 from textxai.toki.attack import AttackOptions
 from textxai.validation import short_repr
 
-#: fewer correct predictions with a verdict than this: a warning (each one moves the rates by over 10 points)
-MIN_VERDICTS = 10
+#: fewer correct predictions with a verdict than this: a warning (the reading layer's stated n: below it, "too few")
+MIN_VERDICTS = 10   # == textxai.readings.MIN_N (tests/test_readings.py)
 #: the trust columns of an example and the per-text lists of the module's output (and of the intervals)
 COLUMNS = {"trust_labels": "label", "naive_labels": "naive", "no_ki_labels": "no_ki"}
+#: the three trustworthy rates: (summary key, the verdict's name, what the count says of its predictions)
+RATES = (("trustworthy_rate", "TOKI", "rest on words related to their class"),
+         ("naive_trustworthy_rate", "Naive", "are called trustworthy by Naive"),
+         ("no_ki_trustworthy_rate", "TOKI(-K.I)", "are called trustworthy by TOKI(-K.I)"))
+#: what the rates count
+RATE_UNITS = "correct predictions with a verdict"
 
 
 @dataclass(frozen=True)
@@ -186,9 +192,23 @@ def with_intervals(results: dict, options: Mapping | None, figures: dict | None 
     intervals = render.analysis_intervals("toki_trust", shaped, options, figures)
     if intervals:
         results["intervals"] = intervals
+        results["readings"] = rate_readings(intervals)
     if "sample_size_sweep" in shaped:
         results["sample_size_sweep"] = shaped["sample_size_sweep"]
     return results
+
+
+def rate_readings(intervals: Mapping) -> dict:
+    """``{summary key: sentence}`` of the three trustworthy rates' interval entries, in counts
+    (:func:`textxai.readings.count_reading`: exact intervals, "too few to conclude" below ``readings.MIN_N``).
+
+    >>> rate_readings({"trustworthy_rate": {"score": 1.0, "n": 3, "ci_low": 0.292, "ci_high": 1.0,
+    ...                                     "method": "Clopper-Pearson (exact)"}})["trustworthy_rate"]
+    '3 of 3 correct predictions with a verdict rest on words related to their class [0.9, 3] (exact 95 %); too few to conclude (n = 3 < 10).'
+    """
+    from textxai import readings
+
+    return {key: readings.entry_reading(intervals[key], what, RATE_UNITS) for key, _, what in RATES if key in intervals}
 
 
 # ----------------------------------------------------------------------------- report
@@ -213,6 +233,7 @@ def report(index, results: dict, texts, title: str, max_examples: int = 6) -> st
                  f"TOKI(-K.I) {rate('no_ki_trustworthy_rate')}")
     if ivs:
         lines.append(render.interval_note(ivs))
+    lines += [f"  {name}: {results['readings'][key]}" for key, name, _ in RATES if key in results.get("readings", {})]
     for name, m in results.get("evaluation", {}).items():
         lines.append(f"  vs human labels, {name:>10}: " + "  ".join(f"{k} {v:.3f}" for k, v in m.items() if k != "n")
                      + f"  (n={m['n']})")
@@ -236,9 +257,22 @@ def _verdict_lines(examples, texts, max_examples: int) -> list[str]:
     return lines
 
 
+def attack_reading(attack: dict) -> str:
+    """The attack's success as a count (:func:`textxai.readings.count_estimate`: its exact interval, "too few to
+    conclude" below ``readings.MIN_N`` attacked predictions), not a bare rate.
+
+    >>> attack_reading({"n_attacked": 3, "examples": [{"success": True}] * 2 + [{"success": False}]})
+    '2 of 3 attacked predictions are flipped by the TOKI-guided attack [0.3, 3] (exact 95 %); too few to conclude (n = 3 < 10).'
+    """
+    from textxai import readings
+
+    flags = [bool(r["success"] if isinstance(r, Mapping) else r.success) for r in attack["examples"]]
+    return readings.count_estimate(flags, "are flipped by the TOKI-guided attack", "attacked predictions")["reading"]
+
+
 def _attack_lines(attack: dict) -> list[str]:
-    lines = [f"TOKI-guided attack on {attack['n_attacked']} texts: success rate {attack['attack_success_rate']:.2f}, "
-             f"avg perturbations {attack['avg_perturbations']:.2f}, avg similarity {attack['avg_similarity']:.3f}"]
+    lines = [f"TOKI-guided attack on {attack['n_attacked']} texts: {attack_reading(attack)} Avg perturbations "
+             f"{attack['avg_perturbations']:.2f}, avg similarity {attack['avg_similarity']:.3f}."]
     shown = sorted((r for r in attack["examples"] if r["success"]), key=lambda r: -r["similarity"])[:3]
     if shown:
         lines.append("Successful attacks, most similar first (sentence cosine; read them: a substitute can change "
