@@ -32,19 +32,18 @@ SEEN: dict = {}
 
 
 def _counting(monkeypatch, calls: list) -> None:
-    """Every resolver of a model (``as_classifier`` where the library imports it) records what it was asked to
-    resolve; a ``TextClassifier`` handed down is no resolution (it is returned as it is)."""
-    from textxai import attribution, classifier
+    """Every resolution of a model by name is a lookup in the resolver's cache of named classifiers (every
+    ``as_classifier(name)``, plain or hosted, wherever it was imported from, goes through it); it records the name.
+    A ``TextClassifier`` handed down is no resolution (``as_classifier`` returns it as it is)."""
+    from textxai import classifier
 
-    real = classifier.as_classifier
+    real = classifier._NAMED.get_or_create
 
-    def counting(model, *args, **kwargs):
-        if not isinstance(model, classifier.TextClassifier):
-            calls.append(model)
-        return real(model, *args, **kwargs)
+    def counting(key, *args, **kwargs):
+        calls.append(key[0])
+        return real(key, *args, **kwargs)
 
-    monkeypatch.setattr(classifier, "as_classifier", counting)
-    monkeypatch.setattr(attribution, "as_classifier", counting)
+    monkeypatch.setattr(classifier._NAMED, "get_or_create", counting)
 
 
 @pytest.fixture(scope="module")

@@ -49,17 +49,4 @@ def test_naopc_analyse_given_a_name_resolves_it_once(resolutions):
     assert a.results["n_texts"] == 1
 
 
-def test_an_audit_resolves_its_model_once(resolutions, tmp_path):
-    from textxai.audit import audit
-
-    texts, labels = demo.demo_examples("sentiment", 3)
-    # every stage that takes the model below the audit (faithfulness: naopc + attributions; trust: the keyword index,
-    # assessment and attack; counterfactual: the editors and their chains); difficulty (fim) is left out for time
-    audit("textxai/demo-sentiment", texts, labels, output=str(tmp_path),
-          sections=["overview", "faithfulness", "trust", "counterfactual", "connections"],
-          faithfulness={"methods": ["omission"], "max_texts": 1, "max_words": 14, "normalization": "beam"},
-          trust={"attack_texts": 1, "train_texts": texts, "train_labels": labels},  # a small index: cheap
-          counterfactual={"max_texts": 1, "editors": ["deletion"]},
-          difficulty={"test_set_size": 1, "hardest": 1}, intervals={"n_resamples": 99},
-          run={"progress": False, "precision": "float32"})
-    assert resolutions == ["textxai/demo-sentiment"], resolutions
+# One audit resolves its model once: tests/test_audit_run.py counts the resolutions of its audit the same way.
