@@ -165,19 +165,27 @@ class CallbackOptions:
     prefix: str = "eval"
 
 
-# A cheap training-time preset per module (``preset="training"``): options under the user's own, and at most
-# TRAINING_TEXTS texts. Measured on examples/trainer_callback.py (the demo corpus, 90 evaluation rows: the
-# Trainer's own evaluation is 90 model evaluations), in model evaluations per callback evaluation: naopc's
-# normalisation is the greedy beam (beam_size 1), the cheapest bound that keeps the NAOPC keys, on gradient
-# attributions (one backward pass per text).
+# A cheap training-time preset per module (``preset="training"``): options under the user's own, on the first
+# TRAINING_TEXTS texts, NAOPC's cut to their first TRAINING_WORDS words. What each computes and costs
+# (docs/guides/training.md; measured in tests/test_integrations.py against examples/trainer_callback.py, whose
+# Trainer evaluates 90 rows): NAOPC with gradient attributions (one backward pass per text) and its exact limits
+# (2^5 subsets: the true best and worst orders, no approximation), at most TRAINING_BOUNDS["naopc"] model
+# evaluations; FIM's exact top eigenvalue, one forward pass per text (plus its backward passes); TOKI with gradient
+# explanations and the classifier's own embeddings (no attack); ceval and inconsistency without a language model.
 TRAINING_PRESETS: dict[str, dict] = {
-    "naopc": {"attribution_method": "gradient", "normalization": "beam", "beam_size": 1},
+    "naopc": {"attribution_method": "gradient", "normalization": "exact"},
     "fim_difficulty": {},
     "toki_trust": {"explainer": "gradient", "embedders": ["classifier"]},
     "ceval": {},            # its language model (perplexity) is off unless lm= is given
     "inconsistency": {},    # likewise
 }
 TRAINING_TEXTS = 2
+#: words NAOPC keeps of each preset text (a sentence pair: split between its two texts, the first text first)
+TRAINING_WORDS = {"naopc": 5}
+#: the most model evaluations the preset asks of a module per callback evaluation (NAOPC: 2^5 subsets and one
+#: gradient pass per text; FIM: one pass per text; ceval: each original and counterfactual)
+TRAINING_BOUNDS = {"naopc": TRAINING_TEXTS * (2 ** TRAINING_WORDS["naopc"] + 1), "fim_difficulty": TRAINING_TEXTS,
+                   "ceval": 2 * TRAINING_TEXTS}
 PRESETS = ("training",)
 
 
@@ -208,7 +216,8 @@ class TextxaiCallback(TrainerCallback):
             failure is logged, counted in ``{prefix}_textxai_failed`` and training continues (the failed
             module's scalars are NaN when ``metric_for_best_model`` names it, so that model is never the best).
         preset: ``"training"``: each module's cheap options (:data:`TRAINING_PRESETS`, under the options given)
-            and at most :data:`TRAINING_TEXTS` texts.
+            on the first :data:`TRAINING_TEXTS` texts, NAOPC's cut to their first :data:`TRAINING_WORDS` words
+            (exact limits): at most :data:`TRAINING_BOUNDS` model evaluations (docs/guides/training.md).
         inputs: :class:`CallbackInputs` (text_pairs, labels, counterfactuals, counterfactual_pairs, edits).
         options: :class:`CallbackOptions` (tokenizer, batch_size, progress, prefix).
         **keywords: any field of the two groups; it overrides the same field of a group given beside it.
@@ -237,6 +246,10 @@ class TextxaiCallback(TrainerCallback):
         self.data = self._check_data(**{f.name: getattr(inputs, f.name) for f in fields(inputs)})
         if preset == "training":
             self.data = _first_rows(self.data, TRAINING_TEXTS)
+        #: the data each module runs on (the preset's NAOPC: its texts cut to TRAINING_WORDS words)
+        self.module_data = {name: _first_words(self.data, TRAINING_WORDS[name])
+                            if preset == "training" and name in TRAINING_WORDS else self.data
+                            for name, _, _ in self.specs}
         for name, _, module_options in self.specs:
             missing = [field for field in _required(name)
                        if self.data[field] is None and _compute_argument(name, field) not in module_options]
@@ -313,11 +326,11 @@ class TextxaiCallback(TrainerCallback):
         step. Returns (and keeps in :attr:`keys`) each module's scalar keys."""
         from textxai.estimates import approx_words
 
-        texts = self.data["texts"]
-        row = max(range(len(texts)), key=lambda i: approx_words(texts[i])) if texts else 0
-        one = _rows(self.data, [row])
         with rng_untouched():
             for name, module, options in self.specs:
+                texts = self.module_data[name]["texts"]
+                row = max(range(len(texts)), key=lambda i: approx_words(texts[i])) if texts else 0
+                one = _rows(self.module_data[name], [row])
                 kwargs = self._compute_kwargs(name, module, options, model, tokenizer, batch_size, one)
                 try:
                     results = module.compute(**kwargs)
@@ -419,7 +432,7 @@ class TextxaiCallback(TrainerCallback):
         return None
 
     def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size, data=None) -> dict:
-        data = self.data if data is None else data
+        data = self.module_data[name] if data is None else data
         accepted, _ = _accepted(module)
         kwargs = {argument: data[field] for argument, field in module_inputs(name).items()
                   if data[field] is not None}
@@ -520,6 +533,35 @@ def _first_rows(data: dict, n: int) -> dict:
     return out
 
 
+def _first_words(data: dict, n: int) -> dict:
+    """The callback data with every text (and its pair) cut after its first ``n`` words (``textxai.words``); a
+    sentence pair keeps ``n`` words in all, the first text's first (at least ``n // 2`` for the pair when it has them).
+
+    >>> _first_words({"texts": ["A preachy drama that lectures the audience.", "Fine."], "text_pairs": None}, 3)
+    {'texts': ['A preachy drama', 'Fine.'], 'text_pairs': None}
+    """
+    from textxai.words import word_spans
+
+    def cut(text, k):
+        spans = word_spans(text)
+        return text if len(spans) <= k else text[:spans[k - 1][2]] if k > 0 else ""
+
+    out = dict(data)
+    texts, pairs = data.get("texts"), data.get("text_pairs")
+    if texts is None:
+        return out
+    if pairs is None:
+        out["texts"] = [cut(t, n) for t in texts]
+        return out
+    out["texts"], out["text_pairs"] = [], []
+    for text, pair in zip(texts, pairs):
+        n_text, n_pair = len(word_spans(text)), len(word_spans(pair))
+        keep = min(n_text, n - min(n_pair, n // 2))
+        out["texts"].append(cut(text, keep))
+        out["text_pairs"].append(cut(pair, n - keep))
+    return out
+
+
 def module_inputs(name: str) -> dict:
     """``{compute argument: callback data field}`` of module ``name`` (its descriptor's ``inputs``; ``{}`` for a
     module that is no registered method: it takes its data as options). A module also accepts its data as options.
@@ -540,4 +582,4 @@ def _compute_argument(name: str, field: str) -> str:
     return next((arg for arg, f in module_inputs(name).items() if f == field), field)
 
 
-__all__ = ["TextxaiCallback", "TRAINING_PRESETS", "TRAINING_TEXTS", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]
+__all__ = ["TextxaiCallback", "TRAINING_PRESETS", "TRAINING_TEXTS", "TRAINING_WORDS", "TRAINING_BOUNDS", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]
