@@ -83,6 +83,28 @@ def _build(tmp_path: Path) -> Path:
     return dist
 
 
+def _base_install_usage() -> list[tuple[str, str]]:
+    """``(card, code)`` of every Python block in a module card's "How to Use" section that claims the base install:
+    not marked ``<!-- docs-test: extra=... -->`` (toki_trust's default embedders need GloVe: ``textxai[toki]``)."""
+    import re
+
+    blocks = []
+    for card in sorted([*ROOT.glob("metrics/*/README.md"), *ROOT.glob("measurements/*/README.md")]):
+        text = card.read_text(encoding="utf-8")
+        section = text.split("## How to Use", 1)[-1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+        for marker, code in re.findall(r"(<!-- docs-test:[^>]*-->\s*)?```python\n(.*?)```", section, re.S):
+            if "extra=" not in marker:
+                blocks.append((card.relative_to(ROOT).as_posix(), code))
+    return blocks
+
+
+def test_every_card_shows_its_use_on_the_base_install_or_names_the_extra():
+    cards = {card for card, _ in _base_install_usage()}
+    assert {"metrics/naopc/README.md", "metrics/ceval/README.md", "metrics/inconsistency/README.md",
+            "measurements/fim_difficulty/README.md"} <= cards
+    assert "metrics/toki_trust/README.md" not in cards  # marked extra=toki
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("TEXTXAI_RELEASE_CHECK") != "1", reason="minutes of installing: make release-check")
 def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
@@ -141,6 +163,12 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
                                "print(TextxaiCallback('fim_difficulty', ['a good film']).specs[0][0])"],
                               cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
     assert callback.returncode == 0 and callback.stdout.split()[-1] == "fim_difficulty", callback.stderr[-3000:]
+
+    # each card's "How to Use" that claims the base install (no `docs-test: extra=` marker) runs there as written
+    for card, block in _base_install_usage():
+        used = subprocess.run([str(venv / "bin" / "python"), "-c", block], cwd=tmp_path, capture_output=True,
+                              text=True, env=env, timeout=900)
+        assert used.returncode == 0, (card, used.stderr[-3000:])
 
     # a published module folder loads with evaluate.load where textxai is NOT installed (its package travels in
     # textxai_vendor.py); the venv keeps textxai's dependencies

@@ -368,3 +368,115 @@ def test_black_box_masking_keeps_the_text_around_the_word():
 def test_a_black_box_that_returns_no_probabilities_is_named(output, words):
     with pytest.raises(ValueError, match=words):
         as_classifier(output, labels=["a", "b"]).predict_proba(["a text"])
+
+
+# ------------------------------------------------------------------ the callback and the Spaces' handlers on the zoo
+SURFACE_MEMBERS = ("gpt2", "xlnet", "bert_bf16", "bert_digit_names")  # pad = eos, left padding, bfloat16, 5 digit names
+OMISSION = {"attribution_method": "omission", "normalization": "exact"}
+SHORT = [TEXTS[0], TEXTS[3]]  # 3 words each: 8 subsets
+
+
+@pytest.mark.parametrize("name", SURFACE_MEMBERS)
+def test_the_callback_on_zoo_members_gives_the_library_numbers(zoo, name):
+    """TextxaiCallback.evaluate on the pair a Trainer holds (a bfloat16 model stays bfloat16): NAOPC and FIM equal
+    the library functions on the same pair."""
+    from textxai import naopc
+    from textxai.fim.text import difficulty
+    from textxai.integrations import TextxaiCallback
+
+    model, tok = zoo.members[name].parts()
+    callback = TextxaiCallback({"naopc": OMISSION, "fim_difficulty": {}}, texts=SHORT, strict=True)
+    scalars = callback.evaluate(model, tok)
+    clf = TextClassifier((model, tok))
+    want = naopc.compute(SHORT, None, clf, **OMISSION)
+    for key in ("comprehensiveness", "naopc_comprehensiveness", "naopc_sufficiency"):
+        assert scalars[f"eval_naopc_{key}"] == pytest.approx(want[key], rel=1e-6, abs=1e-9), key
+    values = difficulty(SHORT, clf)["difficulty"]
+    assert scalars["eval_fim_difficulty_summary_max"] == pytest.approx(max(values), rel=1e-6)
+
+
+def test_the_callback_takes_a_black_box_for_the_methods_without_gradients(clfs):
+    from textxai import naopc
+    from textxai.integrations import TextxaiCallback
+
+    box = zoo_module.black_box(clfs["bert_digit_names"])
+    scalars = TextxaiCallback({"naopc": {**OMISSION, "perturbation": "delete"}}, texts=SHORT).evaluate(box)
+    want = naopc.compute(SHORT, None, as_classifier(box), **OMISSION, perturbation="delete")
+    assert scalars["eval_naopc_naopc_comprehensiveness"] == pytest.approx(want["naopc_comprehensiveness"], rel=1e-6)
+    with pytest.raises(TypeError, match="black-box function .* no gradients"):
+        TextxaiCallback("fim_difficulty", texts=SHORT, strict=True).evaluate(box)
+    with pytest.raises(ValueError, match=r"tokenizer=None: the callback needs the tokenizer of model=LlamaFor"):
+        TextxaiCallback("fim_difficulty", texts=SHORT).evaluate(clfs["llama"].model)
+
+
+def _space(name):
+    import importlib.util
+    from pathlib import Path
+
+    pytest.importorskip("gradio")
+    spec = importlib.util.spec_from_file_location(f"zoo_{name}_space", Path(__file__).parents[1] / "spaces" / name / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    return app
+
+
+@pytest.fixture(scope="module")
+def space_apps():
+    return {name: _space(name) for name in ("naopc", "fim_difficulty", "toki_trust")}
+
+
+@pytest.mark.parametrize("name", SURFACE_MEMBERS)
+def test_the_spaces_handlers_on_zoo_members_give_the_library_numbers(zoo, space_apps, name):
+    """The handlers a click runs, called directly with the member's folder (a Space on your own machine): NAOPC and
+    FIM equal the library functions on the classifier the folder loads as (bfloat16 -> float32)."""
+    from textxai import naopc
+    from textxai.fim.text import difficulty
+
+    folder = zoo.members[name].folder
+    clf = as_classifier(folder)
+    analysis, _ = space_apps["naopc"].analyse_texts(folder, "\n".join(SHORT), "omission", "auto", 1)
+    want = naopc.compute(SHORT, None, clf, attribution_method="omission", max_exact_words=12)
+    got = analysis.results["methods"]["omission"]
+    for key in ("comprehensiveness", "naopc_comprehensiveness", "naopc_sufficiency"):
+        assert got[key] == pytest.approx(want[key], rel=1e-6, abs=1e-9), key
+    _, fim_analysis = space_apps["fim_difficulty"].analyse(folder, TEXTS[3])
+    assert fim_analysis.results["difficulty"][0] == pytest.approx(
+        difficulty([TEXTS[3]], clf)["difficulty"][0], rel=1e-6)
+
+
+def test_the_toki_space_reads_digit_class_names_as_names_and_refuses_the_ambiguous(zoo, space_apps, monkeypatch):
+    """Classes 0..4 named '1'..'5': the Space read a training label '5' as class index 4, then handed the library the
+    index 4, which the library reads as the class NAMED '4' (index 3) -- and a label '1' (index 0) was refused as
+    ambiguous. Now the handler passes class names: the library reads the classes the visitor typed. '0' names no
+    class and is refused naming the line, the value and what is expected."""
+    from textxai.spaces import SpaceError
+
+    app, folder = space_apps["toki_trust"], zoo.members["bert_digit_names"].folder
+    lines = "5\ta wonderful film\n1\ta terrible boring film\n3\tit was fine"
+    handed = {}
+
+    def cached_keyword_index(classifier, texts, labels, **options):
+        handed["classes"] = list(classifier.class_indices(labels, "train_labels", len(texts)))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(app.toki, "cached_keyword_index", cached_keyword_index)
+    with pytest.raises(RuntimeError, match="stop here"):
+        app.assess_analysis(folder, TEXTS[0], "5", lines, "omission", ["classifier"])
+    assert handed["classes"] == [4, 0, 2]
+    with pytest.raises(SpaceError, match=r"training line 2: label='0': the model's labels are themselves numbers"):
+        app.parse_train("5\ta good film\n0\ta bad film", as_classifier(folder))
+
+
+def test_the_spaces_handlers_take_a_black_box_where_no_gradient_is_needed(clfs, space_apps, monkeypatch):
+    from textxai import naopc, spaces
+
+    box = as_classifier(zoo_module.black_box(clfs["bert"]))
+    monkeypatch.setattr(spaces, "resolve_model", lambda choice, hosted=None: box)
+    analysis, _ = space_apps["naopc"].analyse_texts("any", "\n".join(SHORT), "omission", "auto", 1)
+    want = naopc.compute(SHORT, None, box, attribution_method="omission", max_exact_words=12)
+    assert analysis.results["methods"]["omission"]["naopc_comprehensiveness"] == pytest.approx(
+        want["naopc_comprehensiveness"], rel=1e-6)
+    with pytest.raises(TypeError, match="black-box function .* no gradients"):
+        space_apps["naopc"].analyse_texts("any", TEXTS[0], "integrated_gradients", "auto", 1)
+    with pytest.raises(TypeError, match="black-box function .* no input embeddings"):
+        space_apps["fim_difficulty"].analyse("any", TEXTS[0])

@@ -364,16 +364,19 @@ class TextxaiCallback(TrainerCallback):
                  needed: str | None = None, only_needed: bool = False) -> dict[str, float]:
         """Run every module on ``model`` now and return their flat ``{prefix}_{module}_{key}`` scalars.
 
-        Usable from a plain PyTorch loop as well. Adds ``{prefix}_textxai_runtime`` (seconds),
+        Usable from a plain PyTorch loop as well, and with a black-box function texts -> class probabilities as
+        ``model`` (no tokenizer; a module that needs gradients fails naming why). Adds ``{prefix}_textxai_runtime`` (seconds),
         ``{prefix}_textxai_evaluations`` (model evaluations), ``{prefix}_textxai_skipped`` (modules skipped by the
         time budget) and ``{prefix}_textxai_failed`` (modules that failed, ``strict=False``). ``needed``: a
         module that runs whatever the budget (``metric_for_best_model``'s); ``only_needed``: run it alone (a
         round ``every`` skips).
         """
         tokenizer = tokenizer if tokenizer is not None else self.tokenizer
-        if tokenizer is None:
-            raise ValueError("tokenizer=None: the callback needs the model's tokenizer; pass tokenizer=... or give "
-                             "the Trainer a processing_class")
+        if tokenizer is None and not _black_box(model):
+            shown = type(model).__name__ if isinstance(model, torch.nn.Module) else short_repr(model)
+            raise ValueError(f"tokenizer=None: the callback needs the tokenizer of model={shown}; pass "
+                             "tokenizer=... or give the Trainer a processing_class (a black-box function texts -> "
+                             "class probabilities needs none)")
         from textxai.batching import work_budget
 
         scalars: dict[str, float] = {}
@@ -437,7 +440,7 @@ class TextxaiCallback(TrainerCallback):
         kwargs = {argument: data[field] for argument, field in module_inputs(name).items()
                   if data[field] is not None}
         if "model" in accepted:
-            kwargs["model"] = (model, tokenizer)
+            kwargs["model"] = model if tokenizer is None and _black_box(model) else (model, tokenizer)
         if "batch_size" in accepted and (batch_size or self.batch_size):
             kwargs["batch_size"] = self.batch_size or batch_size
         if "progress" in accepted:
@@ -504,6 +507,12 @@ class TextxaiCallback(TrainerCallback):
             logger.warning("textxai: TextxaiCallback without trainer=...: its scalars are in log_history and in "
                            "evaluate()'s result, but reporting integrations (TensorBoard, W&B) do not see them; "
                            "pass trainer=trainer to log them through Trainer.log")
+
+
+def _black_box(model) -> bool:
+    """A plain function texts -> class probabilities (``textxai.classifier.as_classifier``'s black-box form), which
+    :meth:`TextxaiCallback.evaluate` takes without a tokenizer (the methods that need gradients refuse it, by name)."""
+    return callable(model) and not isinstance(model, torch.nn.Module)
 
 
 def _preset_options(name: str, module) -> dict:
