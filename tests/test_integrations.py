@@ -506,8 +506,11 @@ def test_flat_scalars_and_doctests():
     with pytest.warns(UserWarning, match="no chain contributes"):
         scalars = flat_scalars(undefined.compute(edits=[["a", "b"]], n=[9]), "eval_inconsistency")
     assert np.isnan(scalars["eval_inconsistency_inc_at_9"]) and scalars["eval_inconsistency_inc_at_9_chains"] == 0
-    failures, _ = doctest.testmod(integrations, optionflags=doctest.ELLIPSIS)
-    assert failures == 0
+    from textxai import callback_setup
+
+    for module in (integrations, callback_setup):
+        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert failures == 0, module.__name__
 
 
 def test_an_eval_dataset_given_as_texts_names_its_columns():
