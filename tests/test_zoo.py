@@ -426,11 +426,18 @@ def space_apps():
 
 
 @pytest.mark.parametrize("name", SURFACE_MEMBERS)
-def test_the_spaces_handlers_on_zoo_members_give_the_library_numbers(zoo, space_apps, name):
+def test_the_spaces_handlers_on_zoo_members_give_the_library_numbers(zoo, space_apps, name, monkeypatch):
     """The handlers a click runs, called directly with the member's folder (a Space on your own machine): NAOPC and
     FIM equal the library functions on the classifier the folder loads as (bfloat16 -> float32)."""
     from textxai import naopc
     from textxai.fim.text import difficulty
+
+    # FIM's reference distribution (a percentile, not a number compared here): 4 texts instead of the 90 of the corpus
+    # and no min-flip search (a walk of many embedding passes that would dominate this test)
+    from textxai import fim
+
+    monkeypatch.setattr(space_apps["fim_difficulty"], "corpus_texts", lambda kind="sentiment", split="test": TEXTS)
+    monkeypatch.setattr(space_apps["fim_difficulty"], "options", lambda: fim.FIMOptions(return_eigenvector=True))
 
     folder = zoo.members[name].folder
     clf = as_classifier(folder)
