@@ -154,7 +154,7 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
     # the README's first day on the bare install: the audit's report (its heat map imported the Spaces' shell,
     # i.e. gradio, and failed after every stage had run), the callback's import
     data = tmp_path / "reviews.csv"
-    data.write_text("text,label\nA wonderful, moving film.,positive\nA dull and lifeless film.,negative\n"
+    data.write_text('text,label\n"A wonderful, moving film.",positive\nA dull and lifeless film.,negative\n'
                     "The plot was thin but the acting was great.,positive\nI want my money back.,negative\n")
     audit = subprocess.run([str(venv / "bin" / "textxai"), "audit", "--model", "textxai/demo-sentiment", "--data",
                             str(data), "--label-column", "label", "--profile", "quick", "--no-progress", "--output",
