@@ -371,18 +371,60 @@ def test_options_are_dry_run_at_build_and_failures_during_training_are_skipped(t
         trainer.train()
 
 
-def test_training_preset_and_the_cost_of_each_evaluation(tokenizer, caplog):
+def test_training_preset_and_the_cost_of_each_evaluation(tokenizer):
     model = tiny_models.tiny_bert()
     callback = TextxaiCallback(["naopc", "fim_difficulty"], texts=TEXTS, preset="training")
     assert callback.data["texts"] == TEXTS[:integrations.TRAINING_TEXTS]
     assert dict((n, o) for n, _, o in callback.specs)["naopc"] == integrations.TRAINING_PRESETS["naopc"]
     # options given win over the preset's
-    mine = TextxaiCallback({"naopc": {"beam_size": 3}}, texts=TEXTS, preset="training")
-    assert mine.specs[0][2]["beam_size"] == 3 and mine.specs[0][2]["normalization"] == "beam"
+    mine = TextxaiCallback({"naopc": {"normalization": "beam"}}, texts=TEXTS, preset="training")
+    assert mine.specs[0][2]["normalization"] == "beam" and mine.specs[0][2]["attribution_method"] == "gradient"
     scalars = callback.evaluate(model, tokenizer)
     # the cost, in model evaluations, counted by the library's own budget; each module's count
     assert scalars["eval_textxai_evaluations"] == sum(callback.evaluations.values()) > 0
     assert callback.evaluations["naopc"] > 0
+
+
+def test_training_preset_costs_at_most_the_trainers_own_evaluation():
+    """Issue 38: the preset cost 534 model evaluations per evaluation (NAOPC's beam on two whole reviews) where the
+    Trainer's own evaluation of examples/trainer_callback.py is 90 rows. Now NAOPC runs on the first 5 words of two
+    texts with its exact limits, and FIM on the two texts: the rows the model sees during trainer.evaluate() (a
+    forward hook) are the Trainer's 90 and the callback's logged count, which stays within the stated bounds and
+    the Trainer's own count; the NAOPC logged is the module's own on the cut texts."""
+    from transformers import (AutoTokenizer, BertConfig, BertForSequenceClassification, DataCollatorWithPadding,
+                              Trainer, TrainingArguments)
+
+    from textxai import demo
+    from textxai.demo._build import base_model_path
+
+    tok = AutoTokenizer.from_pretrained(base_model_path())
+    torch.manual_seed(0)
+    model = BertForSequenceClassification(BertConfig(vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=1,
+                                                     num_attention_heads=2, intermediate_size=32, num_labels=2,
+                                                     max_position_embeddings=128))
+    corpus = demo.load_corpus("sentiment")
+    texts, labels = demo.demo_examples("sentiment", n=4)
+    trainer = Trainer(model=model, args=TrainingArguments("unused", report_to=[], use_cpu=True, disable_tqdm=True,
+                                                          per_device_eval_batch_size=16),
+                      eval_dataset=ListDataset(tok, corpus["test_texts"], corpus["test_labels"]),
+                      data_collator=DataCollatorWithPadding(tok), processing_class=tok)
+    callback = TextxaiCallback(["naopc", "fim_difficulty"], texts=texts, trainer=trainer, preset="training")
+    assert callback.module_data["naopc"]["texts"] == [" ".join(t.split()[:5]) for t in texts[:2]]
+    rows = []
+    hook = model.bert.embeddings.register_forward_hook(lambda module, args, out: rows.append(out.shape[0]))
+    try:
+        metrics = trainer.evaluate()
+    finally:
+        hook.remove()
+    own = len(corpus["test_texts"])
+    logged = metrics["eval_textxai_evaluations"]
+    assert own == 90 and sum(rows) == own + logged
+    assert callback.evaluations["naopc"] <= integrations.TRAINING_BOUNDS["naopc"]
+    assert callback.evaluations["fim_difficulty"] <= integrations.TRAINING_BOUNDS["fim_difficulty"]
+    assert logged <= own
+    direct = textxai.load("naopc").compute(texts=callback.module_data["naopc"]["texts"], model=(model, tok),
+                                           **integrations.TRAINING_PRESETS["naopc"])
+    assert metrics["eval_naopc_naopc_comprehensiveness"] == pytest.approx(direct["naopc_comprehensiveness"], rel=1e-6)
 
 
 def test_needed_module_follows_the_trainers_naming_rule():
@@ -464,8 +506,11 @@ def test_flat_scalars_and_doctests():
     with pytest.warns(UserWarning, match="no chain contributes"):
         scalars = flat_scalars(undefined.compute(edits=[["a", "b"]], n=[9]), "eval_inconsistency")
     assert np.isnan(scalars["eval_inconsistency_inc_at_9"]) and scalars["eval_inconsistency_inc_at_9_chains"] == 0
-    failures, _ = doctest.testmod(integrations, optionflags=doctest.ELLIPSIS)
-    assert failures == 0
+    from textxai import callback_setup
+
+    for module in (integrations, callback_setup):
+        failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert failures == 0, module.__name__
 
 
 def test_an_eval_dataset_given_as_texts_names_its_columns():

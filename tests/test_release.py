@@ -83,6 +83,29 @@ def _build(tmp_path: Path) -> Path:
     return dist
 
 
+def _base_install_usage() -> list[tuple[str, str]]:
+    """``(card, code)`` of every Python block in a module card's "How to Use" section that claims the base install:
+    not marked ``<!-- docs-test: extra=... -->`` (toki_trust's default embedders need GloVe: ``textxai[toki]``)."""
+    import re
+
+    blocks = []
+    for card in sorted([*ROOT.glob("metrics/*/README.md"), *ROOT.glob("measurements/*/README.md")]):
+        text = card.read_text(encoding="utf-8")
+        section = text.split("## How to Use", 1)[-1].split("\n## ", 1)[0].split("\n### ", 1)[0]
+        for marker, code in re.findall(r"(<!-- docs-test:[^>]*-->\s*)?```python\n(.*?)```", section, re.S):
+            if "extra=" not in marker:
+                blocks.append((card.relative_to(ROOT).as_posix(), code))
+    return blocks
+
+
+def test_every_card_shows_its_use_on_the_base_install_or_names_the_extra():
+    cards = {card for card, _ in _base_install_usage()}
+    assert {"metrics/naopc/README.md", "metrics/ceval/README.md", "measurements/fim_difficulty/README.md"} <= cards
+    assert "metrics/toki_trust/README.md" not in cards  # marked extra=toki
+    # inconsistency's example makes its chains with the SubstitutionEditor (GloVe: textxai[toki]); unmarked, the
+    # release check runs it on the bare install and fails naming the extra
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("TEXTXAI_RELEASE_CHECK") != "1", reason="minutes of installing: make release-check")
 def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
@@ -99,7 +122,8 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TEXTXAI_NAMESPACE")}
     for target in (["torch==2.13.0"], [str(wheel)]):  # torch first, as the Makefile: the CPU build
-        done = subprocess.run(pip + target, capture_output=True, text=True, env=env, timeout=1800)
+        # measured on a shared 2-core machine: torch 16 min, the wheel's dependencies over 30 min (a slow index)
+        done = subprocess.run(pip + target, capture_output=True, text=True, env=env, timeout=5400)
         assert done.returncode == 0, done.stderr[-3000:]
     code = textwrap.dedent("""
         import importlib.util, os, sys
@@ -130,7 +154,7 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
     # the README's first day on the bare install: the audit's report (its heat map imported the Spaces' shell,
     # i.e. gradio, and failed after every stage had run), the callback's import
     data = tmp_path / "reviews.csv"
-    data.write_text("text,label\nA wonderful, moving film.,positive\nA dull and lifeless film.,negative\n"
+    data.write_text('text,label\n"A wonderful, moving film.",positive\nA dull and lifeless film.,negative\n'
                     "The plot was thin but the acting was great.,positive\nI want my money back.,negative\n")
     audit = subprocess.run([str(venv / "bin" / "textxai"), "audit", "--model", "textxai/demo-sentiment", "--data",
                             str(data), "--label-column", "label", "--profile", "quick", "--no-progress", "--output",
@@ -141,6 +165,12 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
                                "print(TextxaiCallback('fim_difficulty', ['a good film']).specs[0][0])"],
                               cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
     assert callback.returncode == 0 and callback.stdout.split()[-1] == "fim_difficulty", callback.stderr[-3000:]
+
+    # each card's "How to Use" that claims the base install (no `docs-test: extra=` marker) runs there as written
+    for card, block in _base_install_usage():
+        used = subprocess.run([str(venv / "bin" / "python"), "-c", block], cwd=tmp_path, capture_output=True,
+                              text=True, env=env, timeout=900)
+        assert used.returncode == 0, (card, used.stderr[-3000:])
 
     # a published module folder loads with evaluate.load where textxai is NOT installed (its package travels in
     # textxai_vendor.py); the venv keeps textxai's dependencies

@@ -88,7 +88,8 @@ def keyword_index(model_choice: str, train_text: str | None, explainer: str, emb
     else:
         raise spaces.SpaceError("training texts: paste labelled training texts (label<TAB>text per line) for this model")
     with _LOCK:
-        index = toki.cached_keyword_index(classifier, [b for _, b in rows], [y for y, _ in rows],
+        # class names, not indices: with classes named '1'..'5' the library reads a number as the class it names
+        index = toki.cached_keyword_index(classifier, [b for _, b in rows], [classifier.labels[y] for y, _ in rows],
                                           explain=toki.ExplainOptions(method, options or None),
                                           index=toki.IndexOptions(embedders=embs))
     return classifier, index, rows, method, options, embs
@@ -115,7 +116,7 @@ def assess_analysis(model_choice: str, text: str, true_label: str, train_text: s
     text = spaces.check_inputs([text], max_texts=1)[0]
     classifier, index, _, method, options, embs = keyword_index(model_choice, train_text, explainer, embedders)
     y = _label_index(true_label, classifier, int(classifier.predict([text])[0]))
-    analysis = toki.analyse([text], [y], model=classifier, keyword_index=index,
+    analysis = toki.analyse([text], [classifier.labels[y]], model=classifier, keyword_index=index,
                             explain=toki.ExplainOptions(method, options or None), index=toki.IndexOptions(embedders=embs))
     spaces.record_result(analysis.summary)
     return analysis, classifier, index, y

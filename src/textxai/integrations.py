@@ -27,159 +27,20 @@ NumPy, torch), so a run with the callback trains exactly like one without it.
 from __future__ import annotations
 
 import logging
-import random
-import re
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
-import numpy as np
 import torch
 from transformers import TrainerCallback
 
-from textxai import registry
-from textxai.module_base import accepted_arguments as _accepted
+from textxai.callback_setup import (PRESETS, TRAINING_BOUNDS, TRAINING_PRESETS, TRAINING_TEXTS, TRAINING_WORDS,
+                                    CallbackInputs, CallbackOptions, _accepted, _black_box, _compute_argument,
+                                    _first_rows, _first_words, _module_specs, _preset_options, _required, _rows,
+                                    check_data, flat_scalars, module_inputs, rng_untouched)
 from textxai.options import apply_keywords
-from textxai.validation import check_positive_int, check_same_length, check_texts, short_repr
+from textxai.validation import check_positive_int, short_repr
 
 logger = logging.getLogger(__name__)
-
-_SET_BY_CALLBACK = ("model", "tokenizer")
-
-
-def flat_scalars(results: Mapping, prefix: str) -> dict[str, float]:
-    """The numbers of a module's result as flat ``{prefix}_{key}`` scalars (nested dicts joined by ``_``).
-
-    Lists (per-example values), strings and booleans are left out; ``None`` (an undefined number: module
-    results say ``null`` for NaN) becomes NaN, so a key ``metric_for_best_model`` names is always there.
-    ``@`` becomes ``_at_`` and any other character TensorBoard does not accept in a tag becomes ``_``.
-
-    >>> flat_scalars({"inc@1": 0.5, "summary": {"mean": 2, "n": 3}, "difficulty": [1.0], "rate": None}, "eval_x")
-    {'eval_x_inc_at_1': 0.5, 'eval_x_summary_mean': 2.0, 'eval_x_summary_n': 3.0, 'eval_x_rate': nan}
-    """
-    out = {}
-    for key, value in results.items():
-        name = f"{prefix}_{re.sub(r'[^0-9A-Za-z_.-]', '_', str(key).replace('@', '_at_'))}"
-        if isinstance(value, Mapping):
-            out.update(flat_scalars(value, name))
-        elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-            out[name] = float(value)
-        elif value is None:
-            out[name] = float("nan")
-    return out
-
-
-@contextmanager
-def rng_untouched():
-    """Restore the Python, NumPy and torch (CPU and initialised CUDA) random states on exit."""
-    python_state, numpy_state = random.getstate(), np.random.get_state()
-    cuda = list(range(torch.cuda.device_count())) if torch.cuda.is_initialized() else []
-    with torch.random.fork_rng(devices=cuda):
-        try:
-            yield
-        finally:
-            random.setstate(python_state)
-            np.random.set_state(numpy_state)
-
-
-def _module_specs(modules) -> list[tuple[str, object, dict]]:
-    """(name, loaded module, options) of every module given as a name, a loaded module or a mapping to options."""
-    from textxai import modules as _modules
-
-    if isinstance(modules, (str, Mapping)) or hasattr(modules, "compute"):
-        modules = [modules]
-    if not isinstance(modules, Sequence) or not modules:
-        raise TypeError(f"modules={short_repr(modules)}: expected a module name, a loaded module, a list of "
-                        "them, or a dict {name or module: options}")
-    items = []
-    for entry in modules:
-        if isinstance(entry, Mapping):
-            items.extend(entry.items())
-        elif isinstance(entry, tuple) and len(entry) == 2:
-            items.append(entry)
-        else:
-            items.append((entry, None))
-    specs = []
-    for module, options in items:
-        if isinstance(module, str):
-            name = module.split("/", 1)[1] if module.startswith("textxai/") else module
-            if name not in registry.names():
-                raise ValueError(f"modules: {module!r} is not a textxai module; expected one of "
-                                 f"{sorted(registry.names())} or a loaded evaluate module")
-            module = _modules.load(name)
-        elif not callable(getattr(module, "compute", None)):
-            raise TypeError(f"modules: {short_repr(module)} is neither a module name nor a loaded evaluate module")
-        name = str(getattr(module, "name", type(module).__name__))
-        if options is None:
-            options = {}
-        if not isinstance(options, Mapping):
-            raise TypeError(f"modules[{name!r}]={short_repr(options)}: expected a dict of compute options")
-        accepted, takes_more = _accepted(module)
-        for key in options:
-            if key in _SET_BY_CALLBACK:
-                raise ValueError(f"modules[{name!r}] option {key!r}: the callback passes the model being trained "
-                                 "and its tokenizer; leave it out")
-            if not takes_more and key not in accepted:
-                raise ValueError(f"modules[{name!r}] option {key!r}: not an argument of {name}.compute; expected one "
-                                 f"of {sorted(k for k in accepted if k not in _SET_BY_CALLBACK)}")
-        if any(name == other for other, _, _ in specs):
-            raise ValueError(f"modules: {name!r} is given twice; its scalars would overwrite each other")
-        specs.append((name, module, dict(options)))
-    return specs
-
-
-@dataclass(frozen=True)
-class CallbackInputs:
-    """The data the modules read besides the model (see :func:`module_inputs`).
-
-    texts: the raw evaluation texts (naopc, fim_difficulty, toki_trust; ceval's originals).
-    text_pairs: their second texts, for sentence-pair models.
-    labels: their true classes (toki_trust's ``references``).
-    counterfactuals, counterfactual_pairs: ceval's ``predictions`` / ``prediction_pairs`` (the pairs default
-        to ``text_pairs``: the hypothesis unchanged).
-    edits: inconsistency's chains ``[original, edit 1, ...]``.
-    """
-
-    texts: Sequence[str] | None = None
-    text_pairs: Sequence[str] | None = None
-    labels: Sequence | None = None
-    counterfactuals: Sequence | None = None
-    counterfactual_pairs: Sequence | None = None
-    edits: Sequence | None = None
-
-
-@dataclass(frozen=True)
-class CallbackOptions:
-    """How the modules run and how their scalars are named.
-
-    tokenizer: the model's tokenizer; default the Trainer's ``processing_class``.
-    batch_size: passed to modules that take one; default ``args.per_device_eval_batch_size``.
-    progress: progress bars of the modules (default off).
-    prefix: key prefix (default ``"eval"``, as ``compute_metrics`` results).
-    """
-
-    tokenizer: object = None
-    batch_size: int | None = None
-    progress: bool = False
-    prefix: str = "eval"
-
-
-# A cheap training-time preset per module (``preset="training"``): options under the user's own, and at most
-# TRAINING_TEXTS texts. Measured on examples/trainer_callback.py (the demo corpus, 90 evaluation rows: the
-# Trainer's own evaluation is 90 model evaluations), in model evaluations per callback evaluation: naopc's
-# normalisation is the greedy beam (beam_size 1), the cheapest bound that keeps the NAOPC keys, on gradient
-# attributions (one backward pass per text).
-TRAINING_PRESETS: dict[str, dict] = {
-    "naopc": {"attribution_method": "gradient", "normalization": "beam", "beam_size": 1},
-    "fim_difficulty": {},
-    "toki_trust": {"explainer": "gradient", "embedders": ["classifier"]},
-    "ceval": {},            # its language model (perplexity) is off unless lm= is given
-    "inconsistency": {},    # likewise
-}
-TRAINING_TEXTS = 2
-PRESETS = ("training",)
-
 
 class TextxaiCallback(TrainerCallback):
     """Run textxai modules on the model being trained at evaluations and log their scalars.
@@ -208,7 +69,8 @@ class TextxaiCallback(TrainerCallback):
             failure is logged, counted in ``{prefix}_textxai_failed`` and training continues (the failed
             module's scalars are NaN when ``metric_for_best_model`` names it, so that model is never the best).
         preset: ``"training"``: each module's cheap options (:data:`TRAINING_PRESETS`, under the options given)
-            and at most :data:`TRAINING_TEXTS` texts.
+            on the first :data:`TRAINING_TEXTS` texts, NAOPC's cut to their first :data:`TRAINING_WORDS` words
+            (exact limits): at most :data:`TRAINING_BOUNDS` model evaluations (docs/guides/training.md).
         inputs: :class:`CallbackInputs` (text_pairs, labels, counterfactuals, counterfactual_pairs, edits).
         options: :class:`CallbackOptions` (tokenizer, batch_size, progress, prefix).
         **keywords: any field of the two groups; it overrides the same field of a group given beside it.
@@ -234,9 +96,13 @@ class TextxaiCallback(TrainerCallback):
         if preset == "training":
             self.specs = [(name, module, {**_preset_options(name, module), **module_options})
                           for name, module, module_options in self.specs]
-        self.data = self._check_data(**{f.name: getattr(inputs, f.name) for f in fields(inputs)})
+        self.data = check_data(**{f.name: getattr(inputs, f.name) for f in fields(inputs)})
         if preset == "training":
             self.data = _first_rows(self.data, TRAINING_TEXTS)
+        #: the data each module runs on (the preset's NAOPC: its texts cut to TRAINING_WORDS words)
+        self.module_data = {name: _first_words(self.data, TRAINING_WORDS[name])
+                            if preset == "training" and name in TRAINING_WORDS else self.data
+                            for name, _, _ in self.specs}
         for name, _, module_options in self.specs:
             missing = [field for field in _required(name)
                        if self.data[field] is None and _compute_argument(name, field) not in module_options]
@@ -274,38 +140,6 @@ class TextxaiCallback(TrainerCallback):
             if self not in trainer.callback_handler.callbacks:
                 trainer.add_callback(self)
 
-    @staticmethod
-    def _check_data(**data) -> dict:
-        texts = data["texts"]
-        columns = getattr(texts, "column_names", None)
-        if isinstance(columns, list):   # a datasets.Dataset (e.g. the Trainer's eval_dataset), not its texts
-            strings = [c for c in columns if getattr(texts.features.get(c), "dtype", None) in ("string", "large_string")]
-            raise TypeError(f"texts=a dataset of {len(texts)} rows with columns {columns}: expected a list of raw "
-                            "texts, " + (f"e.g. texts=dataset[{strings[0]!r}]" if strings else
-                                         "and it has no text column (a tokenized dataset lost its words: pass the raw "
-                                         "texts it was made from)"))
-        if texts is not None:
-            data["texts"] = texts = check_texts(texts)
-        for field in ("text_pairs", "counterfactuals", "counterfactual_pairs", "labels"):
-            value = data[field]
-            if value is None:
-                continue
-            if texts is None:
-                raise ValueError(f"{field} given without texts: expected texts=... as well")
-            if field in ("text_pairs", "counterfactual_pairs"):
-                value = check_texts(value, field)
-            elif isinstance(value, str) or not isinstance(value, Sequence) and not hasattr(value, "__array__"):
-                raise TypeError(f"{field}={short_repr(value)}: expected a list with one item per text")
-            data[field] = list(value)
-            check_same_length(texts, data[field], "texts", field)
-        if data["counterfactual_pairs"] is None and data["counterfactuals"] is not None:
-            data["counterfactual_pairs"] = data["text_pairs"]
-        if data["edits"] is not None:
-            if isinstance(data["edits"], str) or not isinstance(data["edits"], Sequence) or not data["edits"]:
-                raise TypeError(f"edits={short_repr(data['edits'])}: expected a list of chains [original, edit 1, ...]")
-            data["edits"] = [list(chain) for chain in data["edits"]]
-        return data
-
     # --------------------------------------------------------------- checks at build
     def dry_run(self, model, tokenizer, batch_size: int | None = None) -> dict[str, list[str]]:
         """Run every module once on one text (the one with the most words; chain 1 of ``edits``): a bad option,
@@ -313,11 +147,11 @@ class TextxaiCallback(TrainerCallback):
         step. Returns (and keeps in :attr:`keys`) each module's scalar keys."""
         from textxai.estimates import approx_words
 
-        texts = self.data["texts"]
-        row = max(range(len(texts)), key=lambda i: approx_words(texts[i])) if texts else 0
-        one = _rows(self.data, [row])
         with rng_untouched():
             for name, module, options in self.specs:
+                texts = self.module_data[name]["texts"]
+                row = max(range(len(texts)), key=lambda i: approx_words(texts[i])) if texts else 0
+                one = _rows(self.module_data[name], [row])
                 kwargs = self._compute_kwargs(name, module, options, model, tokenizer, batch_size, one)
                 try:
                     results = module.compute(**kwargs)
@@ -351,16 +185,19 @@ class TextxaiCallback(TrainerCallback):
                  needed: str | None = None, only_needed: bool = False) -> dict[str, float]:
         """Run every module on ``model`` now and return their flat ``{prefix}_{module}_{key}`` scalars.
 
-        Usable from a plain PyTorch loop as well. Adds ``{prefix}_textxai_runtime`` (seconds),
+        Usable from a plain PyTorch loop as well, and with a black-box function texts -> class probabilities as
+        ``model`` (no tokenizer; a module that needs gradients fails naming why). Adds ``{prefix}_textxai_runtime`` (seconds),
         ``{prefix}_textxai_evaluations`` (model evaluations), ``{prefix}_textxai_skipped`` (modules skipped by the
         time budget) and ``{prefix}_textxai_failed`` (modules that failed, ``strict=False``). ``needed``: a
         module that runs whatever the budget (``metric_for_best_model``'s); ``only_needed``: run it alone (a
         round ``every`` skips).
         """
         tokenizer = tokenizer if tokenizer is not None else self.tokenizer
-        if tokenizer is None:
-            raise ValueError("tokenizer=None: the callback needs the model's tokenizer; pass tokenizer=... or give "
-                             "the Trainer a processing_class")
+        if tokenizer is None and not _black_box(model):
+            shown = type(model).__name__ if isinstance(model, torch.nn.Module) else short_repr(model)
+            raise ValueError(f"tokenizer=None: the callback needs the tokenizer of model={shown}; pass "
+                             "tokenizer=... or give the Trainer a processing_class (a black-box function texts -> "
+                             "class probabilities needs none)")
         from textxai.batching import work_budget
 
         scalars: dict[str, float] = {}
@@ -419,12 +256,12 @@ class TextxaiCallback(TrainerCallback):
         return None
 
     def _compute_kwargs(self, name, module, options, model, tokenizer, batch_size, data=None) -> dict:
-        data = self.data if data is None else data
+        data = self.module_data[name] if data is None else data
         accepted, _ = _accepted(module)
         kwargs = {argument: data[field] for argument, field in module_inputs(name).items()
                   if data[field] is not None}
         if "model" in accepted:
-            kwargs["model"] = (model, tokenizer)
+            kwargs["model"] = model if tokenizer is None and _black_box(model) else (model, tokenizer)
         if "batch_size" in accepted and (batch_size or self.batch_size):
             kwargs["batch_size"] = self.batch_size or batch_size
         if "progress" in accepted:
@@ -493,51 +330,4 @@ class TextxaiCallback(TrainerCallback):
                            "pass trainer=trainer to log them through Trainer.log")
 
 
-def _preset_options(name: str, module) -> dict:
-    """The training preset's options of module ``name`` that its ``compute`` accepts."""
-    accepted, takes_more = _accepted(module)
-    return {k: v for k, v in TRAINING_PRESETS.get(name, {}).items() if takes_more or k in accepted}
-
-
-def _rows(data: dict, rows: list[int]) -> dict:
-    """The callback data restricted to ``rows`` of the texts (and of every column beside them; edits: chain 1)."""
-    out = {}
-    for field, value in data.items():
-        if value is None:
-            out[field] = None
-        elif field == "edits":
-            out[field] = value[:1]
-        else:
-            out[field] = [value[i] for i in rows]
-    return out
-
-
-def _first_rows(data: dict, n: int) -> dict:
-    out = dict(data)
-    for field, value in data.items():
-        if value is not None:
-            out[field] = list(value[:n])
-    return out
-
-
-def module_inputs(name: str) -> dict:
-    """``{compute argument: callback data field}`` of module ``name`` (its descriptor's ``inputs``; ``{}`` for a
-    module that is no registered method: it takes its data as options). A module also accepts its data as options.
-
-    >>> module_inputs("toki_trust")
-    {'texts': 'texts', 'text_pairs': 'text_pairs', 'references': 'labels'}
-    """
-    return dict(registry.get(name).inputs) if name in registry.names() else {}
-
-
-def _required(name: str) -> tuple:
-    """The callback data fields module ``name`` cannot run without (its descriptor's ``required``)."""
-    return tuple(registry.get(name).required) if name in registry.names() else ()
-
-
-def _compute_argument(name: str, field: str) -> str:
-    """The compute argument of module ``name`` that the data field ``field`` fills."""
-    return next((arg for arg, f in module_inputs(name).items() if f == field), field)
-
-
-__all__ = ["TextxaiCallback", "TRAINING_PRESETS", "TRAINING_TEXTS", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]
+__all__ = ["TextxaiCallback", "TRAINING_PRESETS", "TRAINING_TEXTS", "TRAINING_WORDS", "TRAINING_BOUNDS", "CallbackInputs", "CallbackOptions", "flat_scalars", "rng_untouched", "module_inputs"]

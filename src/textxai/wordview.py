@@ -84,10 +84,24 @@ class WordEncoding:
     token_type_ids: np.ndarray | None  # [L] or None when the model has no segment ids
     word_ids: np.ndarray  # [L] index of the word each token belongs to, -1 for special tokens
     words: list[str]  # words of the text (then of the pair)
+    #: (token, word): a token that also belongs to a word that has no token of its own (see :meth:`WordView._align`)
+    shared: tuple[tuple[int, int], ...] = ()
 
     @property
     def n_words(self) -> int:
         return len(self.words)
+
+    def tokens_of(self, word: int) -> np.ndarray:
+        """The positions of the tokens of word ``word``: its own and those it shares (removing it changes these)."""
+        own = self.word_ids == word
+        for t, j in self.shared:
+            own[t] |= j == word
+        return np.flatnonzero(own)
+
+    @property
+    def seen_words(self) -> np.ndarray:
+        """The words that have a token (their own or a shared one), sorted: those a truncated input still holds."""
+        return np.unique(np.r_[self.word_ids[self.word_ids >= 0], [j for _, j in self.shared]].astype(np.int64))
 
 
 def mask_token_id(tokenizer) -> int | None:
@@ -118,6 +132,8 @@ def perturbed_token_rows(encoding: WordEncoding, masks: np.ndarray, perturbation
     chosen = np.zeros((masks.shape[0], len(encoding.word_ids)), dtype=bool)
     in_word = encoding.word_ids >= 0
     chosen[:, in_word] = masks[:, encoding.word_ids[in_word]]
+    for t, j in encoding.shared:  # a token shared with a word that has none of its own goes with either word
+        chosen[:, t] |= masks[:, j]
     if perturbation == "mask":
         if mask_id is None:
             raise ValueError("perturbation='mask': the tokenizer has neither a mask nor an unk token; "
@@ -251,13 +267,40 @@ class WordView:
                 j += 1
             if best >= 0:
                 word_ids[t] = first_word[seq] + best
+        shared = self._shared(word_ids, offsets, sequence_ids, spans, first_word, (text, pair))
         token_types = encoded["token_type_ids"][row] if "token_type_ids" in encoded else None
         return WordEncoding(
             input_ids=np.asarray(encoded["input_ids"][row], dtype=np.int64),
             token_type_ids=None if token_types is None else np.asarray(token_types, dtype=np.int64),
             word_ids=word_ids,
             words=[w for seq in spans for w, _, _ in seq],
+            shared=shared,
         )
+
+    @staticmethod
+    def _shared(word_ids, offsets, sequence_ids, spans, first_word, texts) -> tuple:
+        """``(token, word)`` for every word that no token belongs to although a token covers some of its characters
+        across a boundary with punctuation or white space: a Metaspace BPE token ``ing,`` of ``acting,`` belongs to
+        ``acting`` (the larger overlap) and also to ``,``, so removing either word removes that token and ``,`` is
+        no longer a word that removing changes nothing. Between two letters or digits (spaCy's ``can`` + ``not``
+        inside WordPiece's one token ``cannot``) nothing is shared: the word stays without tokens, as before."""
+        owned = set(word_ids[word_ids >= 0].tolist())
+        shared = []
+        for seq, seq_spans in enumerate(spans):
+            text = texts[seq]
+            for j, (_, start, end) in enumerate(seq_spans):
+                word = first_word[seq] + j
+                if word in owned:
+                    continue
+                for t, ((a, b), s) in enumerate(zip(offsets, sequence_ids)):
+                    if s != seq or b <= a or min(b, end) <= max(a, start) or word_ids[t] < 0:
+                        continue
+                    # the boundary the token crosses into this word: before it (an earlier word's token), or after
+                    edge = start if word_ids[t] < word else end
+                    if 0 < edge < len(text) and text[edge - 1].isalnum() and text[edge].isalnum():
+                        continue
+                    shared.append((t, word))
+        return tuple(shared)
 
     def perturbed_token_rows(self, encoding: WordEncoding, masks: np.ndarray, perturbation: str):
         """:func:`perturbed_token_rows` with this tokenizer's mask token."""

@@ -69,7 +69,7 @@ def seen_words(clf, texts) -> list[int | None]:
         warnings.simplefilter("ignore")   # the truncation warning: the stage says it when it runs
         encodings = clf.word_encodings(list(texts))
     for encoding in encodings:
-        seen = encoding.word_ids[encoding.word_ids >= 0]
+        seen = encoding.seen_words
         n = int(seen.max()) + 1 if seen.size else 0
         out.append(None if n >= encoding.n_words else n)
     return out

@@ -211,7 +211,7 @@ def _fit_to_model(clf, texts: list[str], pairs: list[str] | None, words: list[li
     out_words = list(words)
     encodings = clf.word_encodings(texts, pairs)
     for i, (encoding, w) in enumerate(zip(encodings, words)):
-        seen = encoding.word_ids[encoding.word_ids >= 0]
+        seen = encoding.seen_words  # a word whose only token it shares (Metaspace "y.") is seen too
         n_first = len(_words.tokenize(texts[i], clf.word_tokenizer)) if pairs is not None else len(w)
         k1 = int(seen[seen < n_first].max()) + 1 if (seen < n_first).any() else 0
         k2 = int(seen[seen >= n_first].max()) + 1 - n_first if (seen >= n_first).any() else 0

@@ -421,7 +421,7 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
     settings = {**dataclasses.asdict(dataclasses.replace(explain, progress=False)),
                 **{f.name: getattr(index, f.name) for f in dataclasses.fields(index) if f.name != "embedders"}}
     key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), clf.word_view_key, list(map(str, train_texts)),
-                                     [int(y) for y in train_labels],
+                                     [str(y) for y in train_labels],  # names or indices (a class named "5" is read by name)
                                      None if train_text_pairs is None else list(map(str, train_text_pairs)), emb_key, settings],
                                     default=str).encode()).hexdigest()
     return _INDEX_CACHE.get_or_create(key, lambda: _build_index(clf, train_texts, train_labels, train_text_pairs,
