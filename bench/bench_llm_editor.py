@@ -34,22 +34,23 @@ KS = (1, 4, 8)
 
 class Pool:
     """Per text, the LLM's candidates for one prompt, in slots: 0 the greedy one (asked for every text of a call in
-    one batch), 1..7 sampled ones (asked only when a k > 1 needs them); each cleaned and checked once, by the
-    editor itself (its log: the reply and its failure reason, duplicates of an earlier slot included)."""
+    one batch), 1.. sampled ones, made only as far as a k asks (reply j is the same whether 3 or 7 are asked:
+    :func:`textxai.lm.sample`'s per-reply seeds), so k = 1, 4, 8 share their generations; each cleaned and checked
+    once, by the editor itself (its log: the reply and its failure reason, duplicates of an earlier slot included)."""
 
     def __init__(self, classifier, lm, prompt):
         from textxai.llm_editor import LLMEditor
 
-        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, progress=True)
+        self.editor = LLMEditor(classifier, lm=lm, prompt=prompt, num_candidates=1, progress=False)
         self.editor.rank = False
-        self.slots = {}   # text -> [(rewrite or None), ...] (1 slot: greedy only; max(KS) slots: all)
+        self.slots = {}   # text -> [(rewrite or None), ...]
         self.cost = {"texts": 0, "replies": 0, "tokens": 0, "seconds": 0.0}
 
     def _fill(self, texts, k):
         from textxai.llm_editor import _strip_reply
 
         editor = self.editor
-        editor.num_candidates = max(KS) if k > 1 else 1
+        editor.num_candidates = k
         before = len(editor.log)
         start = time.perf_counter()
         editor(texts)
@@ -57,18 +58,18 @@ class Pool:
         entries = editor.log[before:]
         tok = editor.lm.tokenizer
         names = editor._label_names().values()
-        per = len(entries) // len(texts)
         for i, text in enumerate(texts):
-            mine = entries[i * per:(i + 1) * per]
-            assert all(e[0] == text for e in mine)
-            fresh = mine if text not in self.slots else mine[1:]   # the greedy reply came from the memo
+            mine = entries[i * k:(i + 1) * k]
+            assert len(mine) == k and all(e[0] == text for e in mine)
+            fresh = mine[len(self.slots.get(text, ())):]   # the earlier slots came from the memo
             self.cost["replies"] += len(fresh)
             self.cost["tokens"] += sum(len(tok(r, add_special_tokens=False)["input_ids"]) for _, r, _ in fresh)
+            if text not in self.slots:
+                self.cost["texts"] += 1
             self.slots[text] = [_strip_reply(r, names) if reason is None else None for _, r, reason in mine]
-        self.cost["texts"] += sum(1 for _ in texts)
 
     def candidates(self, texts, k):
-        todo = [t for t in dict.fromkeys(texts) if len(self.slots.get(t, ())) < (max(KS) if k > 1 else 1)]
+        todo = [t for t in dict.fromkeys(texts) if len(self.slots.get(t, ())) < k]
         if todo:
             self._fill(todo, k)
         return [[c for c in self.slots[t][:k] if c is not None] for t in texts]
@@ -102,8 +103,14 @@ def main(argv=None):
     parser.add_argument("--out", default="llm_editor.json")
     parser.add_argument("--prompts", default="minimal,ceval")
     parser.add_argument("--no-demo", action="store_true")
+    parser.add_argument("--no-substitution", action="store_true", help="LLM chains only (another process makes them)")
+    parser.add_argument("--chunk", type=int, default=5, help="texts per editor call (their greedy replies batched)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (1: a shared, loaded machine; default 1)")
     args = parser.parse_args(argv)
 
+    import torch
+
+    torch.set_num_threads(args.threads)   # 2 threads on 2 loaded cores ran each LM step ~10x slower than 1 (spinning)
     from real_texts import imdb_labelled
 
     from textxai.classifier import as_classifier
@@ -129,24 +136,35 @@ def main(argv=None):
         print(time.strftime("%H:%M:%S"), msg, flush=True)
 
     pools = {p: Pool(clf, lm, p) for p in args.prompts.split(",")}
-    def substitution(name):
-        texts = sets[name]
-        if True:
-            start = time.perf_counter()
-            sub = feedback_chains(SubstitutionEditor(clf, max_words=4), texts, clf, steps=2, progress=False)
-            results["runs"][f"{name}/substitution"] = {**chain_metrics(sub.chains, sub.labels),
-                                                       "seconds_per_text_step": (time.perf_counter() - start) / len(texts) / 2,
-                                                       "steps": 2, "chains": [c[:3] for c in sub.chains][:3]}
-            log(f"{name} substitution {results['runs'][f'{name}/substitution']}")
-            save()
+    sub_done: dict = {}
+
+    def substitution(name, lo=0, hi=None):
+        """The substitution editor's 2-step chains of ``texts[lo:hi]``, added to those already made."""
+        texts = sets[name][lo:hi]
+        start = time.perf_counter()
+        sub = feedback_chains(SubstitutionEditor(clf, max_words=4), texts, clf, steps=2, progress=False)
+        chains, labels, seconds = sub_done.setdefault(name, ([], [], [0.0]))
+        chains.extend(sub.chains)
+        labels.extend(sub.labels)
+        seconds[0] += time.perf_counter() - start
+        results["runs"][f"{name}/substitution"] = {**chain_metrics(chains, labels), "texts": len(chains),
+                                                   "seconds_per_text_step": seconds[0] / len(chains) / 2,
+                                                   "steps": 2, "chains": [c[:3] for c in chains][:3]}
+        log(f"{name} substitution ({len(chains)} texts) "
+            f"{ {m: round(v['score'], 3) for m, v in chain_metrics(chains, labels).items()} }")
+        save()
 
     chains_of: dict = {}
 
-    def llm(prompt, name, step, ks, chunk=10):
-        """Chains of ``step`` steps at each k, by chunks of texts (each saved as it completes: chains are per text)."""
+    def llm(prompt, name, steps, ks, chunk=10, with_substitution=False):
+        """Chains at each k, by chunks of texts (each saved as it completes: chains are per text). ``steps`` 1 or 2: that
+        many steps at every k of ``ks``; (1, 2): per chunk, step 1 at ``ks``, then 2 steps at the ks 4 and 1."""
         pool, texts = pools[prompt], sets[name]
+        plan_ks = [(1, k) for k in ks] + [(2, k) for k in (4, 1)] if steps == (1, 2) else [(steps, k) for k in ks]
         for lo in range(0, len(texts), chunk):
-            for k in ks:
+            if with_substitution:
+                substitution(name, lo, lo + chunk)
+            for step, k in plan_ks:
                 key = f"{name}/llm-{prompt}/k={k}"
                 res = feedback_chains(pool.editor_at(k), texts[lo:lo + chunk], clf, steps=step, progress=False)
                 done = chains_of.setdefault((key, step), ([], []))
@@ -158,27 +176,25 @@ def main(argv=None):
                     entry.update({m: v for m, v in metrics.items() if m != "inc@1"})
                 else:
                     entry["inc@1"] = metrics["inc@1"]
-                    entry["texts_step2"] = len(done[0])
                 entry["texts_step1" if step == 1 else "texts_step2"] = len(done[0])
                 entry["chains"] = [c[:3] for c in done[0]][:3]
-                results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures))
+                results[f"cost/{prompt}"] = dict(pool.cost, failures=dict(pool.editor.failures),
+                                                 seconds_per_text=pool.cost["seconds"] / max(pool.cost["texts"], 1))
                 log(f"{key} step {step} ({len(done[0])} texts): { {m: round(v['score'], 3) for m, v in metrics.items()} } "
                     f"cost {pool.cost}")
                 save()
 
-    # most wanted first (a run stopped early reports what ran): the demo texts (short: cheap) at step 1 for every prompt
-    # and k, substitution, step 2 at k = 4; then the IMDb reviews by chunks: step 1 of the first prompt (its k = 8 pool
-    # serves k = 1 and 4), substitution, step 2 at k = 4, the other prompts, the other ks' step 2
+    # most wanted first (a run stopped early reports what ran): the demo texts (short), then the IMDb reviews by chunks
+    # of 5 with the first prompt: each chunk's substitution chains, step 1 (its k = 8 pool serves k = 1 and 4) and step
+    # 2 at k = 4 and 1 before the next chunk; then the other prompts likewise; step 2 at k = 8 last
     first, *others = list(pools)
     plan = []
-    if "demo" in sets:
-        plan += [lambda p=p: llm(p, "demo", 1, (8, 4, 1)) for p in pools] + [lambda: substitution("demo")]
-        plan += [lambda p=p: llm(p, "demo", 2, (4,)) for p in pools]
-    plan += [lambda: llm(first, "imdb", 1, (8, 4, 1), chunk=5), lambda: substitution("imdb"),
-             lambda: llm(first, "imdb", 2, (4,), chunk=5)]
-    plan += [lambda p=p: llm(p, "imdb", 1, (8, 4, 1), chunk=5) for p in others]
-    plan += [lambda p=p: llm(p, "imdb", 2, (4,), chunk=5) for p in others]
-    plan += [lambda p=p: llm(p, "imdb", 2, (8, 1), chunk=5) for p in pools]
+    for p in [first, *others]:
+        if "demo" in sets:
+            plan += [lambda p=p: llm(p, "demo", 1, (8, 4, 1), chunk=8, with_substitution=p == first and not args.no_substitution),
+                     lambda p=p: llm(p, "demo", 2, (4, 1), chunk=8)]
+        plan += [lambda p=p: llm(p, "imdb", (1, 2), (8, 4, 1), chunk=args.chunk, with_substitution=p == first and not args.no_substitution)]
+    plan += [lambda p=p, name=name: llm(p, name, 2, (8,), chunk=args.chunk) for p in pools for name in sets]
     for task in plan:
         task()
     log("done")

@@ -358,11 +358,27 @@ def _cached_generate(lm, messages, limits, do_sample, seeds, batch_size, progres
 
 def _cached_sample(lm, messages, limits, n, seeds, progress, texts) -> list[list[str]]:
     """``n`` sampled candidates per text (:func:`textxai.lm.sample`, CEval's :data:`SAMPLING`), one batched call per
-    text under its seed; memoised as :func:`_cached_generate`."""
+    text under its seed; each remembered by its index (a reply does not depend on how many are asked): ``k = 8``
+    after ``k = 4`` samples only the 4 new ones."""
     from textxai.lm import sample
 
-    def compute(todo):
-        return sample(lm, [messages[i] for i in todo], n, [limits[i] for i in todo], [seeds[i] + 1 for i in todo],
-                      [texts[i] for i in todo], SAMPLING, progress, "paragraph")
+    keys = [(repr(m), b, "sampled", j, s) for m, b, s in zip(messages, limits, seeds) for j in range(n)]
 
-    return _memoised(lm, [(repr(m), b, "sampled", n, s) for m, b, s in zip(messages, limits, seeds)], compute)
+    def compute(todo):
+        first: dict = {}
+        for index in todo:
+            first.setdefault(index // n, index % n)   # todo is in order: each text's first missing reply
+        made: dict = {}
+        for start in sorted(set(first.values())):
+            some = [i for i in first if first[i] == start]
+            extra = {"start": start} if start else {}
+            replies = sample(lm, [messages[i] for i in some], n - start, [limits[i] for i in some],
+                             [seeds[i] + 1 for i in some], [texts[i] for i in some], SAMPLING, progress, "paragraph",
+                             **extra)
+            for i, reps in zip(some, replies):
+                for j, reply in enumerate(reps, start):
+                    made[i * n + j] = reply
+        return [made[index] for index in todo]
+
+    flat = _memoised(lm, keys, compute)
+    return [flat[i * n:(i + 1) * n] for i in range(len(messages))]

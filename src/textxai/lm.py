@@ -548,9 +548,12 @@ def _paragraph_stop(lm, prompt_length: int):
 
 
 def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict,
-                    stop: str | None = None) -> list[list[int]]:
+                    stop: str | None = None, row_seeds=None, repeat: int = 1) -> list[list[int]]:
     """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step); ``stop=
-    "paragraph"`` ends each row once its first paragraph is written (:func:`_first_paragraph_done`)."""
+    "paragraph"`` ends each row once its first paragraph is written (:func:`_first_paragraph_done`). ``row_seeds``:
+    each row sampled by its own generator (:class:`_SeededRows`, ``options``' temperature / top_k / top_p), so a
+    row's reply does not depend on the other rows. ``repeat``: the rows are each prompt ``repeat`` times in a row, and
+    each prompt is read once for its rows (:func:`_shared_prompt`)."""
     length = max(len(r) for r in rows)
     pad = _pad_id(lm.tokenizer)
     ids = torch.full((len(rows), length), pad, dtype=torch.long)
@@ -565,9 +568,91 @@ def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool,
 
             options = {**options, "stopping_criteria": StoppingCriteriaList(
                 list(options.get("stopping_criteria") or []) + [_paragraph_stop(lm, length)])}
-        out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), max_new_tokens=new_tokens,
+        if row_seeds is not None:
+            from transformers import LogitsProcessorList
+
+            sampling = {k: options.pop(k) for k in list(options) if k in _SAMPLING_KEYS}
+            options["logits_processor"] = LogitsProcessorList(
+                list(options.get("logits_processor") or []) + [_SeededRows(row_seeds, lm.device, **sampling)])
+            do_sample = False   # the processor has drawn each row's token: generate's argmax takes it
+        ids, mask = ids.to(lm.device), mask.to(lm.device)
+        if repeat > 1:
+            options = {**options, **_shared_prompt(lm, ids[::repeat], mask[::repeat], repeat)}
+        out = lm.model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens,
                                 do_sample=do_sample, pad_token_id=pad, use_cache=True, **options)
     return [r.tolist() for r in out[:, length:].cpu()]
+
+
+#: generate() options a row's own sampler reads (:class:`_SeededRows`); the others still go to generate
+_SAMPLING_KEYS = ("temperature", "top_k", "top_p")
+
+
+def _shared_prompt(lm, ids, mask, n: int) -> dict:
+    """The KV cache of each (left-padded) prompt read once (all but its last token) and repeated for its ``n`` rows, as
+    generate's cache keyword (generate then reads the last token alone): ``n`` replies to a prompt cost one prompt pass,
+    not ``n``. Positions as generate counts them (from the attention mask). Empty (generate reads the prompts itself)
+    for a model whose cache cannot be repeated so."""
+    import inspect
+
+    from transformers import DynamicCache
+
+    if ids.shape[1] < 2:
+        return {}
+    params = inspect.signature(lm.model.forward).parameters
+    name = "cache" if "cache" in params else "past_key_values"
+    positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    try:
+        cache = DynamicCache(config=lm.model.config)
+        lm.model(input_ids=ids[:, :-1], attention_mask=mask[:, :-1], position_ids=positions[:, :-1], **{name: cache},
+                 use_cache=True)
+        cache.batch_repeat_interleave(n)
+    except (TypeError, ValueError, AttributeError, NotImplementedError):
+        return {}
+    return {name: cache}
+
+
+class _SeededRows:
+    """A logits processor that draws each row's next token with its own ``torch.Generator`` (seeded by ``seeds[row]``)
+    from the ``temperature`` / ``top_k`` / ``top_p`` distribution (transformers' warpers, in their order), and returns
+    scores that leave only that token: a row's draws depend on its seed and its own logits only, not on how many rows
+    share the batch (``sample(n=3)`` is the first 3 replies of ``sample(n=7)``)."""
+
+    def __init__(self, seeds, device, temperature: float = 1.0, top_k: int = 0, top_p: float = 1.0):
+        if not (isinstance(temperature, (int, float)) and temperature > 0):
+            raise ValueError(f"temperature={short_repr(temperature)}: expected a positive number")
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+            raise ValueError(f"top_k={short_repr(top_k)}: expected a whole number >= 0 (0: no top-k cut)")
+        if not (isinstance(top_p, (int, float)) and 0 < top_p <= 1):
+            raise ValueError(f"top_p={short_repr(top_p)}: expected a number in (0, 1]")
+        dev = torch.device(device)
+        self.generators = [torch.Generator(device=dev).manual_seed(int(s) % (2 ** 63)) for s in seeds]
+        self.temperature, self.top_k, self.top_p = float(temperature), int(top_k), float(top_p)
+
+    def __call__(self, input_ids, scores):
+        s = scores.float() / self.temperature
+        if self.top_k:
+            kth = torch.topk(s, min(self.top_k, s.shape[-1])).values[..., -1:]
+            s = s.masked_fill(s < kth, -float("inf"))
+        if self.top_p < 1.0:
+            ordered, index = torch.sort(s, descending=False)
+            cumulative = ordered.softmax(dim=-1).cumsum(dim=-1)
+            remove = cumulative <= 1 - self.top_p
+            remove[..., -1:] = False
+            s = s.masked_fill(remove.scatter(1, index, remove), -float("inf"))
+        probs = s.softmax(dim=-1)
+        chosen = torch.cat([torch.multinomial(probs[r], 1, generator=g) for r, g in enumerate(self.generators)])
+        out = torch.full_like(scores, -float("inf"))
+        out[torch.arange(len(chosen), device=scores.device), chosen] = 0.0
+        return out
+
+
+def row_seed(seed: int, row: int) -> int:
+    """The seed of the ``row``-th sampled reply to a prompt whose seed is ``seed`` (:func:`sample`).
+
+    >>> row_seed(5, 0) == row_seed(5, 0) != row_seed(5, 1)
+    True
+    """
+    return (int(seed) * 1_000_003 + 7919 * int(row) + 1) % (2 ** 63)
 
 
 def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[int]) -> list[list[int]]:
@@ -621,14 +706,19 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
 
 
 def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_kwargs=None, progress: bool = False,
-           stop: str | None = None) -> list[list[str]]:
-    """``n`` sampled replies to each prompt, drawn in one batched ``generate`` call per prompt
-    (``num_return_sequences=n``) under that prompt's seed ``seeds[i]``: repeatable, and independent of the other
-    prompts and of their order. Replies decoded as in :func:`generate`; each generated token of each of the ``n``
+           stop: str | None = None, start: int = 0, batch_size: int = 8) -> list[list[str]]:
+    """``n`` sampled replies to each prompt, drawn in batched ``generate`` calls of ``batch_size`` prompts by length
+    (each prompt read once for its ``n`` rows), reply ``j`` of prompt ``i`` by its own generator seeded :func:`row_seed` ``(seeds[i], j)``:
+    repeatable, independent of the other prompts (up to float rounding of batched kernels), of their order and of ``n`` (the first 3 of 7 replies are the 3 of
+    ``n=3``; ``start``: the first reply's index, so replies ``start .. start + n - 1`` are made, as more are asked
+    later). ``generate_kwargs``' ``temperature`` / ``top_k`` / ``top_p`` shape each row's distribution (as
+    transformers' sampling does); replies decoded as in :func:`generate`; each generated token of each of the ``n``
     rows counts as one model evaluation."""
     lm = as_lm(model)
     prompts = list(prompts)
     check_positive_int(n, "n")
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"start={short_repr(start)}: expected a whole number >= 0 (the index of the first reply)")
     limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
     if len(limits) != len(prompts) or len(seeds) != len(prompts):
         raise ValueError(f"max_new_tokens ({len(limits)}) and seeds ({len(seeds)}) for {len(prompts)} prompts: expected one "
@@ -639,13 +729,18 @@ def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_k
             raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
                              f"{lm.max_length} tokens (prompt and reply together)")
     options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
+    _SeededRows([], "cpu", **{k: v for k, v in options.items() if k in _SAMPLING_KEYS})   # checked before any call
+    check_positive_int(batch_size, "batch_size")
     rows = _prompt_ids(lm, prompts, limits, texts)
-    out = []
-    for i in progress_bar(range(len(rows)), progress, "sampling", unit="prompt"):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(seeds[i]))
-            replies = _generate_batch(lm, [rows[i]] * n, limits[i], True, options, stop)
-        out.append([lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in replies])
+    out: list[list[str]] = [[] for _ in rows]
+    for chunk in length_sorted_batches([len(r) for r in rows], batch_size, progress, "sampling"):
+        for part in _within_context(lm, chunk, rows, limits):
+            replies = _generate_batch(lm, [rows[i] for i in part for _ in range(n)], max(limits[i] for i in part), True,
+                                      dict(options), stop, repeat=n,
+                                      row_seeds=[row_seed(seeds[i], j) for i in part for j in range(start, start + n)])
+            for p, i in enumerate(part):
+                out[i] = [lm.tokenizer.decode(ids[: limits[i]], skip_special_tokens=True)
+                          for ids in replies[p * n:(p + 1) * n]]
     return out
 
 
