@@ -97,9 +97,53 @@ def chain_metrics(chains, labels) -> dict:
     return out
 
 
+def merged(paths) -> dict:
+    """``{run key: {"chains", "labels", "cost"}}`` of several runs' JSON files (shards), chains of one key concatenated;
+    step-1 metrics from the ``|1`` chains (or the substitution's), inc@1 from the ``|2`` ones."""
+    out: dict = {}
+    for path in paths:
+        data = json.loads(Path(path).read_text())
+        for key, entry in data.get("chains", {}).items():
+            slot = out.setdefault(key, {"chains": [], "labels": []})
+            slot["chains"] += entry["chains"]
+            slot["labels"] += entry["labels"]
+        for key, cost in data.items():
+            if key.startswith("cost/"):
+                total = out.setdefault(key, {"texts": 0, "replies": 0, "tokens": 0, "seconds": 0.0})
+                for field in total:
+                    total[field] += cost.get(field, 0)
+    return out
+
+
+def table(runs: dict) -> str:
+    """The markdown table: per editor, flip@1, minimality@1 (step 1 chains) and inc@1 (2-step chains), each with its
+    95 % bootstrap interval and n; then the generation cost per text."""
+    def cell(m):
+        return "–" if not m["n"] else f"{m['score']:.3f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}] (n={m['n']})"
+
+    rows = ["| texts | editor | flip@1 | minimality@1 (words) | inc@1 (words) |", "|---|---|---|---|---|"]
+    names = sorted({k.split("|")[0] for k in runs if "|" in k})
+    for name in names:
+        one = runs.get(f"{name}|1") or runs.get(f"{name}|2")
+        two = runs.get(f"{name}|2")
+        first, second = chain_metrics(one["chains"], one["labels"]), chain_metrics(two["chains"], two["labels"]) if two else None
+        texts, editor = name.split("/", 1)
+        rows.append(f"| {texts} | {editor} | {cell(first['flip@1'])} | {cell(first['minimality@1'])} | "
+                    f"{cell(second['inc@1']) if second else '–'} |")
+    for key in sorted(k for k in runs if k.startswith("cost/")):
+        c = runs[key]
+        if c["texts"]:
+            rows.append(f"\n{key}: {c['texts']} prompts (texts and edits), {c['replies'] / c['texts']:.1f} replies and "
+                        f"{c['tokens'] / c['texts']:.0f} generated tokens each, {c['seconds'] / c['texts']:.0f} s each (contended)")
+    return "\n".join(rows)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=50, help="shortest IMDb reviews (default 50)")
+    parser.add_argument("--offset", type=int, default=0, help="skip the first OFFSET of them (a shard: --offset 25 --n 25)")
+    parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                        help="no run: the table of these runs' chains together (shards of one run)")
     parser.add_argument("--out", default="llm_editor.json")
     parser.add_argument("--prompts", default="minimal,ceval")
     parser.add_argument("--no-demo", action="store_true")
@@ -107,6 +151,9 @@ def main(argv=None):
     parser.add_argument("--chunk", type=int, default=5, help="texts per editor call (their greedy replies batched)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (1: a shared, loaded machine; default 1)")
     args = parser.parse_args(argv)
+    if args.merge:
+        print(table(merged(args.merge)))
+        return
 
     import torch
 
@@ -119,7 +166,8 @@ def main(argv=None):
     from textxai.inconsistency import feedback_chains
     from textxai.lm import PACKAGED_LM, as_lm
 
-    reviews = [t for t, _ in sorted(imdb_labelled(), key=lambda r: (len(r[0].split()), r[0]))[: args.n]]
+    reviews = [t for t, _ in sorted(imdb_labelled(), key=lambda r: (len(r[0].split()), r[0]))][
+        args.offset: args.offset + args.n]
     if len(reviews) < args.n:
         raise SystemExit("CEval's IMDb reviews not found: set TEXTXAI_REFERENCE_DIR=../shared/reference")
     sets = {"imdb": reviews} if args.no_demo else {"imdb": reviews, "demo": demo_texts("sentiment", 8)}
@@ -130,7 +178,7 @@ def main(argv=None):
     out = Path(args.out)
 
     def save():
-        out.write_text(json.dumps(results, indent=1))
+        out.write_text(json.dumps(results, indent=1, default=lambda o: o.item() if hasattr(o, "item") else str(o)))
 
     def log(msg):
         print(time.strftime("%H:%M:%S"), msg, flush=True)
@@ -147,6 +195,7 @@ def main(argv=None):
         chains.extend(sub.chains)
         labels.extend(sub.labels)
         seconds[0] += time.perf_counter() - start
+        results.setdefault("chains", {})[f"{name}/substitution|2"] = {"chains": chains, "labels": labels}
         results["runs"][f"{name}/substitution"] = {**chain_metrics(chains, labels), "texts": len(chains),
                                                    "seconds_per_text_step": seconds[0] / len(chains) / 2,
                                                    "steps": 2, "chains": [c[:3] for c in chains][:3]}
@@ -170,6 +219,7 @@ def main(argv=None):
                 done = chains_of.setdefault((key, step), ([], []))
                 done[0].extend(res.chains)
                 done[1].extend(res.labels)
+                results.setdefault("chains", {})[f"{key}|{step}"] = {"chains": done[0], "labels": done[1]}
                 entry = results["runs"].setdefault(key, {})
                 metrics = chain_metrics(*done)
                 if step == 1:
@@ -184,16 +234,18 @@ def main(argv=None):
                     f"cost {pool.cost}")
                 save()
 
-    # most wanted first (a run stopped early reports what ran): the demo texts (short), then the IMDb reviews by chunks
-    # of 5 with the first prompt: each chunk's substitution chains, step 1 (its k = 8 pool serves k = 1 and 4) and step
-    # 2 at k = 4 and 1 before the next chunk; then the other prompts likewise; step 2 at k = 8 last
+    # most wanted first (a run stopped early reports what ran): the IMDb reviews by chunks of 5 with the first prompt:
+    # each chunk's substitution chains, step 1 (its k = 8 pool serves k = 1 and 4) and step 2 at k = 4 and 1 before the
+    # next chunk; then the other prompts likewise; then the demo texts; step 2 at k = 8 last
     first, *others = list(pools)
     plan = []
+    for p in [first, *others]:
+        plan += [lambda p=p: llm(p, "imdb", (1, 2), (8, 4, 1), chunk=args.chunk,
+                                 with_substitution=p == first and not args.no_substitution)]
     for p in [first, *others]:
         if "demo" in sets:
             plan += [lambda p=p: llm(p, "demo", 1, (8, 4, 1), chunk=8, with_substitution=p == first and not args.no_substitution),
                      lambda p=p: llm(p, "demo", 2, (4, 1), chunk=8)]
-        plan += [lambda p=p: llm(p, "imdb", (1, 2), (8, 4, 1), chunk=args.chunk, with_substitution=p == first and not args.no_substitution)]
     plan += [lambda p=p, name=name: llm(p, name, 2, (8,), chunk=args.chunk) for p in pools for name in sets]
     for task in plan:
         task()

@@ -52,12 +52,18 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
     editor = Memo(split(get_editor(name, clf, progress=progress, **extra), over=("texts",)))
     candidates = editor(texts)
     chosen = ceval.pick_counterfactuals(texts, candidates, clf, k=1, batch_size=batch_size)
-    res = ceval.compute(texts, [c[0] for c in chosen], model=clf, return_per_example=True, batch_size=batch_size)
+    judge = None if options.judge == "none" else options.judge   # read from its probabilities (CEval's 4 aspects)
+    res = ceval.compute(texts, [c[0] for c in chosen], model=clf, return_per_example=True, batch_size=batch_size,
+                        judge=judge)
     per = res["per_example"]
     failed = [ceval.is_failed(c[0]) for c in chosen]
     flipped = [None if f else bool(x) for f, x in zip(failed, per["flipped"])]
     change = [np.nan if f else x for f, x in zip(failed, per["probability_change"])]
     dist = [np.nan if f else x for f, x in zip(failed, per["token_distance"])]
+    if judge is not None:
+        from textxai.ceval.judge import QUALITY_ASPECTS
+
+        quality = [float(np.mean([per[a][i] for a in QUALITY_ASPECTS])) for i in range(len(texts))]
     chains = inc.feedback_chains(editor, texts, clf, steps=options.steps, batch_size=batch_size, progress=False)
     scored = inc.compute(chains.chains, n=[1], labels=chains.labels, return_per_example=True)
     inc1 = [float(v[0]) if len(v) else np.nan for v in scored["per_example"]["inc"]]
@@ -68,7 +74,11 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
         "token_distance": nb.mean_estimate(dist, iv, f"{name}: token distance", scale=10.0, meaning="words changed per counterfactual"),
         "inc@1": nb.mean_estimate(inc1, iv, f"{name}: inc@1", scale=5.0,
                                   meaning="extra words the editor needs when fed its own edit (0 = consistent)"),
-        "per_example": {"flipped": flipped, "probability_change": change, "token_distance": dist, "inc@1": inc1},
+        **({} if judge is None else {"text_quality": nb.mean_estimate(
+            quality, iv, f"{name}: text quality", scale=5.0,
+            meaning="the LLM judge's expected 1-5 score, mean of CEval's four aspects")}),
+        "per_example": {"flipped": flipped, "probability_change": change, "token_distance": dist, "inc@1": inc1,
+                        **({} if judge is None else {"text_quality": quality})},
         "counterfactuals": [c[0] for c in chosen],   # what CEval scored: ceval.analyse(texts, these) gives the same numbers
         "examples": [{"original": t, "counterfactual": c[0], "flipped": f}
                      for t, c, f in zip(texts, chosen, flipped) if f][:3],
