@@ -180,7 +180,8 @@ class _Clf:
 
 def test_editor_memo_sees_an_in_place_weight_update(monkeypatch, tiny_lm):
     """The editor's memo was keyed by the model object: an in-place update (an optimizer step, load_state_dict)
-    was served the old weights' edits."""
+    was served the old weights' edits. It is keyed by the weights' content (classifier.content_digest): new values
+    ask again, the old values back (load_state_dict) find their replies, the same values rewritten in place too."""
     from textxai.llm_editor import LLMEditor, _MEMO
 
     calls = []
@@ -192,16 +193,23 @@ def test_editor_memo_sees_an_in_place_weight_update(monkeypatch, tiny_lm):
     monkeypatch.setattr(lm_module, "generate", fake_generate)
     _MEMO.clear()
     editor = LLMEditor(_Clf(), lm=tiny_lm)
+    state = {k: v.clone() for k, v in tiny_lm.model.state_dict().items()}
     editor(["The film was great."])
     editor(["The film was great."])
     assert calls == [1]                                    # the same weights: remembered
     with torch.no_grad():
-        next(tiny_lm.model.parameters()).mul_(1.0)        # same values, but written in place: not trusted
+        next(tiny_lm.model.parameters()).mul_(1.0)        # written in place, the same values: still remembered
     editor(["The film was great."])
-    state = {k: v.clone() for k, v in tiny_lm.model.state_dict().items()}
-    tiny_lm.model.load_state_dict(state)
+    assert calls == [1]
+    try:
+        with torch.no_grad():
+            next(tiny_lm.model.parameters()).mul_(2.0)    # other values: asked again
+        editor(["The film was great."])
+        assert calls == [1, 1]
+    finally:
+        tiny_lm.model.load_state_dict(state)              # the first values back: their replies
     editor(["The film was great."])
-    assert calls == [1, 1, 1]
+    assert calls == [1, 1]
 
 
 def test_editor_offers_k_candidates_the_classifier_ranks(monkeypatch, tiny_lm):

@@ -195,12 +195,13 @@ def _paragraph_stop(lm, prompt_length: int):
 
 
 def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict,
-                    stop: str | None = None, row_seeds=None, repeat: int = 1) -> list[list[int]]:
+                    stop: str | None = None, row_seeds=None, repeat: int = 1, charged: int | None = None) -> list[list[int]]:
     """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step); ``stop=
     "paragraph"`` ends each row once its first paragraph is written (:func:`_first_paragraph_done`). ``row_seeds``:
     each row sampled by its own generator (:class:`_SeededRows`, ``options``' temperature / top_k / top_p), so a
     row's reply does not depend on the other rows. ``repeat``: the rows are each prompt ``repeat`` times in a row, and
-    each prompt is read once for its rows (:func:`_shared_prompt`)."""
+    each prompt is read once for its rows (:func:`_shared_prompt`). ``charged``: the evaluations counted (default each
+    row's ``new_tokens``; rows batched with a larger bound than their own count their own)."""
     length = max(len(r) for r in rows)
     pad = _pad_id(lm.tokenizer)
     ids = torch.full((len(rows), length), pad, dtype=torch.long)
@@ -208,7 +209,7 @@ def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool,
     for j, row in enumerate(rows):
         ids[j, length - len(row):] = torch.tensor(row)
         mask[j, length - len(row):] = 1
-    charge(len(rows) * new_tokens)
+    charge(len(rows) * new_tokens if charged is None else charged)
     with torch.inference_mode(), frozen_eval(lm.model):
         if stop == "paragraph":
             from transformers import StoppingCriteriaList

@@ -300,33 +300,20 @@ def _checked_probs(classifier, texts: list[str]):
 
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
 SAMPLING = {"top_k": 50, "temperature": 0.7}
-#: model -> {(weights stamp, prompt, bound, ...): replies}; weak: a freed model's replies go with it (an id() key was
+#: model -> {(weights digest, prompt, bound, ...): replies}; weak: a freed model's replies go with it (an id() key was
 #: reused by the next model loaded at the same address, which then got the old model's edits)
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MEMO_SIZE = 4096
 
 
-def weights_stamp(model) -> tuple:
-    """What identifies the current values of ``model``'s weights: each parameter's and buffer's storage address and
-    version counter (PyTorch bumps it at every in-place change: an optimizer step, ``load_state_dict``, ``copy_``,
-    ``mul_``; assigning ``.data`` changes the address). Cheap (no hashing of the values), exact for every change made
-    through PyTorch.
-
-    >>> import torch
-    >>> m = torch.nn.Linear(2, 2); before = weights_stamp(m)
-    >>> with torch.no_grad(): _ = m.weight.mul_(2)
-    >>> weights_stamp(m) == before
-    False
-    """
-    import itertools
-
-    return tuple((t.data_ptr(), t._version) for t in itertools.chain(model.parameters(), model.buffers()))
-
-
 def _memoised(lm, keys: list, compute) -> list:
-    """Values for ``keys`` from the per-model memo (keyed by the weights' stamp too), ``compute(indices)`` for the rest."""
+    """Values for ``keys`` from the per-model memo, keyed by the weights' content too
+    (:func:`textxai.classifier.content_digest`: read once, then remembered while no tensor changes; an optimizer step
+    or ``load_state_dict`` of other values is another key), ``compute(indices)`` for the rest."""
+    from textxai.classifier import content_digest
+
     memo = _MEMO.setdefault(lm.model, {})
-    stamp = weights_stamp(lm.model)
+    stamp = content_digest(lm.model)
     keys = [(stamp,) + tuple(k) for k in keys]
     found = {k: memo[k] for k in keys if k in memo}
     todo = [i for i, k in enumerate(keys) if k not in found]

@@ -447,7 +447,7 @@ def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_k
     for chunk in length_sorted_batches([len(r) for r in rows], SAMPLE_BATCH, progress, "sampling"):
         for part in _within_context(lm, chunk, rows, limits):
             replies = _generate_batch(lm, [rows[i] for i in part for _ in range(n)], max(limits[i] for i in part), True,
-                                      dict(options), stop, repeat=n,
+                                      dict(options), stop, repeat=n, charged=n * sum(limits[i] for i in part),
                                       row_seeds=[row_seed(seeds[i], j) for i in part for j in range(start, start + n)])
             for p, i in enumerate(part):
                 out[i] = [lm.tokenizer.decode(ids[: limits[i]], skip_special_tokens=True)
