@@ -2,18 +2,20 @@
 
 Texts: the ``--n`` shortest of CEval's IMDb test reviews (``../shared/reference/ceval``, expert originals; read there,
 never copied) and the 8 held-out demo texts; classifier ``textxai/demo-sentiment``; LM the packaged
-SmolLM2-135M-Instruct. For each prompt (``minimal``, ``ceval``) one pool of candidates per text is generated ONCE:
-the greedy rewrite, then 7 sampled ones in one batched call under the text's seed (:func:`textxai.lm.sample`);
-the editor at k = 1, 4, 8 offers the first k of them (failed ones dropped, as :class:`textxai.llm_editor.LLMEditor`
-does), so the three ks share their generations; k = 8 samples are iid draws of the same sampler as a k = 4 run's.
-Chains: :func:`textxai.inconsistency.feedback_chains`, selection ``flip_then_min_distance`` (the classifier chooses
-the flipping candidate with the smallest word distance, else the closest). Reported per editor, over the texts,
-with 95 % bootstrap intervals (:func:`textxai.stats.bootstrap_interval`, resampling texts): flip@1 (a failed
-generation counts as no flip), minimality@1 (word distance of the chosen edit, texts with one), inc@1 (chains that
-reach step 2); the generation cost per text (replies, generated tokens, contended seconds).
+SmolLM2-135M-Instruct. For each prompt (``minimal``, ``ceval``) one pool of candidates per text: the greedy rewrite,
+then sampled ones (:func:`textxai.lm.sample`: reply j by its own seeded generator, so k = 4's 3 samples are k = 8's
+first 3 and each k asks only the new ones); the editor at k = 1, 4, 8 offers the first k of them (failed ones
+dropped, as :class:`textxai.llm_editor.LLMEditor` does). Chains: :func:`textxai.inconsistency.feedback_chains`,
+selection ``flip_then_min_distance`` (the classifier chooses the flipping candidate with the smallest word distance,
+else the closest). Reported per editor, over the texts, with 95 % bootstrap intervals
+(:func:`textxai.stats.bootstrap_interval`, resampling texts): flip@1 (a failed generation counts as no flip),
+minimality@1 (word distance of the chosen edit, texts with one), inc@1 (chains that reach step 2); the generation
+cost per text (replies, generated tokens, contended seconds).
 
-Phase A (step 1, every k and prompt, and substitution with 2 steps) is written before phase B (step 2 for the LLM
-chains), each result to ``--out`` as it completes, so a run stopped early still reports what ran.
+Order (a run stopped early reports what ran; every chain is saved in ``--out`` as its chunk completes): the IMDb
+reviews by chunks of ``--chunk``, each chunk's substitution chains, LLM step 1 at k = 8, 4, 1 and step 2 at k = 4
+and 1; then the demo texts; step 2 at k = 8 last. ``--offset`` / ``--n`` make shards run in parallel;
+``--merge a.json b.json ...`` prints their table together. 1 torch thread by default (``--threads``).
 
     TEXTXAI_REFERENCE_DIR=../shared/reference nice -n 10 python bench/bench_llm_editor.py --n 50 --out llm_editor.json
 """
