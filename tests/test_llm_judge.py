@@ -180,7 +180,8 @@ class _Clf:
 
 def test_editor_memo_sees_an_in_place_weight_update(monkeypatch, tiny_lm):
     """The editor's memo was keyed by the model object: an in-place update (an optimizer step, load_state_dict)
-    was served the old weights' edits."""
+    was served the old weights' edits. It is keyed by the weights' content (classifier.content_digest): new values
+    ask again, the old values back (load_state_dict) find their replies, the same values rewritten in place too."""
     from textxai.llm_editor import LLMEditor, _MEMO
 
     calls = []
@@ -192,16 +193,23 @@ def test_editor_memo_sees_an_in_place_weight_update(monkeypatch, tiny_lm):
     monkeypatch.setattr(lm_module, "generate", fake_generate)
     _MEMO.clear()
     editor = LLMEditor(_Clf(), lm=tiny_lm)
+    state = {k: v.clone() for k, v in tiny_lm.model.state_dict().items()}
     editor(["The film was great."])
     editor(["The film was great."])
     assert calls == [1]                                    # the same weights: remembered
     with torch.no_grad():
-        next(tiny_lm.model.parameters()).mul_(1.0)        # same values, but written in place: not trusted
+        next(tiny_lm.model.parameters()).mul_(1.0)        # written in place, the same values: still remembered
     editor(["The film was great."])
-    state = {k: v.clone() for k, v in tiny_lm.model.state_dict().items()}
-    tiny_lm.model.load_state_dict(state)
+    assert calls == [1]
+    try:
+        with torch.no_grad():
+            next(tiny_lm.model.parameters()).mul_(2.0)    # other values: asked again
+        editor(["The film was great."])
+        assert calls == [1, 1]
+    finally:
+        tiny_lm.model.load_state_dict(state)              # the first values back: their replies
     editor(["The film was great."])
-    assert calls == [1, 1, 1]
+    assert calls == [1, 1]
 
 
 def test_editor_offers_k_candidates_the_classifier_ranks(monkeypatch, tiny_lm):
@@ -229,3 +237,67 @@ def test_editor_offers_k_candidates_the_classifier_ranks(monkeypatch, tiny_lm):
     assert editor.failures == {"ok": 3, "identical": 1}
     turns = edit_messages("A dull film.", "negative", "positive", prompt="minimal")
     assert "Change at most three words" in turns[-1]["content"] and turns[-1]["content"].endswith("Text: A dull film.")
+
+
+def test_sampled_reply_j_is_the_same_whatever_n_and_start(tiny_lm):
+    """Each sampled reply has its own seeded generator: the first 2 of 4 replies are the 2 of n=2, and start=2 makes
+    replies 2 and 3 alone (the editor's k = 8 after k = 4 samples only the new ones); a reply does not depend on
+    the prompt being read once for its rows."""
+    prompt = ["Rewrite: a fine film."]
+    four = lm_module.sample(tiny_lm, prompt, 4, 6, seeds=[7])[0]
+    assert lm_module.sample(tiny_lm, prompt, 2, 6, seeds=[7])[0] == four[:2]
+    assert lm_module.sample(tiny_lm, prompt, 2, 6, seeds=[7], start=2)[0] == four[2:]
+    assert len(set(four)) > 1                                        # different generators, different replies
+    with pytest.raises(ValueError, match=r"start=-1: expected a whole number >= 0"):
+        lm_module.sample(tiny_lm, prompt, 2, 6, seeds=[7], start=-1)
+    with pytest.raises(ValueError, match=r"top_k=-3: expected a whole number >= 0"):
+        lm_module.sample(tiny_lm, prompt, 2, 6, seeds=[7], generate_kwargs={"top_k": -3})
+
+
+def test_seeded_rows_draw_from_the_top_k_temperature_distribution():
+    """The per-row sampler against its distribution by hand: with top_k=2 only the two best tokens are ever drawn,
+    in proportion softmax(logits / T) over those two (3,000 draws, 5 sigma)."""
+    from textxai.lm import _SeededRows
+
+    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0]])
+    draws = []
+    proc = _SeededRows([123], "cpu", temperature=0.7, top_k=2)
+    for _ in range(3000):
+        out = proc(None, logits)
+        assert torch.isfinite(out).sum() == 1
+        draws.append(int(out.argmax()))
+    p = torch.softmax(logits[0, :2] / 0.7, dim=0)[0].item()
+    share = draws.count(0) / len(draws)
+    assert set(draws) <= {0, 1} and abs(share - p) < 5 * (p * (1 - p) / len(draws)) ** 0.5
+
+
+def test_audit_counterfactual_judge_is_read_from_probabilities_and_estimated(tiny_gguf_file, bert_clf, monkeypatch):
+    """The audit's counterfactual section with judge=<an LM>: each chosen counterfactual scored on CEval's four
+    aspects from the judge's probabilities (text_quality in [1, 5]); the up-front estimate adds 4 forwards per text
+    and editor, which is what the judge ran."""
+    from textxai.audit import robustness
+    from textxai.audit.numbers import Intervals
+    from textxai.audit.options import audit_options
+    from textxai.audit.plan import estimate
+
+    texts = ["the movie was great fun", "a dull and boring plot"]
+    rows = []
+    real = lm_module.next_token_probs
+
+    def counting(model, prompts, *args, **kwargs):
+        rows.append(len(prompts))
+        return real(model, prompts, *args, **kwargs)
+
+    monkeypatch.setattr(lm_module, "next_token_probs", counting)
+    judged = audit_options(counterfactual={"editors": ["deletion"], "judge": str(tiny_gguf_file), "max_texts": 2})
+    plain = audit_options(counterfactual={"editors": ["deletion"], "max_texts": 2})
+    extra = (estimate(texts, 2, judged, clf=bert_clf)["counterfactual"]
+             - estimate(texts, 2, plain, clf=bert_clf)["counterfactual"])
+    out = robustness.counterfactual(bert_clf, texts, judged.counterfactual, Intervals(n_resamples=99))
+    scored = sum(1 for c in out["editors"]["deletion"]["counterfactuals"] if c != "-1")
+    assert sum(rows) == 4 * scored and extra == 4 * len(texts) >= sum(rows)
+    quality = out["editors"]["deletion"]["per_example"]["text_quality"]
+    assert all(1.0 <= q <= 5.0 for q in quality if np.isfinite(q)) and np.isfinite(quality).sum() == scored
+    assert "text quality" in out["editors"]["deletion"]["text_quality"]["reading"]
+    assert "text_quality" not in robustness.counterfactual(bert_clf, texts, plain.counterfactual,
+                                                          Intervals(n_resamples=99))["editors"]["deletion"]

@@ -9,12 +9,20 @@ import gradio as gr
 from textxai import ceval, spaces
 from textxai import lm as lm_module
 from textxai.ceval.method import ceval_evaluations
+from textxai.editors import EDITOR_NAMES
+from textxai.llm_editor import DEFAULTS as LLM_DEFAULTS
 
 MAX_COUNTERFACTUALS = 6
 MAX_ROWS = 100
 # the packaged SmolLM2-135M-Instruct (offline, a 135 M Q4_1 model: rough perplexities) first, then the paper's GPT-2
 LM_CHOICES = ("none", "textxai/smollm2-135m-instruct", "distilgpt2", "gpt2")
 DEFAULT_LM = LM_CHOICES[1] if lm_module.packaged_lm_file() else "none"
+# the LLM judge of text quality (CEval's four aspects), read from its probabilities over the scores 1-5 (every text
+# scored, one forward pass per text and aspect): off by default (4 forwards per counterfactual)
+JUDGE_CHOICES = ("none", lm_module.PACKAGED_LM)
+# the editors that write counterfactuals for the original: the LLM editor (k = 4 candidates, the classifier choosing)
+# when the packaged LM is installed
+DEFAULT_EDITOR = "llm" if lm_module.packaged_lm_file() else "substitution"
 EXAMPLE_ORIGINAL = "The acting was wooden and the jokes fell flat."
 # one counterfactual the demo model follows (0.56 positive) and one it does not (0.53 negative: "landed" is not
 # praise enough for it), so the example shows what flip rate and probability change each measure
@@ -33,6 +41,15 @@ def resolve_lm(choice):
     return spaces.resolve_lm(choice, listed=LM_CHOICES[1:])
 
 
+def resolve_judge(choice):
+    """None for "none"; else the judge LM under the Space's model rules (read from its probabilities)."""
+    return spaces.resolve_lm(choice, listed=JUDGE_CHOICES[1:], argument="judge")
+
+
+def _named(choice) -> bool:
+    return str(choice or "").strip() not in ("", "none")
+
+
 def summary_html(analysis, diversity=None) -> str:
     """The means, the contrast class and the analysis's warnings (failed generations, NaN means, the judge)."""
     results = analysis.results
@@ -46,6 +63,9 @@ def summary_html(analysis, diversity=None) -> str:
         rows.append(("diversity", "Diversity (mean pairwise distance) ↑", _fmt(diversity, 2)))
     if "perplexity" in results:
         rows.append(("perplexity", "Perplexity ↓", _fmt(results.get("perplexity"), 2)))
+    if "text_quality" in results:   # the LLM judge: expected score 1-5 from its probabilities, per aspect
+        rows.append(("text-quality", "Text quality (LLM judge, 1–5) ↑", _fmt(results.get("text_quality"), 2)))
+        rows += [(aspect, f"&nbsp;&nbsp;{aspect}", _fmt(results.get(aspect), 2)) for aspect in ceval.QUALITY_ASPECTS]
     body = "".join(f'<tr><td>{label}</td><td id="{key}">{value}</td></tr>' for key, label, value in rows)
     notes = spaces.warnings_html(analysis.warnings)
     return (f"<table id='ceval-summary'><tbody>{body}</tbody></table>{notes}"
@@ -77,7 +97,7 @@ def examples_html(original: str, counterfactuals, results: dict, label_names=Non
             + "".join(rows) + "</tbody></table>")
 
 
-def analyse_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
+def analyse_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str, judge_choice: str = "none"):
     """Widgets -> checked inputs -> :func:`textxai.ceval.analyse` of each counterfactual against the original."""
     original = spaces.check_inputs([original or ""], max_texts=1, name="original")[0].strip()
     counterfactuals = spaces.split_lines(counterfactuals_text, "counterfactuals")
@@ -87,18 +107,52 @@ def analyse_one(model_choice: str, original: str, counterfactuals_text: str, lm_
         raise spaces.SpaceError(f"counterfactuals: {len(counterfactuals)} given; this Space accepts at most "
                                 f"{MAX_COUNTERFACTUALS} — run textxai locally for more")
     spaces.check_inputs(counterfactuals, max_texts=MAX_COUNTERFACTUALS, name="counterfactuals")
+    spaces.check_budget(ceval_evaluations(len(counterfactuals), len(counterfactuals), lm=_named(lm_choice),
+                                          judge=_named(judge_choice)), "counterfactuals", "score fewer")
     classifier = spaces.resolve_model(model_choice)
-    lm = resolve_lm(lm_choice)
-    analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm)
+    lm, judge = resolve_lm(lm_choice), resolve_judge(judge_choice)
+    analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm, judge=judge)
     spaces.record_result(analysis.summary)
     return analysis, original, counterfactuals, classifier
 
 
-def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str):
-    analysis, original, counterfactuals, classifier = analyse_one(model_choice, original, counterfactuals_text, lm_choice)
+def score_one(model_choice: str, original: str, counterfactuals_text: str, lm_choice: str, judge_choice: str = "none"):
+    analysis, original, counterfactuals, classifier = analyse_one(model_choice, original, counterfactuals_text, lm_choice,
+                                                                  judge_choice)
     diversity = ceval.diversity([counterfactuals])[0] if len(counterfactuals) >= 2 else None
     return (summary_html(analysis, diversity), examples_html(original, counterfactuals, analysis.results, classifier.labels),
             _histogram(analysis))
+
+
+def analyse_generated(model_choice: str, original: str, editor_name: str, k, lm_choice: str = "none",
+                      judge_choice: str = "none"):
+    """The original -> ``k`` counterfactuals by a built-in editor (:func:`textxai.ceval.generate`; the LLM editor with
+    its defaults, :data:`textxai.llm_editor.DEFAULTS`: at least 4 candidates, the classifier keeping the k best) ->
+    :func:`textxai.ceval.analyse`, the work of both checked against the Space's budget first."""
+    from textxai.estimates import approx_words
+
+    if editor_name not in EDITOR_NAMES:
+        raise spaces.SpaceError(f"editor={editor_name!r}: expected one of {list(EDITOR_NAMES)}")
+    original = spaces.check_inputs([original or ""], max_texts=1, name="original")[0].strip()
+    k = spaces.integer_input(k, "counterfactuals per text", 1, MAX_COUNTERFACTUALS)
+    candidates = max(k, LLM_DEFAULTS["num_candidates"]) if editor_name == "llm" else k
+    spaces.check_budget(ceval_evaluations(1, k, [approx_words(original)], lm=_named(lm_choice), judge=_named(judge_choice),
+                                          editor=editor_name, editor_candidates=candidates),
+                        "original", "use a shorter text or fewer counterfactuals")
+    classifier = spaces.resolve_model(model_choice)
+    lm, judge = resolve_lm(lm_choice), resolve_judge(judge_choice)
+    counterfactuals = ceval.generate([original], classifier, editor_name, k=k)[0]
+    analysis = ceval.analyse([original] * len(counterfactuals), counterfactuals, classifier, lm=lm, judge=judge)
+    spaces.record_result(analysis.summary)
+    return analysis, original, counterfactuals, classifier
+
+
+def generate_one(model_choice: str, original: str, editor_name: str, k, lm_choice: str = "none",
+                 judge_choice: str = "none"):
+    analysis, original, counterfactuals, classifier = analyse_generated(model_choice, original, editor_name, k,
+                                                                        lm_choice, judge_choice)
+    return (summary_html(analysis), examples_html(original, counterfactuals, analysis.results, classifier.labels),
+            _histogram(analysis), "\n".join(counterfactuals))
 
 
 def _histogram(analysis):
@@ -128,24 +182,23 @@ def read_csv(path) -> tuple[list[str], list[list[str]]]:
     return originals, cfs
 
 
-def analyse_csv(model_choice: str, path, lm_choice: str):
+def analyse_csv(model_choice: str, path, lm_choice: str, judge_choice: str = "none"):
     """The uploaded CSV checked -> :func:`textxai.ceval.analyse`; returns (analysis, originals, counterfactuals)."""
     originals, cfs = read_csv(path)
     for i, text in enumerate(originals):
         if not text.strip():
             raise spaces.SpaceError(f"orig_text of row {i + 1} is empty: expected the original text")
-    lm_named = str(lm_choice or "").strip() not in ("", "none")
-    spaces.check_budget(ceval_evaluations(len(originals), sum(len(row) for row in cfs), lm=lm_named), "csv",
-                        "score fewer rows")
+    spaces.check_budget(ceval_evaluations(len(originals), sum(len(row) for row in cfs), lm=_named(lm_choice),
+                                          judge=_named(judge_choice)), "csv", "score fewer rows")
     classifier = spaces.resolve_model(model_choice)
-    lm = resolve_lm(lm_choice)
-    analysis = ceval.analyse(originals, cfs, classifier, lm=lm)
+    lm, judge = resolve_lm(lm_choice), resolve_judge(judge_choice)
+    analysis = ceval.analyse(originals, cfs, classifier, lm=lm, judge=judge)
     spaces.record_result(analysis.summary)
     return analysis, originals, cfs
 
 
-def score_csv(model_choice: str, path, lm_choice: str):
-    analysis, originals, cfs = analyse_csv(model_choice, path, lm_choice)
+def score_csv(model_choice: str, path, lm_choice: str, judge_choice: str = "none"):
+    analysis, originals, cfs = analyse_csv(model_choice, path, lm_choice, judge_choice)
     results = analysis.results
     per = results["per_example"]
     keys = [k for k in ("original_label", "counterfactual_label", "flipped", "contrast_class", "original_contrast_prob",
@@ -155,7 +208,7 @@ def score_csv(model_choice: str, path, lm_choice: str):
     path = spaces.write_csv(rows, ["orig_text", "gen_text"] + keys, "ceval")  # formula cells escaped, old files pruned
     summary = summary_html(analysis, results.get("diversity")) + f"<p id='rows-scored'>{len(originals)} rows scored.</p>"
     summary += spaces.space_intervals_html("ceval", results, keys=["flip_rate", "probability_change", "token_distance",
-                                                                  "diversity", "perplexity"])  # over the originals
+                                                                  "diversity", "perplexity", "text_quality"])  # over the originals
     return summary, path, _histogram(analysis)
 
 
@@ -177,12 +230,22 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
             model = spaces.model_dropdown(value=default_model)
             lm = gr.Dropdown(list(LM_CHOICES), value=DEFAULT_LM, label="Language model for perplexity", allow_custom_value=True,
                              info="'none', or a causal LM Hub id (GPT-2 in the paper); needs the Hub")
+            judge = gr.Dropdown(list(JUDGE_CHOICES), value="none", label="LLM judge of text quality", allow_custom_value=True,
+                                elem_id="ceval-judge",
+                                info="CEval's four 1-5 questions, read from the judge's probabilities (4 forwards a text)")
         with gr.Tabs():
             with gr.Tab("One original"):
                 original = gr.Textbox(value=EXAMPLE_ORIGINAL, lines=3, label="Original text", elem_id="ceval-original")
                 counterfactuals = gr.Textbox(value=EXAMPLE_COUNTERFACTUALS, lines=4, elem_id="ceval-counterfactuals",
                                              label=f"Counterfactuals, one per line (at most {MAX_COUNTERFACTUALS}; '-1' = failed)")
                 run = gr.Button("Score", variant="primary", elem_id="ceval-run")
+                with gr.Row():
+                    editor = gr.Radio(list(EDITOR_NAMES), value=DEFAULT_EDITOR, label="Editor", elem_id="ceval-editor",
+                                      info=f"llm: the packaged SmolLM2-135M-Instruct, {LLM_DEFAULTS['num_candidates']} "
+                                           "candidates, the classifier choosing")
+                    k = spaces.slider(1, MAX_COUNTERFACTUALS, value=1, step=1, label="Counterfactuals", integer=True,
+                                      name="counterfactuals per text", elem_id="ceval-k")
+                    run_editor = gr.Button("Generate with the editor and score", elem_id="ceval-generate")
             with gr.Tab("Batch CSV"):
                 upload = gr.File(label=f"CSV with columns orig_text, gen_text (optional gen_text_2, ...); at most {MAX_ROWS} rows",
                                  file_types=[".csv"], elem_id="ceval-upload")
@@ -192,9 +255,11 @@ def build_demo(default_model: str = spaces.DEFAULT_MODEL) -> gr.Blocks:
         examples = gr.HTML(elem_id="ceval-examples-box")
         plot = gr.Plot(label="p(contrast class): original vs counterfactual (paper Fig. 1)")
         result_json = spaces.result_json()
-        run.click(spaces.user_errors(spaces.with_result(score_one)), [model, original, counterfactuals, lm],
+        run.click(spaces.user_errors(spaces.with_result(score_one)), [model, original, counterfactuals, lm, judge],
                   [summary, examples, plot, result_json])
-        run_csv.click(spaces.user_errors(spaces.with_result(score_csv)), [model, upload, lm],
+        run_editor.click(spaces.user_errors(spaces.with_result(generate_one)), [model, original, editor, k, lm, judge],
+                         [summary, examples, plot, counterfactuals, result_json])
+        run_csv.click(spaces.user_errors(spaces.with_result(score_csv)), [model, upload, lm, judge],
                       [summary, download, plot, result_json])
     return demo
 

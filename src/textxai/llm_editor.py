@@ -300,33 +300,20 @@ def _checked_probs(classifier, texts: list[str]):
 
 #: Sampling settings of CEval's generation and judge (``do_sample=True, top_k=50, temperature=0.7``).
 SAMPLING = {"top_k": 50, "temperature": 0.7}
-#: model -> {(weights stamp, prompt, bound, ...): replies}; weak: a freed model's replies go with it (an id() key was
+#: model -> {(weights digest, prompt, bound, ...): replies}; weak: a freed model's replies go with it (an id() key was
 #: reused by the next model loaded at the same address, which then got the old model's edits)
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _MEMO_SIZE = 4096
 
 
-def weights_stamp(model) -> tuple:
-    """What identifies the current values of ``model``'s weights: each parameter's and buffer's storage address and
-    version counter (PyTorch bumps it at every in-place change: an optimizer step, ``load_state_dict``, ``copy_``,
-    ``mul_``; assigning ``.data`` changes the address). Cheap (no hashing of the values), exact for every change made
-    through PyTorch.
-
-    >>> import torch
-    >>> m = torch.nn.Linear(2, 2); before = weights_stamp(m)
-    >>> with torch.no_grad(): _ = m.weight.mul_(2)
-    >>> weights_stamp(m) == before
-    False
-    """
-    import itertools
-
-    return tuple((t.data_ptr(), t._version) for t in itertools.chain(model.parameters(), model.buffers()))
-
-
 def _memoised(lm, keys: list, compute) -> list:
-    """Values for ``keys`` from the per-model memo (keyed by the weights' stamp too), ``compute(indices)`` for the rest."""
+    """Values for ``keys`` from the per-model memo, keyed by the weights' content too
+    (:func:`textxai.classifier.content_digest`: read once, then remembered while no tensor changes; an optimizer step
+    or ``load_state_dict`` of other values is another key), ``compute(indices)`` for the rest."""
+    from textxai.classifier import content_digest
+
     memo = _MEMO.setdefault(lm.model, {})
-    stamp = weights_stamp(lm.model)
+    stamp = content_digest(lm.model)
     keys = [(stamp,) + tuple(k) for k in keys]
     found = {k: memo[k] for k in keys if k in memo}
     todo = [i for i, k in enumerate(keys) if k not in found]
@@ -358,11 +345,27 @@ def _cached_generate(lm, messages, limits, do_sample, seeds, batch_size, progres
 
 def _cached_sample(lm, messages, limits, n, seeds, progress, texts) -> list[list[str]]:
     """``n`` sampled candidates per text (:func:`textxai.lm.sample`, CEval's :data:`SAMPLING`), one batched call per
-    text under its seed; memoised as :func:`_cached_generate`."""
+    text under its seed; each remembered by its index (a reply does not depend on how many are asked): ``k = 8``
+    after ``k = 4`` samples only the 4 new ones."""
     from textxai.lm import sample
 
-    def compute(todo):
-        return sample(lm, [messages[i] for i in todo], n, [limits[i] for i in todo], [seeds[i] + 1 for i in todo],
-                      [texts[i] for i in todo], SAMPLING, progress, "paragraph")
+    keys = [(repr(m), b, "sampled", j, s) for m, b, s in zip(messages, limits, seeds) for j in range(n)]
 
-    return _memoised(lm, [(repr(m), b, "sampled", n, s) for m, b, s in zip(messages, limits, seeds)], compute)
+    def compute(todo):
+        first: dict = {}
+        for index in todo:
+            first.setdefault(index // n, index % n)   # todo is in order: each text's first missing reply
+        made: dict = {}
+        for start in sorted(set(first.values())):
+            some = [i for i in first if first[i] == start]
+            extra = {"start": start} if start else {}
+            replies = sample(lm, [messages[i] for i in some], n - start, [limits[i] for i in some],
+                             [seeds[i] + 1 for i in some], [texts[i] for i in some], SAMPLING, progress, "paragraph",
+                             **extra)
+            for i, reps in zip(some, replies):
+                for j, reply in enumerate(reps, start):
+                    made[i * n + j] = reply
+        return [made[index] for index in todo]
+
+    flat = _memoised(lm, keys, compute)
+    return [flat[i * n:(i + 1) * n] for i in range(len(messages))]

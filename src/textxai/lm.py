@@ -24,14 +24,17 @@ from __future__ import annotations
 import importlib.util
 import math
 import os
-import re
 import warnings
 
 import numpy as np
 import torch
 
-from textxai.batching import charge, length_sorted_batches, right_padded
+from textxai.batching import length_sorted_batches, right_padded
 from textxai.classifier import frozen_eval
+# the prompts and the decoding loop live in textxai.decoding; their names are importable from here as before
+from textxai.decoding import (RESERVED_GENERATE_KWARGS, _SAMPLING_KEYS, _SeededRows, _generate_batch,  # noqa: F401
+                              _pad_id, _prompt_ids, _within_context, chat_text, check_generate_kwargs, encode_prompt,
+                              has_chat_template, row_seed)
 from textxai.loading import folder_fingerprint
 from textxai.progress import progress_bar
 from textxai.validation import check_positive_int, check_texts, short_repr
@@ -368,216 +371,6 @@ def perplexity(texts, model, batch_size: int = 16, progress: bool = False, bos="
 
 
 # ----------------------------------------------------------------------------------------------- generation
-def has_chat_template(lm) -> bool:
-    """Whether the LM's tokenizer has a chat template (instruct models)."""
-    return bool(getattr(lm.tokenizer, "chat_template", None))
-
-
-def chat_text(lm, messages) -> str:
-    """The prompt text of ``messages`` (a user message string, or a list of ``{"role", "content"}`` turns) through
-    the tokenizer's chat template, ending where the assistant's reply starts; without a template the turns'
-    contents joined by blank lines (a plain completion prompt; a string stays as it is)."""
-    turns = [{"role": "user", "content": messages}] if isinstance(messages, str) else list(messages)
-    if has_chat_template(lm):
-        return lm.tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
-    return messages if isinstance(messages, str) else "\n\n".join(t["content"] for t in turns) + "\n"
-
-
-_SLOT = "\ue000textxai-slot-{}\ue001"  # private-use characters: no chat template or user text writes them
-
-
-def _content_ids(tok, content: str) -> list[int]:
-    """Ids of message content: special-token strings in it (``<|im_end|>``, ``</s>``) are split as ordinary text, so
-    a text can never close its turn or open another (control tokens come from the chat template only)."""
-    return list(tok(content, add_special_tokens=False, split_special_tokens=True)["input_ids"]) if content else []
-
-
-def _start_ids(tok) -> list[int]:
-    """The tokens a tokenizer writes BEFORE a text (a BOS), not those after it: a prompt continues where it ends
-    (RoBERTa-style tokenizers wrap a text in ``<s> ... </s>``; an end token before the reply ends it)."""
-    probe = "a"
-    full = list(tok(probe, add_special_tokens=True)["input_ids"])
-    plain = list(tok(probe, add_special_tokens=False)["input_ids"])
-    for start in range(len(full) - len(plain) + 1):
-        if full[start:start + len(plain)] == plain:
-            return full[:start]
-    return []
-
-
-def encode_prompt(lm, messages, text: str | None = None) -> tuple[list[int], tuple[int, int] | None]:
-    """``(ids, span)`` of a prompt (a user message or chat turns) as :func:`chat_text` writes it, the chat template's
-    own special tokens as control tokens and everything else -- every message's content above all -- as plain text
-    (:func:`_content_ids`): the text between two control tokens is tokenized in one piece, as the template's
-    rendering would be, so only user text that holds a special-token string is tokenized differently (split).
-    ``span``: where ``text`` (the user text inside the last message holding it) lies in ``ids`` (None when not
-    given / not found). Without a chat template: the tokenizer's own start tokens, then the prompt as plain text."""
-    tok = lm.tokenizer
-    turns = [{"role": "user", "content": messages}] if isinstance(messages, str) else [dict(t) for t in messages]
-    contents = [str(t.get("content", "")) for t in turns]
-    holder = max((i for i, c in enumerate(contents) if text and text in c), default=None)
-    if has_chat_template(lm):
-        slotted = [{**t, "content": _SLOT.format(i)} for i, t in enumerate(turns)]
-        rendered = tok.apply_chat_template(slotted, tokenize=False, add_generation_prompt=True)
-        pieces = re.split(re.escape(_SLOT).replace(r"\{\}", r"(\d+)"), rendered)
-        order = [int(x) for x in pieces[1::2]]
-        if sorted(order) != list(range(len(turns))):
-            raise ValueError(f"the chat template of lm={lm.name!r} does not write each message once, as given; expected a "
-                             "template that places every message's content verbatim (or an LM without a chat template)")
-        markup, ids = pieces[0::2], []
-    else:
-        order = list(range(len(turns)))
-        markup = [""] + ["\n\n"] * (len(turns) - 1) + ["" if isinstance(messages, str) else "\n"]
-        ids = _start_ids(tok)
-    specials = sorted({t for t in getattr(tok, "all_special_tokens", []) if t}, key=len, reverse=True)
-    split = re.compile("(" + "|".join(map(re.escape, specials)) + ")") if specials else None
-    run, span_chars = "", None   # plain text since the last control token; the user text's characters in it
-
-    def flush():
-        nonlocal run, span_chars
-        span = None
-        if span_chars is not None:
-            start = len(ids) + len(_content_ids(tok, run[: span_chars[0]]))
-            span = (start, len(ids) + len(_content_ids(tok, run[: span_chars[1]])))
-        ids.extend(_content_ids(tok, run))
-        run, span_chars = "", None
-        return span
-
-    found = None
-    for k in range(len(markup)):
-        for j, part in enumerate(split.split(markup[k]) if split else [markup[k]]):
-            if j % 2:                          # a special token the template wrote: a control token
-                found = flush() or found
-                ids.extend(tok.convert_tokens_to_ids([part]))
-            else:
-                run += part
-        if k < len(order):
-            content = contents[order[k]]
-            if order[k] == holder:
-                at = len(run) + content.rindex(text)
-                span_chars = (at, at + len(text))
-            run += content
-    found = flush() or found
-    return ids, found
-
-
-def _prompt_ids(lm, prompts: list, max_new_tokens: list[int], texts=None, what: str = "prompts") -> list[list[int]]:
-    """The prompts' ids, each fitting ``lm.max_length - max_new_tokens``: a prompt too long has its user text (``texts[i]``)
-    cut at its end, the instruction around it kept, with one warning per call saying how many; without a known text
-    the prompt's start is cut (warned likewise)."""
-    out, cut_text, cut_start = [], 0, 0
-    for i, (prompt, new) in enumerate(zip(prompts, max_new_tokens)):
-        ids, span = encode_prompt(lm, prompt, None if texts is None else texts[i])
-        room = lm.max_length - new
-        if len(ids) > room > 0:
-            over = len(ids) - room
-            if span is not None and span[1] - span[0] > over:
-                ids = ids[: span[1] - over] + ids[span[1]:]
-                cut_text += 1
-            else:
-                ids = ids[-room:]  # keep the end: the question
-                cut_start += 1
-        out.append(ids)
-    if cut_text:
-        warnings.warn(f"{cut_text} of {len(prompts)} {what} were longer than the language model's context of "
-                      f"{lm.max_length} tokens (with room for the reply): their text was cut at its end to fit, the "
-                      "instruction around it kept", stacklevel=3)
-    if cut_start:
-        warnings.warn(f"{cut_start} of {len(prompts)} {what} were longer than the language model's context of "
-                      f"{lm.max_length} tokens (with room for the reply) even without their text, or had no text "
-                      "marked: their start was cut", stacklevel=3)
-    return out
-
-
-#: generate() options textxai sets itself (the prompt, its padding, the reply's length, one reply per prompt)
-RESERVED_GENERATE_KWARGS = {"input_ids": "the prompts", "attention_mask": "the prompts", "inputs": "the prompts",
-                            "max_new_tokens": "max_new_tokens=", "max_length": "max_new_tokens=",
-                            "pad_token_id": "the tokenizer's pad or EOS token",
-                            "use_cache": "always on", "num_return_sequences": "one reply per prompt",
-                            "return_dict_in_generate": "the reply text"}
-
-
-def check_generate_kwargs(options, name: str = "generate_kwargs") -> dict:
-    """``options`` (a mapping of ``generate()`` options, or None) without the keys textxai sets itself, else a
-    ``ValueError`` naming the key (a duplicate was a TypeError inside transformers; ``max_length`` cut every reply).
-
-    >>> check_generate_kwargs({"do_sample": True, "top_k": 50})
-    {'do_sample': True, 'top_k': 50}
-    """
-    from collections.abc import Mapping
-
-    if options is None:
-        return {}
-    if not isinstance(options, Mapping):
-        raise TypeError(f"{name}={short_repr(options)}: expected a dict of generate() options")
-    for key in options:
-        if key in RESERVED_GENERATE_KWARGS:
-            raise ValueError(f"{name}={short_repr(dict(options))}: {key!r} is set by textxai ({RESERVED_GENERATE_KWARGS[key]}); "
-                             "expected other generate() options, such as do_sample, top_k, temperature")
-    return dict(options)
-
-
-def _pad_id(tok) -> int:
-    for value in (tok.pad_token_id, tok.eos_token_id):
-        if value is not None:
-            return int(value)
-    return 0
-
-
-def _first_paragraph_done(text: str) -> bool:
-    r"""Whether a reply has written a first paragraph and started another (a blank line after text whose last line is
-    not a lead-in ending with ':'): what the editor keeps of a reply is that paragraph, so the rest need not be made.
-
-    >>> _first_paragraph_done("A fine film.\n\nNote:"), _first_paragraph_done("Here it is:\n\nA fine"), _first_paragraph_done("A fine")
-    (True, False, False)
-    """
-    parts = re.split(r"\n[ \t]*\n", text.lstrip(), maxsplit=1)
-    return len(parts) == 2 and bool(parts[0].strip()) and not parts[0].rstrip().endswith(":")
-
-
-def _paragraph_stop(lm, prompt_length: int):
-    """A ``generate`` stopping criterion ending each row at :func:`_first_paragraph_done` (per row)."""
-    from transformers import StoppingCriteria
-
-    class _Stop(StoppingCriteria):
-        def __call__(self, input_ids, scores, **kwargs):
-            tails = input_ids[:, prompt_length:].tolist()
-            done = [_first_paragraph_done(lm.tokenizer.decode(t, skip_special_tokens=True)) for t in tails]
-            return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
-
-    return _Stop()
-
-
-def _generate_batch(lm, rows: list[list[int]], new_tokens: int, do_sample: bool, options: dict,
-                    stop: str | None = None) -> list[list[int]]:
-    """Left-padded rows -> the generated ids of each (the KV cache of ``generate`` reused at every step); ``stop=
-    "paragraph"`` ends each row once its first paragraph is written (:func:`_first_paragraph_done`)."""
-    length = max(len(r) for r in rows)
-    pad = _pad_id(lm.tokenizer)
-    ids = torch.full((len(rows), length), pad, dtype=torch.long)
-    mask = torch.zeros((len(rows), length), dtype=torch.long)
-    for j, row in enumerate(rows):
-        ids[j, length - len(row):] = torch.tensor(row)
-        mask[j, length - len(row):] = 1
-    charge(len(rows) * new_tokens)
-    with torch.inference_mode(), frozen_eval(lm.model):
-        if stop == "paragraph":
-            from transformers import StoppingCriteriaList
-
-            options = {**options, "stopping_criteria": StoppingCriteriaList(
-                list(options.get("stopping_criteria") or []) + [_paragraph_stop(lm, length)])}
-        out = lm.model.generate(input_ids=ids.to(lm.device), attention_mask=mask.to(lm.device), max_new_tokens=new_tokens,
-                                do_sample=do_sample, pad_token_id=pad, use_cache=True, **options)
-    return [r.tolist() for r in out[:, length:].cpu()]
-
-
-def _within_context(lm, chunk: list[int], rows: list[list[int]], limits: list[int]) -> list[list[int]]:
-    """``chunk`` as batches that fit the LM's context: a batch writes its largest bound for every row, so a row that
-    would then pass ``max_length`` (a long prompt kept for its own small bound) goes alone, with its own bound."""
-    new = max(limits[i] for i in chunk)
-    fits = [i for i in chunk if len(rows[i]) + new <= lm.max_length]
-    return ([fits] if fits else []) + [[i] for i in chunk if i not in fits]
-
-
 def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: int = 0, batch_size: int = 8,
              progress: bool = False, generate_kwargs=None, texts=None, stop: str | None = None) -> list[str]:
     """The LM's reply to each prompt (a user message, or a list of chat turns), through its chat template when it
@@ -620,15 +413,24 @@ def generate(model, prompts, max_new_tokens=32, do_sample: bool = False, seed: i
     return [lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in generated]
 
 
+#: prompts per batched call of :func:`sample` (each with its ``n`` rows)
+SAMPLE_BATCH = 8
+
+
 def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_kwargs=None, progress: bool = False,
-           stop: str | None = None) -> list[list[str]]:
-    """``n`` sampled replies to each prompt, drawn in one batched ``generate`` call per prompt
-    (``num_return_sequences=n``) under that prompt's seed ``seeds[i]``: repeatable, and independent of the other
-    prompts and of their order. Replies decoded as in :func:`generate`; each generated token of each of the ``n``
+           stop: str | None = None, start: int = 0) -> list[list[str]]:
+    """``n`` sampled replies to each prompt, drawn in batched ``generate`` calls of :data:`SAMPLE_BATCH` prompts by length
+    (each prompt read once for its ``n`` rows), reply ``j`` of prompt ``i`` by its own generator seeded :func:`row_seed` ``(seeds[i], j)``:
+    repeatable, independent of the other prompts (up to float rounding of batched kernels), of their order and of ``n`` (the first 3 of 7 replies are the 3 of
+    ``n=3``; ``start``: the first reply's index, so replies ``start .. start + n - 1`` are made, as more are asked
+    later). ``generate_kwargs``' ``temperature`` / ``top_k`` / ``top_p`` shape each row's distribution (as
+    transformers' sampling does); replies decoded as in :func:`generate`; each generated token of each of the ``n``
     rows counts as one model evaluation."""
     lm = as_lm(model)
     prompts = list(prompts)
     check_positive_int(n, "n")
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"start={short_repr(start)}: expected a whole number >= 0 (the index of the first reply)")
     limits = list(max_new_tokens) if isinstance(max_new_tokens, (list, tuple)) else [max_new_tokens] * len(prompts)
     if len(limits) != len(prompts) or len(seeds) != len(prompts):
         raise ValueError(f"max_new_tokens ({len(limits)}) and seeds ({len(seeds)}) for {len(prompts)} prompts: expected one "
@@ -639,13 +441,17 @@ def sample(model, prompts, n: int, max_new_tokens, seeds, texts=None, generate_k
             raise ValueError(f"max_new_tokens={value}: expected fewer than the language model's maximum of "
                              f"{lm.max_length} tokens (prompt and reply together)")
     options = {k: v for k, v in check_generate_kwargs(generate_kwargs).items() if k != "do_sample"}
+    _SeededRows([], "cpu", **{k: v for k, v in options.items() if k in _SAMPLING_KEYS})   # checked before any call
     rows = _prompt_ids(lm, prompts, limits, texts)
-    out = []
-    for i in progress_bar(range(len(rows)), progress, "sampling", unit="prompt"):
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(int(seeds[i]))
-            replies = _generate_batch(lm, [rows[i]] * n, limits[i], True, options, stop)
-        out.append([lm.tokenizer.decode(ids, skip_special_tokens=True) for ids in replies])
+    out: list[list[str]] = [[] for _ in rows]
+    for chunk in length_sorted_batches([len(r) for r in rows], SAMPLE_BATCH, progress, "sampling"):
+        for part in _within_context(lm, chunk, rows, limits):
+            replies = _generate_batch(lm, [rows[i] for i in part for _ in range(n)], max(limits[i] for i in part), True,
+                                      dict(options), stop, repeat=n, charged=n * sum(limits[i] for i in part),
+                                      row_seeds=[row_seed(seeds[i], j) for i in part for j in range(start, start + n)])
+            for p, i in enumerate(part):
+                out[i] = [lm.tokenizer.decode(ids[: limits[i]], skip_special_tokens=True)
+                          for ids in replies[p * n:(p + 1) * n]]
     return out
 
 

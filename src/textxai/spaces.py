@@ -33,9 +33,6 @@ Rules enforced here (issue 2, item 10):
 """
 from __future__ import annotations
 
-import dataclasses
-import html
-import math
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -43,22 +40,20 @@ from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
 
-import numpy as np
-
 from textxai.extras import require
 
 gr = require("gradio", "spaces", "textxai's Gradio Spaces")
 
-from textxai import stats
-from textxai.render import format_interval
-from textxai.stats import IntervalOptions
 from textxai import classifier
 from textxai.classifier import DEMO_MODELS, TextClassifier, as_classifier
 from textxai.loading import ModelRefused, SafeLoad, hub_not_found, hub_unreachable
+# the input checks and the renderers live in textxai.space_inputs / textxai.space_render, importable from here
+from textxai.space_inputs import (_BLANK_LETTERS, MAX_CHARS, MAX_PASTE_CHARS, MAX_TEXTS, MAX_UPLOAD_BYTES,  # noqa: F401
+                                  SpaceError, _invisible, _number, check_inputs, check_size, escape, integer_input,
+                                  is_blank, number_input, read_upload, slider, split_lines)
+from textxai.space_render import SPACE_MIN_UNITS, _DEL, _INS, diff_html, space_intervals_html, warnings_html  # noqa: F401
 
 DEFAULT_MODEL = DEMO_MODELS[0]
-MAX_TEXTS = 20
-MAX_CHARS = 2000
 CONCURRENCY_LIMIT = 1
 QUEUE_MAX_SIZE = 16
 MAX_PARAMETERS = 500_000_000  # a hosted CPU Space refuses bigger Hub models (checked before downloading)
@@ -70,8 +65,6 @@ EVALUATIONS_PER_SECOND = 70
 MAX_EVALUATIONS = int(os.environ.get("TEXTXAI_SPACE_MAX_EVALUATIONS", 60 * EVALUATIONS_PER_SECOND))
 MAX_SECONDS = float(os.environ.get("TEXTXAI_SPACE_MAX_SECONDS", 90))  # wall time of one request, then it stops
 MAX_OUTPUT_FILES = 32  # result files (CSV downloads) kept on disk; older ones are removed
-MAX_UPLOAD_BYTES = 2_000_000  # an uploaded file above this is refused before it is read (and by the server: launch)
-MAX_PASTE_CHARS = 500_000  # a pasted text box above this is refused before it is split into lines
 
 PAPER_DEFAULT_URL = "https://github.com/textxai"
 MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
@@ -79,27 +72,6 @@ MODULE_URL = "https://huggingface.co/spaces/{namespace}/{module}"
 # owner/name as the Hub accepts them: letters, digits, '-', '_', '.'; no '--' or '..'; at most 96 chars per part
 _HUB_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9])?"
 _HUB_ID = re.compile(rf"^{_HUB_PART}/{_HUB_PART}$")
-
-
-class SpaceError(gr.Error, ValueError):
-    """A user-facing error: a ``ValueError`` for Python callers, shown in Gradio's error modal.
-
-    ``str(error)`` is the plain message; ``error.message`` (what Gradio renders as HTML) is escaped.
-    """
-
-    def __init__(self, message: str, title: str = "Error"):
-        # < > & escaped (the modal renders HTML); quotes kept, so "model='x'" does not reach visitors as &#x27;
-        super().__init__(html.escape(str(message), quote=False), duration=None, title=title, print_exception=False)
-        self.plain = message
-        self.args = (message,)
-
-    def __str__(self) -> str:
-        return self.plain
-
-
-def escape(text) -> str:
-    """``html.escape`` of ``str(text)`` (quotes included): the one way user text enters rendered HTML."""
-    return html.escape(str(text), quote=True)
 
 
 def is_hosted() -> bool:
@@ -236,159 +208,6 @@ def model_dropdown(value: str = DEFAULT_MODEL, label: str = "Model", choices: Se
                 "weights")
     return gr.Dropdown(choices=list(choices), value=value, label=label, info=info, allow_custom_value=True,
                        filterable=True, **kwargs)
-
-
-# --------------------------------------------------------------------------- inputs
-_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")  # fillers drawn as nothing (Hangul, Braille blank)
-
-
-def _invisible(char: str) -> bool:
-    import unicodedata
-
-    return char.isspace() or char in _BLANK_LETTERS or unicodedata.category(char) in ("Cf", "Cc", "Zs", "Zl", "Zp")
-
-
-def is_blank(text: str) -> bool:
-    """True when ``text`` shows nothing: only white space and invisible characters (zero-width spaces and joiners,
-    byte-order marks, soft hyphens, control characters, blank fillers).
-
-    >>> is_blank("\\u200b\\u200d \\ufeff"), is_blank(" a ")
-    (True, False)
-    """
-    return all(_invisible(c) for c in text)
-
-
-def check_size(text, name: str = "text", max_chars: int | None = None) -> str:
-    """``text`` (a string; None is empty) when at most ``max_chars`` characters (default ``MAX_PASTE_CHARS``), checked
-    before anything splits or parses it."""
-    if text is None:
-        return ""
-    if not isinstance(text, str):
-        raise SpaceError(f"{name}={text!r:.60} ({type(text).__name__}): expected a string")
-    limit = MAX_PASTE_CHARS if max_chars is None else max_chars
-    if len(text) > limit:
-        raise SpaceError(f"{name} has {len(text):,} characters; this Space accepts at most {limit:,} here — "
-                         "shorten it or run textxai locally (`textxai run`)")
-    return text
-
-
-def split_lines(text: str | None, name: str = "text", max_chars: int | None = None) -> list[str]:
-    """The non-blank lines of a textbox, stripped: one text per line. Lines that show nothing (white space,
-    zero-width characters) are blank; the whole box is refused above ``max_chars`` before it is split."""
-    text = check_size(text, name, max_chars)
-    return [line.strip() for line in text.splitlines() if not is_blank(line)]
-
-
-def _number(value, name: str, low: float, high: float, integer: bool):
-    expected = f"{'an integer' if integer else 'a number'} from {low:g} to {high:g}"
-    if isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise SpaceError(f"{name}={value!r:.40}: expected {expected}") from None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise SpaceError(f"{name}={value!r:.40} ({type(value).__name__}): expected {expected}")
-    if not math.isfinite(value) or not low <= value <= high:
-        raise SpaceError(f"{name}={value!r}: expected {expected}")
-    if integer and value != int(value):
-        raise SpaceError(f"{name}={value!r}: expected {expected} (a whole number)")
-    return int(value) if integer else float(value)
-
-
-def integer_input(value, name: str, low: int = 1, high: int = 10**6) -> int:
-    """A whole number from a slider or an API call, in ``[low, high]``: text that is no number, NaN, inf, 1e30,
-    2.7 or a bool is a :class:`SpaceError` naming the input. Positive ones pass the library's check too.
-
-    >>> integer_input(5.0, "beam_size", 1, 20), integer_input("3", "steps", 1, 5)
-    (5, 3)
-    >>> integer_input(2.7, "beam_size", 1, 20)
-    Traceback (most recent call last):
-    ...
-    textxai.spaces.SpaceError: beam_size=2.7: expected an integer from 1 to 20 (a whole number)
-    """
-    from textxai.validation import check_positive_int
-
-    value = _number(value, name, low, high, integer=True)
-    return check_positive_int(value, name) if low >= 1 else value
-
-
-def number_input(value, name: str, low: float, high: float) -> float:
-    """A finite number in ``[low, high]`` from a slider or an API call, else a :class:`SpaceError` naming it.
-
-    >>> number_input("nan", "max_rate", 0, 1)
-    Traceback (most recent call last):
-    ...
-    textxai.spaces.SpaceError: max_rate=nan: expected a number from 0 to 1
-    """
-    return _number(value, name, low, high, integer=False)
-
-
-def slider(minimum: float, maximum: float, *args, name: str = "value", integer: bool = False, **kwargs) -> gr.Slider:
-    """``gr.Slider`` whose value, also when sent through the API, is checked by :func:`integer_input` /
-    :func:`number_input` (``name`` in the message) before the handler runs. (A wrapped ``preprocess``, not a
-    subclass: gradio writes a ``.pyi`` stub beside the module of every Component subclass.)"""
-    component = gr.Slider(minimum, maximum, *args, **kwargs)
-    check = integer_input if integer else number_input
-    component.preprocess = lambda payload: check(payload, name, component.minimum, component.maximum)
-    return component
-
-
-def read_upload(path, name: str = "csv", max_rows: int | None = None, max_bytes: int | None = None) -> list[dict]:
-    """The rows of an uploaded csv / tsv / jsonl / json / parquet file, read by :mod:`textxai.tables` (the CLI's
-    reader: no cell length limit, duplicated headers refused) after its size is checked (``MAX_UPLOAD_BYTES``)
-    and stopping after ``max_rows`` rows; errors name the input and the file (not the server's folder)."""
-    from pathlib import Path
-
-    from textxai import tables
-
-    if path is None:
-        raise SpaceError(f"{name}: no file uploaded")
-    path = Path(getattr(path, "name", path))
-    try:
-        return tables.read_rows(path, name, MAX_UPLOAD_BYTES if max_bytes is None else max_bytes, max_rows)
-    except (ValueError, OSError) as error:
-        message = str(error).replace(repr(str(path)), repr(path.name)).replace(str(path.parent) + os.sep, "")
-        raise SpaceError(message) from None
-
-
-def check_inputs(texts, max_texts: int = MAX_TEXTS, max_chars: int = MAX_CHARS, name: str = "texts") -> list[str]:
-    """``texts`` as a list of strings within the Space's caps, else a :class:`SpaceError` saying what to do.
-
-    A single string counts as one text. At least one text must be non-blank; at most ``max_texts`` texts of
-    at most ``max_chars`` characters each (run textxai locally, ``textxai run``, for more).
-    """
-    if isinstance(texts, str):
-        texts = [texts]
-    if texts is None or not isinstance(texts, Sequence):
-        raise SpaceError(f"{name}={texts!r:.60}: expected a list of texts")
-    texts = list(texts)
-    from textxai.validation import check_unicode
-
-    def field(i: int) -> str:  # the visitor's field: "original", not "original[0]" (nor the library's references[0])
-        return name if max_texts == 1 else f"{name}[{i}]"
-
-    for i, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise SpaceError(f"{field(i)}={text!r:.60} ({type(text).__name__}): expected a string")
-        try:
-            check_unicode(text, field(i))
-        except ValueError as error:
-            raise SpaceError(str(error)) from None
-    if not any(not is_blank(text) for text in texts):
-        raise SpaceError(f"{name}: no text given; enter at least one text (zero-width and white space characters "
-                         "alone are no text)" if any(texts) else f"{name}: no text given; enter at least one text")
-    for i, text in enumerate(texts):
-        if text.strip() and is_blank(text):
-            codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in text if not c.isspace()}))
-            raise SpaceError(f"{field(i)} holds only invisible characters ({codes}); expected a visible text")
-    if len(texts) > max_texts:
-        raise SpaceError(f"{name}: {len(texts)} texts given; this Space accepts at most {max_texts} — "
-                         "run textxai locally (`textxai run`) for more")
-    for i, text in enumerate(texts):
-        if len(text) > max_chars:
-            raise SpaceError(f"{field(i)} has {len(text):,} characters; this Space accepts at most {max_chars:,} "
-                             "per text — shorten it or run textxai locally")
-    return texts
 
 
 # ------------------------------------------------------------------ the module's JSON beside the rendering
@@ -563,59 +382,6 @@ def write_csv(rows: Sequence[Sequence], header: Sequence[str], stem: str) -> str
 from textxai.render import _color, highlight_words  # noqa: E402,F401
 
 
-def warnings_html(warnings) -> str:
-    """An analysis' warnings (``Analysis.warnings``: the sentences ``textxai run`` writes and the module returns),
-    one escaped line each: the one rendering of every Space.
-
-    >>> warnings_html(["2 of 5 texts never flip <5>"])
-    "<p class='textxai-warning'>⚠ 2 of 5 texts never flip &lt;5&gt;</p>"
-    """
-    return "".join(f"<p class='textxai-warning'>⚠ {escape(w)}</p>" for w in warnings)
-
-
-_INS = '<ins class="textxai-ins" style="background:#bbf7d0;text-decoration:none">{}</ins>'
-_DEL = '<del class="textxai-del" style="color:#b91c1c">{}</del>'
-
-
-def diff_html(before: str, after: str, word_tokenizer: str = "spacy", keep_whitespace: bool = False) -> str:
-    """``after`` as written, with its word edits against ``before``: removed words struck out, new words green.
-
-    Words are :func:`textxai.words.word_spans` with ``word_tokenizer`` (``"spacy"`` or ``"whitespace"``);
-    ``keep_whitespace=True`` makes runs of extra white space words too (CEval's token distance), shown as ␣
-    when they are edited. Every text is escaped. The one diff of every Space (inconsistency chains, CEval
-    counterfactuals, the TOKI attack).
-
-    >>> diff_html("a good film", "a great film", "whitespace")
-    'a <del class="textxai-del" style="color:#b91c1c">good</del> <ins class="textxai-ins" \
-style="background:#bbf7d0;text-decoration:none">great</ins> film'
-    """
-    import Levenshtein
-
-    from textxai.words import word_spans
-
-    shown = lambda w: escape(w if w.strip() else "␣")  # noqa: E731 - an edited white-space word stays visible
-    a = [w for w, _, _ in word_spans(before, word_tokenizer, keep_whitespace)]
-    spans = word_spans(after, word_tokenizer, keep_whitespace)
-    b = [w for w, _, _ in spans]
-    parts, pos = [], 0
-    for op, i1, i2, j1, j2 in Levenshtein.opcodes(a, b):
-        if op != "equal" and i2 > i1:
-            removed = _DEL.format(" ".join(shown(w) for w in a[i1:i2]))
-            if j1 < len(spans):  # before the next word of ``after``, after the white space that precedes it
-                parts += [escape(after[pos:spans[j1][1]]), removed + " "]
-                pos = spans[j1][1]
-            else:
-                parts += [escape(after[pos:]), " " + removed]
-                pos = len(after)
-        for j in range(j1, j2):
-            _, start, end = spans[j]
-            parts.append(escape(after[pos:start]))
-            parts.append(_INS.format(shown(after[start:end])) if op != "equal" else escape(after[start:end]))
-            pos = end
-    parts.append(escape(after[pos:]))
-    return "".join(parts)
-
-
 def header_markdown(title: str, module: str, paper_url: str, paper_title: str | None = None, description: str = "",
                     namespace: str | None = None) -> str:
     """The standard header: title, one-line description, paper link, module link and how to load it.
@@ -682,40 +448,3 @@ def _cap_uploads(demo: gr.Blocks) -> None:
         return launch(*args, **kwargs)
 
     demo.launch = capped
-
-
-# ---------------------------------------------------------------------------------------------- intervals
-
-SPACE_MIN_UNITS = 5
-
-
-def space_intervals_html(module_name: str, result: dict, keys: Sequence[str] | None = None,
-                         min_units: int = SPACE_MIN_UNITS, options: IntervalOptions | None = None) -> str:
-    """An HTML table of the intervals of ``result`` for a Space (the result needs its per-example values), or a
-    one-line note when fewer than ``min_units`` units were given (an interval from 3 examples says little).
-    ``options``: :class:`textxai.stats.IntervalOptions` (default: its defaults, as every surface).
-
-    >>> html = space_intervals_html("toki_trust", {"trust_labels": [True, False, True, True, True, False],
-    ...                                            "trustworthy_rate": 4 / 6})
-    >>> "0.667 [" in html and "n = 6 correct predictions" in html
-    True
-    >>> space_intervals_html("toki_trust", {"trust_labels": [True, None], "trustworthy_rate": 1.0})[:40]
-    '<p class="textxai-intervals-note">Confid'
-    """
-    options = options or stats.IntervalOptions()
-    ests = stats.estimands(module_name, result)
-    wanted = [k for k in (keys or ests) if k in ests]
-    most = max((int(ests[k].counted.sum()) for k in wanted), default=0)
-    unit = stats.resampling_unit(module_name)
-    if most < min_units:
-        return (f'<p class="textxai-intervals-note">Confidence intervals are shown from {min_units} {unit}s on '
-                f"(here {most}).</p>")
-    stats.add_intervals(module_name, result, **dataclasses.asdict(options))
-    rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(format_interval(result['intervals'][k]))}</td>"
-                   f"<td>{result['intervals'][k]['n']}</td><td>{escape(result['intervals'][k]['method'])}</td></tr>"
-                   for k in wanted)
-    return (f'<table class="textxai-intervals"><thead><tr><th>summary</th><th>value [{options.confidence_level:.0%} CI]</th>'
-            f"<th>n</th><th>method</th></tr></thead><tbody>{rows}</tbody></table>"
-            f'<p class="textxai-intervals-note">Bootstrap intervals over the {escape(unit)}s '
-            f"(n = {most} {escape(unit)}s): a wide interval means the number could change a lot with other "
-            "examples.</p>")

@@ -117,11 +117,14 @@ class TrustOptions:
 @dataclass(frozen=True)
 class CounterfactualOptions:
     """CEval + inconsistency: the built-in ``editors`` (``"llm"`` when installed) on the first ``max_texts``
-    texts; ``steps`` feedback steps (2 gives inc@1)."""
+    texts; ``steps`` feedback steps (2 gives inc@1); ``judge``: ``"none"`` or a causal LM (e.g. the packaged
+    ``"textxai/smollm2-135m-instruct"``) that scores each chosen counterfactual's text quality, read from its
+    probabilities (CEval's four aspects, one forward pass each: :func:`textxai.ceval.judge.probability_scores`)."""
 
     editors: tuple = ("substitution", "deletion")
     max_texts: int = 20
     steps: int = 2
+    judge: str = "none"
 
 
 #: The stages whose forward passes run in ``run.precision`` (the others always in float32: FIM's gradients and the

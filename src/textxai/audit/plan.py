@@ -117,9 +117,11 @@ def estimate(texts, num_labels: int, options: AuditOptions, labels: bool = False
         from textxai.llm_editor import DEFAULTS as LLM
 
         # the LLM editor: its k candidates per text and step (prompt passes, generated tokens, one prediction each)
+        editors = [e for e in c.editors if e in ("substitution", "deletion", "llm")]
         out["counterfactual"] = sum(feedback_evaluations(sub, c.steps, editor=e, **(
-            {"candidates": LLM["num_candidates"]} if e == "llm" else {})) + 2 * len(sub)
-            for e in c.editors if e in ("substitution", "deletion", "llm"))
+            {"candidates": LLM["num_candidates"]} if e == "llm" else {})) + 2 * len(sub) for e in editors)
+        if c.judge != "none":   # the judge read from its probabilities: 4 forwards per chosen counterfactual
+            out["counterfactual"] += len(editors) * estimates.judge_evaluations(len(sub))
     if "connections" in s:
         out["connections"] = 4 * 3 * n
     return out

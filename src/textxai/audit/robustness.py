@@ -61,9 +61,10 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
     candidates = editor(texts)
     chosen = ceval.pick_counterfactuals(texts, candidates, clf, k=1, batch_size=batch_size)
     shown = _intervals(iv)
+    judge = None if options.judge == "none" else options.judge   # read from its probabilities (CEval's 4 aspects)
     # the methods' own analyses: CEval of the chosen counterfactuals, inconsistency of the editor's chains
     scored = ceval.analyse(texts, [c[0] for c in chosen], classifier=clf, intervals=shown, figures=False,
-                           return_per_example=True, batch_size=batch_size).results
+                           return_per_example=True, batch_size=batch_size, judge=judge).results
     chains = inc.feedback_chains(editor, texts, clf, steps=options.steps, batch_size=batch_size, progress=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # the analysis' warnings: kept in its results
@@ -71,16 +72,23 @@ def one_editor(clf, texts, name: str, options: CounterfactualOptions, iv: nb.Int
     per = scored["per_example"]
     failed = [ceval.is_failed(c[0]) for c in chosen]
     inc1 = [float(v[0]) if len(v) else np.nan for v in fed["per_example"]["inc"]]
+    if judge is not None:
+        from textxai.ceval.judge import QUALITY_ASPECTS
+
+        quality = [float(np.mean([per[a][i] for a in QUALITY_ASPECTS])) for i in range(len(texts))]
     return {
         "editor": name, "n_texts": len(texts), "n_failed": int(sum(failed)),
         "flip_rate": _entry(scored, "flip_rate"),
         "probability_change": _entry(scored, "probability_change"),
         "token_distance": _entry(scored, "token_distance"),
         "inc@1": _entry(fed, "inc@1"),
+        **({} if judge is None else {"text_quality": nb.mean_estimate(
+            quality, iv, f"{name}: text quality", scale=5.0,
+            meaning="the LLM judge's expected 1-5 score, mean of CEval's four aspects")}),
         "per_example": {"flipped": [bool(x) for x in per["flipped"]],
                         "probability_change": [float(x) for x in per["probability_change"]],
                         "token_distance": [np.nan if f else x for f, x in zip(failed, per["token_distance"])],
-                        "inc@1": inc1},
+                        "inc@1": inc1, **({} if judge is None else {"text_quality": quality})},
         "counterfactuals": [c[0] for c in chosen],   # what CEval scored: ceval.analyse(texts, these) gives the same numbers
         "chains": [list(c) for c in chains.chains], "chain_labels": [list(x) for x in chains.labels],
         "examples": [{"original": t, "counterfactual": c[0], "flipped": bool(f)}
