@@ -6,6 +6,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 
 from textxai.attribution import available_methods, word_attributions
 from textxai.classifier import TextClassifier
+from textxai import sampling_explainers
 
 TEXTS = ["the movie was good", "a terrible boring film , i hated it !", "good", "not good but lovely ."]
 
@@ -84,7 +85,7 @@ def test_omission_equals_direct_computation(bert_clf):
 def test_batch_size_invariance_and_seed_repeatability(roberta_clf, method, monkeypatch):
     from textxai import attribution
 
-    monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # the sampling methods' batches: batch_size rows exactly
+    monkeypatch.setattr(sampling_explainers, "BATCH_TOKENS", 1)  # the sampling methods' batches: batch_size rows exactly
     options = {"n_samples": 60} if method == "lime" else ({"n_steps": 8} if method == "integrated_gradients" else {})
     pairs = ["a man", "nobody", "x", "it's fine"]
     runs = [word_attributions(TEXTS, roberta_clf, method, text_pairs=pairs, batch_size=bs, seed=3, **options)
@@ -242,7 +243,7 @@ def test_lime_evaluates_each_distinct_mask_once_and_dedup_changes_nothing(bert_c
     rows = []
     real = TextClassifier._proba_of_rows
     monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda self, r, *a, **k: rows.append(len(r)) or real(self, r, *a, **k))
-    monkeypatch.setattr(attribution, "BATCH_TOKENS", 8)  # small batches: the fill changes nothing either
+    monkeypatch.setattr(sampling_explainers, "BATCH_TOKENS", 8)  # small batches: the fill changes nothing either
     ours = word_attributions([text], bert_clf, "lime", target=1, seed=4, n_samples=n_samples, batch_size=3,
                             precision="float32")[0]
     present = lime_samples(np.random.default_rng(4), 3, n_samples)
@@ -500,7 +501,7 @@ def test_stopping_rule_on_constructed_samples(monkeypatch):
     assert rule(linear + rng.normal(0, 0.5, len(present))) is None
     even = 3.0 * ((present.sum(axis=1) - n / 2) / n) ** 2 * rng.choice([-1, 1], n_pairs)[pair]
     assert rule(linear + even) == "settled"  # the even residual cancels within each pair: as if linear
-    monkeypatch.setattr(attribution, "STABLE_TOP_K", 1.01)  # rule (a) off: rule (b) alone
+    monkeypatch.setattr(sampling_explainers, "STABLE_TOP_K", 1.01)  # rule (a) off: rule (b) alone
     even = even + rng.normal(0, 0.01, len(present))
     assert rule(linear + even) == "precise"
     assert rule(linear + even, pairs=np.tile(rng.permutation(n_pairs), 2)[rng.permutation(2 * n_pairs)]) is None
@@ -564,7 +565,7 @@ def test_auto_samples_repeat_under_seed_and_do_not_depend_on_the_batch_size(robe
 
     import dataclasses
 
-    monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # batch_size rows exactly
+    monkeypatch.setattr(sampling_explainers, "BATCH_TOKENS", 1)  # batch_size rows exactly
     monkeypatch.setattr(attribution, "_remembered", lambda clf, texts, pairs, targets, settings, compute: compute(
         np.arange(len(texts))))  # every run computes
     monkeypatch.setitem(attribution.REGISTRY, method, dataclasses.replace(attribution.REGISTRY[method], default_samples=1000))
@@ -600,7 +601,7 @@ def test_samples_and_inputs_reported_are_what_runs(bert_clf, monkeypatch):
             if options["n_samples"] == 300:
                 assert (e.samples, e.stopped) == (300, "fixed")
             else:
-                assert e.samples % attribution.ROUND_SAMPLES == 0 and e.stopped in ("settled", "precise", "limit")
+                assert e.samples % attribution.ROUND_SAMPLES == 0 and e.stopped in ("settled", "precise", "agrees", "limit")
     assert got[1].inputs == 2  # one word: the intact text and the empty one
 
 
