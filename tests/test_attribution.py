@@ -6,6 +6,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 
 from textxai.attribution import available_methods, word_attributions
 from textxai.classifier import TextClassifier
+from textxai import sampling_explainers
 
 TEXTS = ["the movie was good", "a terrible boring film , i hated it !", "good", "not good but lovely ."]
 
@@ -84,7 +85,7 @@ def test_omission_equals_direct_computation(bert_clf):
 def test_batch_size_invariance_and_seed_repeatability(roberta_clf, method, monkeypatch):
     from textxai import attribution
 
-    monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # the sampling methods' batches: batch_size rows exactly
+    monkeypatch.setattr(sampling_explainers, "BATCH_TOKENS", 1)  # the sampling methods' batches: batch_size rows exactly
     options = {"n_samples": 60} if method == "lime" else ({"n_steps": 8} if method == "integrated_gradients" else {})
     pairs = ["a man", "nobody", "x", "it's fine"]
     runs = [word_attributions(TEXTS, roberta_clf, method, text_pairs=pairs, batch_size=bs, seed=3, **options)
@@ -242,7 +243,7 @@ def test_lime_evaluates_each_distinct_mask_once_and_dedup_changes_nothing(bert_c
     rows = []
     real = TextClassifier._proba_of_rows
     monkeypatch.setattr(TextClassifier, "_proba_of_rows", lambda self, r, *a, **k: rows.append(len(r)) or real(self, r, *a, **k))
-    monkeypatch.setattr(attribution, "BATCH_TOKENS", 8)  # small batches: the fill changes nothing either
+    monkeypatch.setattr(sampling_explainers, "BATCH_TOKENS", 8)  # small batches: the fill changes nothing either
     ours = word_attributions([text], bert_clf, "lime", target=1, seed=4, n_samples=n_samples, batch_size=3,
                             precision="float32")[0]
     present = lime_samples(np.random.default_rng(4), 3, n_samples)
@@ -469,7 +470,9 @@ def test_auto_samples_stop_at_the_first_round_on_an_additive_model_and_rank_righ
                                    precision="float32")
     words = clf.words(text)
     assert (exp.stopped, exp.samples) == ("settled", ROUND_SAMPLES)
-    assert exp.inputs <= exp.samples
+    words = clf.words(text)
+    # lime also asks omission's single deletions (its prior): n more inputs at most
+    assert exp.inputs <= exp.samples + (len(words) if method == "lime" else 0)
     assert [words[j] for j in np.argsort(-exp.scores)[:5]] == list(weights)[:5]
     if method == "kernel_shap":  # least squares of an exactly linear function: the weights themselves
         expected = np.array([weights.get(w, 0.0) for w in words])
@@ -498,7 +501,7 @@ def test_stopping_rule_on_constructed_samples(monkeypatch):
     assert rule(linear + rng.normal(0, 0.5, len(present))) is None
     even = 3.0 * ((present.sum(axis=1) - n / 2) / n) ** 2 * rng.choice([-1, 1], n_pairs)[pair]
     assert rule(linear + even) == "settled"  # the even residual cancels within each pair: as if linear
-    monkeypatch.setattr(attribution, "STABLE_TOP_K", 1.01)  # rule (a) off: rule (b) alone
+    monkeypatch.setattr(sampling_explainers, "STABLE_TOP_K", 1.01)  # rule (a) off: rule (b) alone
     even = even + rng.normal(0, 0.01, len(present))
     assert rule(linear + even) == "precise"
     assert rule(linear + even, pairs=np.tile(rng.permutation(n_pairs), 2)[rng.permutation(2 * n_pairs)]) is None
@@ -520,13 +523,49 @@ def test_paired_samples_follow_the_method_s_distribution():
     assert (shap[:3000] == ~shap[3000:]).all()
 
 
+def test_shrinking_toward_a_prior_lowers_the_error_of_noisy_scores_and_leaves_exact_ones():
+    # scores = a + b prior + spread; sampled with noise of the same size: the empirical-Bayes scores are closer to
+    # the true ones than the sampled ones (on average over words), and exact scores (variance 0) are unchanged
+    from textxai.attribution import shrink_to_prior
+
+    rng = np.random.default_rng(0)
+    prior = rng.normal(0, 1, 200)
+    true = 0.1 + 0.5 * prior + rng.normal(0, 0.2, 200)
+    variance = np.full(200, 0.2 ** 2)
+    sampled = true + rng.normal(0, 0.2, 200)
+    shrunk, posterior = shrink_to_prior(sampled, variance, prior)
+    assert np.mean((shrunk - true) ** 2) < 0.7 * np.mean((sampled - true) ** 2)
+    assert (posterior < variance).all()
+    np.testing.assert_allclose(shrink_to_prior(true, np.zeros(200), prior)[0], true, rtol=0, atol=1e-12)
+
+
+def test_lime_importance_sizes_reweighted_are_lime_s_sizes():
+    # n_samples="auto" draws LIME's number of present words from q (more of the rows that carry the variance), and
+    # weighs each row by p / q: weighted, both halves (masks and complements) are LIME's uniform sizes again
+    from textxai.attribution import lime_importance, lime_importance_ratio, paired_samples
+
+    n, n_pairs = 12, 6000
+    q = lime_importance(n)
+    assert np.allclose(q, q[::-1]) and (q > 0).all() and q[n // 2] > 3 * q[0]
+    present = paired_samples(np.random.default_rng(0), "lime", n, n_pairs, kernel_width=0.25)
+    assert (present[:n_pairs] == ~present[n_pairs:]).all()
+    ratio = lime_importance_ratio(present)
+    for half in (slice(0, n_pairs), slice(n_pairs, None)):
+        sizes = present[half].sum(axis=1)
+        drawn = np.bincount(sizes, minlength=n + 1) / n_pairs
+        np.testing.assert_allclose(drawn[sizes.min():sizes.max() + 1], q[sizes.min():sizes.max() + 1] / (1 - q[n]),
+                                   atol=2e-4)  # stratified: within one row of q
+        weighted = np.bincount(sizes, weights=ratio[half], minlength=n + 1) / n_pairs
+        np.testing.assert_allclose(weighted[sizes.min():sizes.max() + 1], 1 / n, atol=1e-3)
+
+
 @pytest.mark.parametrize("method", ["lime", "kernel_shap"])
 def test_auto_samples_repeat_under_seed_and_do_not_depend_on_the_batch_size(roberta_clf, monkeypatch, method):
     from textxai import attribution
 
     import dataclasses
 
-    monkeypatch.setattr(attribution, "BATCH_TOKENS", 1)  # batch_size rows exactly
+    monkeypatch.setattr(sampling_explainers, "BATCH_TOKENS", 1)  # batch_size rows exactly
     monkeypatch.setattr(attribution, "_remembered", lambda clf, texts, pairs, targets, settings, compute: compute(
         np.arange(len(texts))))  # every run computes
     monkeypatch.setitem(attribution.REGISTRY, method, dataclasses.replace(attribution.REGISTRY[method], default_samples=1000))
@@ -556,11 +595,13 @@ def test_samples_and_inputs_reported_are_what_runs(bert_clf, monkeypatch):
         got = attribution.sampling_explanations(texts, bert_clf, "lime", target=[0, 0], precision="float32", **options)
         assert sum(rows) == sum(e.inputs for e in got)
         for e, text in zip(got, texts):
-            assert len(e.scores) == len(bert_clf.words(text)) and 0 < e.inputs <= e.samples <= 5000
+            n_words = len(bert_clf.words(text))  # n_samples="auto": + omission's n single deletions (the prior)
+            assert len(e.scores) == n_words and 0 < e.inputs <= e.samples + n_words * (options["n_samples"] == "auto")
+            assert e.samples <= 5000
             if options["n_samples"] == 300:
                 assert (e.samples, e.stopped) == (300, "fixed")
             else:
-                assert e.samples % attribution.ROUND_SAMPLES == 0 and e.stopped in ("settled", "precise", "limit")
+                assert e.samples % attribution.ROUND_SAMPLES == 0 and e.stopped in ("settled", "precise", "agrees", "limit")
     assert got[1].inputs == 2  # one word: the intact text and the empty one
 
 
