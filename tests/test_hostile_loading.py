@@ -49,7 +49,7 @@ def test_headless_classifier_is_refused_by_space_and_cli(headless_folder, tmp_pa
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr
-    assert "classifier.weight" in lines[0] and "model=" in lines[0]
+    assert "classifier.weight" in lines[0] and "--model " in lines[0]   # the flag typed
 
 
 def test_headless_lm_is_refused(tiny_gpt2_parts, tmp_path):

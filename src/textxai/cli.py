@@ -433,9 +433,9 @@ def as_flags(message: str, parser: argparse.ArgumentParser) -> str:
 
     flags = option_strings(parser)
 
-    def spell(match):
+    def spell(match):   # a message that names the flag already (``--class-names: class_names=None``) stays
         flag = "--" + match.group(1).replace("_", "-")
-        return f"{flag} " if flag in flags else match.group(0)
+        return f"{flag} " if flag in flags and flag not in message else match.group(0)
 
     return re.sub(r"(?<![\w.-])([a-z][a-z0-9_]*)=(?!=)", spell, message)
 
