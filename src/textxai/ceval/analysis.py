@@ -85,7 +85,7 @@ def analyse(texts, counterfactuals, classifier=None, text_pairs=None, counterfac
     figs = _figures(results, text_pairs is None) if figures else {}
     if intervals is not None:
         render.analysis_intervals("ceval", results, intervals, figs if figures else None, keys=list(INTERVAL_KEYS))
-        results["readings"] = readings_of(results["intervals"])
+        results["readings"] = readings_of(results.get("intervals", {}))   # none under confidence_level=None
     results["warnings"] = warnings(results)
     return Analysis("ceval", results, summary, list(results["warnings"]), figs, report(results, title))
 

@@ -148,7 +148,7 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
         figures = {"steps": plot_steps(chains, word_tokenizer=scoring.word_tokenizer)} if shown.figures else {}
         if intervals is not None:  # bootstrap over the chains
             render.analysis_intervals("inconsistency", results, intervals, figures if shown.figures else None)
-            results["readings"] = readings_of(results["intervals"])
+            results["readings"] = readings_of(results.get("intervals", {}))   # none under confidence_level=None
     sentences = _sentences(caught)
     for sentence in sentences + notes:
         warnings.warn(sentence, UserWarning, stacklevel=2)
