@@ -131,6 +131,8 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     if texts is not None and labels is not None:
         raise ValueError("labels=given with texts: the labels of an editor's chains come from the classifier; "
                          "expected labels only with chains")
+    if texts is not None:   # the inputs' errors before any model loads
+        texts = [t for t in check_texts(texts) if t.strip()]  # blank lines of a file are no texts to edit
     if classifier is not None:   # resolved once: the editor, the chains and the scoring take the TextClassifier
         from textxai.classifier import as_classifier
 
@@ -139,7 +141,6 @@ def analyse(chains=None, labels=None, classifier=None, lm=None, texts=None, inte
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if chains is None:
-            texts = [t for t in check_texts(texts) if t.strip()]  # blank lines of a file are no texts to edit
             editor = get_editor(groups["editing"].editor, classifier, **editor_options(groups["editing"]))
             before = Counter(getattr(editor, "failures", None) or {})
             chains, labels = _edit_texts(editor, texts, classifier, groups["editing"], scoring, run)
