@@ -23,8 +23,8 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed   # the test files and the library's doctests, all but the long tier
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests src/textxai --doctest-modules -m "not long" $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
 
-# the long tier (pytest marker `long`): several Python processes per test (accelerate / torchrun launches) and
-# memory soaks, minutes each; CI runs it after `make test`
+# the long tier (pytest marker `long`): several Python processes per test (accelerate / torchrun launches), a
+# memory soak and the packaged LM's longest end-to-end runs, minutes each; CI runs it after `make test`
 test-long: $(VENV)/.installed
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests -m long $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
 

@@ -262,6 +262,7 @@ def test_expected_distinct_lime_masks_matches_sampling():
 
 
 # ------------------------------------------------------------------------- bfloat16 for the sampling methods
+@pytest.mark.long
 def test_bfloat16_lime_moves_less_than_a_change_of_seed():
     # the default precision="auto" runs LIME's forward passes in bfloat16 on hardware that has it: on the demo
     # model the explanation must move far less than LIME's own sampling noise, and keep its top words

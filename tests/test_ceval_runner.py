@@ -100,6 +100,7 @@ def test_generate_with_both_generators(bert_clf):
         assert analysis.results["num_examples"] == 2 and "method_distances" in analysis.figures
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_demo_section():
     from textxai.ceval import runner as glue

@@ -85,6 +85,7 @@ def demo_run():
     return demo(progress=False)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_demo_section(demo_run):
     """The demo's story: the substitution editor answers its own edit with one of the same size (swaps a word
@@ -125,6 +126,7 @@ def test_demo_section(demo_run):
                 assert (x, y) in antonym_pairs() or parts_of_speech(x) & parts_of_speech(y) & {"ADJ", "ADV"}, (x, y)
 
 
+@pytest.mark.long
 @pytest.mark.slow
 def test_demo_section_with_the_llm_editor(smollm2, demo_run):
     """With the packaged LM: the LLM editor's chains on the same originals, perplexity@n of every editor under it

@@ -41,6 +41,7 @@ def _counting(monkeypatch):
     return seen
 
 
+@pytest.mark.long
 def test_ceval_space_generates_with_the_llm_editor_and_judges_within_its_estimate(ceval_app, smollm2, tiny_bert_folder,
                                                                                    monkeypatch):
     """'Generate with the editor and score': the LLM editor asked for its 4 candidates (1 greedy + 3 sampled), the
