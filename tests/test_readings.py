@@ -204,7 +204,7 @@ def test_method_reports_read_counts_exactly_and_below_the_stated_n_say_too_few()
     assert "4 of 4" in said["naive_trustworthy_rate"] and "[1.6, 4]" in said["naive_trustworthy_rate"]
     assert MIN_VERDICTS == readings.MIN_N
     # CEval: a flip rate of 10 of 10 is [6.9, 10], "too few" only from the width rule at n = 10
-    flips = {"flip_rate": stats.count_interval_entry(stats.values_estimand([1.0] * 10), 0.95)}
+    flips = {"flip_rate": stats.count_interval_entry(stats.values_estimand([1.0] * 10, share=True), 0.95)}
     assert "10 of 10 counterfactuals flip the prediction [6.9, 10] (exact 95 %)" in ceval_readings(flips)["flip_rate"]
     # the TOKI attack: a count, not "success rate 1.00"
     assert attack_reading({"examples": [{"success": True}] * 3}).startswith("3 of 3 attacked predictions are flipped")

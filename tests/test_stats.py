@@ -377,3 +377,15 @@ def test_paired_sample_size_sweep_needs_more_units_for_a_small_difference():
     assert [r["projected"] for r in rows] == [False, False, True]
     assert rows[0]["p_value"] > rows[2]["p_value"] and rows[2]["share_significant"] == 1.0
     assert rows[0]["share_significant"] < 1.0
+
+
+def test_a_mean_of_measurements_whose_values_are_all_0_or_1_is_no_rate():
+    """inc@1 and minimality in words, all 0 or 1 on a few chains, got Clopper-Pearson intervals as if they were a
+    share of units (capped at 1 word); only declared rates do."""
+    from textxai.intervals import count_interval_entry, ratio_estimand, values_estimand
+
+    words = [1.0, 1.0, 0.0, 1.0]
+    assert count_interval_entry(values_estimand(words), 0.95) is None
+    assert count_interval_entry(ratio_estimand(words, [1, 1, 1, 1], share=False), 0.95) is None
+    rate = count_interval_entry(values_estimand(words, share=True), 0.95)
+    assert rate["method"] == "Clopper-Pearson (exact)" and rate["score"] == 0.75 and rate["n"] == 4

@@ -22,7 +22,7 @@ def estimands(result):
     if per.get("flipped") is not None:
         flipped = np.asarray(per["flipped"], dtype=np.float64)
         if result.get("flip_rate") is not None and np.isfinite(result["flip_rate"]):
-            out["flip_rate"] = stats.values_estimand(flipped)
+            out["flip_rate"] = stats.values_estimand(flipped, share=True)
     for key in _CEVAL_MEANS:
         if key not in per or key not in result:
             continue

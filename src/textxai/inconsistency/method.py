@@ -35,7 +35,8 @@ def estimands(result):
         if f"inc@{k}" not in result:
             pass
         elif _inc_pooling(result, incs, k) == "pooled":  # every (chain, step <= k) pair, resampled by chain
-            out[f"inc@{k}"] = stats.ratio_estimand([i[:k].sum() for i in incs], [len(i[:k]) for i in incs])
+            out[f"inc@{k}"] = stats.ratio_estimand([i[:k].sum() for i in incs], [len(i[:k]) for i in incs],
+                                                  share=False)   # words, not a share, even when all are 0 or 1
         else:
             out[f"inc@{k}"] = stats.values_estimand([i[:k].mean() if len(i) >= k else np.nan for i in incs])
         if f"minimality@{k}" in result:
