@@ -134,9 +134,9 @@ class Estimand:
     data: tuple
     statistic: Callable
     values: np.ndarray
-    #: False: not a share of units whatever its values (inc@n in words), so never an exact count interval;
-    #: None: a mean of 0/1 values is read as a share
-    share: bool | None = None
+    #: True: a share of units (each unit 0 or 1: a rate), whose interval is the exact count interval; False: a
+    #: measurement, whatever its values (inc@n in words that are all 0 or 1 is no rate). Declared, never inferred.
+    share: bool = False
 
     @property
     def n(self) -> int:
@@ -152,7 +152,7 @@ class Estimand:
                         self.share)
 
 
-def ratio_estimand(num, den, share: bool | None = None) -> Estimand:
+def ratio_estimand(num, den, *, share: bool) -> Estimand:
     """sum(num) / sum(den); a unit with den = 0 does not take part (``share``: see :class:`Estimand`)."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)
@@ -168,7 +168,7 @@ def values_estimand(values, statistic=None, share: bool = False) -> Estimand:
     v = np.array([np.nan if x is None else x for x in values], dtype=np.float64)
     keep = np.isfinite(v)
     if statistic is None:
-        return ratio_estimand(np.where(keep, v, 0.0), keep.astype(np.float64), share=None if share else False)
+        return ratio_estimand(np.where(keep, v, 0.0), keep.astype(np.float64), share=share)
     return Estimand((v,), statistic, v)
 
 
@@ -277,7 +277,7 @@ def count_interval_entry(est: Estimand, confidence_level: float) -> dict | None:
     """The exact (Clopper–Pearson) interval of an estimand that is a share of units (a mean of 0/1 values: trust
     rates, flip rates, accuracy), else None (the bootstrap's). A count never gets a bootstrap interval: with every
     value alike the bootstrap's is zero-width ("3 of 3 [3, 3]"), read as certainty (docs/readings.md, rule 1)."""
-    if est.share is False or est.statistic is not _ratio or len(est.data) != 2:
+    if est.share is not True or est.statistic is not _ratio or len(est.data) != 2:
         return None
     num, den = (np.asarray(d, dtype=np.float64) for d in est.data)
     if not (np.all(den == 1) and np.all((num == 0) | (num == 1))) or num.size < 2:

@@ -147,8 +147,8 @@ def add_intervals(module_name: str, result: dict, confidence_level: float = Inte
 
     >>> r = {"trust_labels": [True, True, None, False, True, True, False, None], "trustworthy_rate": 4 / 6}
     >>> e = add_intervals("toki_trust", r, n_resamples=999)["intervals"]["trustworthy_rate"]
-    >>> e["n"], e["unit"], round(e["score"], 3)
-    (6, 'correct prediction', 0.667)
+    >>> e["n"], e["unit"], round(e["score"], 3), e["method"]
+    (6, 'correct prediction', 0.667, 'Clopper-Pearson (exact)')
     """
     _check_module(module_name)
     _check_level(confidence_level)

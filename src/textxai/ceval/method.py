@@ -30,7 +30,8 @@ def estimands(result):
         out[key] = stats.values_estimand(v)
         if flipped is not None and f"{key}_flipped" in result:
             ok = np.isfinite(v) & (flipped > 0)
-            out[f"{key}_flipped"] = stats.ratio_estimand(np.where(ok, v, 0.0), ok.astype(np.float64))
+            out[f"{key}_flipped"] = stats.ratio_estimand(np.where(ok, v, 0.0), ok.astype(np.float64),
+                                                                  share=False)  # a mean over the flipped texts
     aspects = ("grammar", "cohesiveness", "likability", "fluency")
     if "text_quality" in result and all(a in per for a in aspects):
         cols = [np.array([np.nan if x is None else x for x in per[a]], dtype=np.float64) for a in aspects]

@@ -54,7 +54,7 @@ def estimands(result):
             if failed is None:  # older results: the chains whose editor failed at step k count as unflipped attempts
                 extra = int(result.get(f"flip_rate@{k}_chains", 0)) - int(sum(attempts))
                 flips, attempts = flips + [0.0] * max(extra, 0), attempts + [1.0] * max(extra, 0)
-            out[f"flip_rate@{k}"] = stats.ratio_estimand(flips, attempts)
+            out[f"flip_rate@{k}"] = stats.ratio_estimand(flips, attempts, share=True)
         if f"perplexity@{k}" in result and "perplexity" in per:
             out[f"perplexity@{k}"] = stats.values_estimand([p.get(f"@{k}", np.nan) for p in per["perplexity"]])
     return out

@@ -21,7 +21,7 @@ def estimands(result):
             continue
         # over the correct predictions only (None = wrong prediction, not a unit of this rate)
         out[key] = stats.ratio_estimand([float(bool(x)) if x is not None else 0.0 for x in column],
-                                   [float(x is not None) for x in column])
+                                   [float(x is not None) for x in column], share=True)
     return out
 
 
