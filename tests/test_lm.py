@@ -102,6 +102,27 @@ def test_packaged_name_without_the_wheel_says_how_to_install(monkeypatch):
         lm_module.lm_source(PACKAGED_LM)
 
 
+def test_the_packaged_lm_loads_once_for_hosted_and_library_use(monkeypatch):
+    """A Space (hosted mode) and the library in one process share the packaged LM: it is this package's own file,
+    so the hosted cache's separation (a name loaded unsafely elsewhere is not handed out) does not apply to it."""
+    from textxai.loading import SafeLoad
+
+    built = []
+
+    class Loaded:
+        def __init__(self, name, device=None, gguf_file=None):
+            built.append(name)
+
+        def with_bos(self, bos):
+            return self
+
+    monkeypatch.setattr(lm_module, "CausalLM", Loaded)
+    monkeypatch.setattr(lm_module, "_NAMED", lm_module._named_cache())
+    first = lm_module.as_lm(PACKAGED_LM, safe=SafeLoad(max_parameters=10**8))
+    assert lm_module.as_lm(PACKAGED_LM) is first and lm_module.as_lm(PACKAGED_LM, safe=SafeLoad()) is first
+    assert built == [PACKAGED_LM]
+
+
 def test_hosted_space_refuses_local_gguf_and_unlisted_paths(tiny_gguf_file):
     from textxai import spaces
 

@@ -269,7 +269,8 @@ def as_lm(model, tokenizer=None, device=None, gguf_file: str | None = None, bos=
         raise ValueError(f"lm=None: expected a causal language model ({_FORMS})")
     if isinstance(model, os.PathLike):
         model = os.fspath(model)
-    if safe is not None:
+    packaged = isinstance(model, str) and model.strip() == PACKAGED_LM and gguf_file is None
+    if safe is not None and not packaged:   # the packaged LM is this package's own file: one load serves both modes
         loaded = _load_safe(model, device, gguf_file, safe)
         return loaded if bos == "auto" else loaded.with_bos(bos)
     if isinstance(model, str) and tokenizer is None:
