@@ -8,8 +8,8 @@ import math
 import numpy as np
 import torch
 
-from textxai.fim.eigen import fisher_eigen
-from textxai.fim.text import _embedding_batch, _length_batches, _prepare
+from textxai.batching import charge
+from textxai.fim.text import _embedding_batch, _fisher_counted, _length_batches, _prepare
 
 
 def _check_strength(value, name: str) -> float:
@@ -34,7 +34,9 @@ def perturb_along_eigenvector(text: str, classifier, strength, text_pair: str | 
         raise TypeError(f"text={text!r} ({type(text).__name__}): expected a string")
     texts, pairs, clf = _prepare([text], classifier, None if text_pair is None else [text_pair], 1)
     enc, embeds, fn, mask = _embedding_batch(clf, texts, pairs)
-    r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=True)
+    charge(1)   # the text's forward; its backward passes and the moved inputs below are counted too
+    r = _fisher_counted(fn, embeds, mask, return_eigenvector=True)
+    charge(len(strengths))
     s = torch.as_tensor(strengths, dtype=embeds.dtype, device=embeds.device).reshape(-1, 1, 1)
     moved = embeds + s * r.eigenvectors
     tensors = {k: t.repeat(len(strengths), 1) for k, t in enc.tensors.items()}
@@ -69,11 +71,12 @@ def min_flip_strength(
     for idx in _length_batches(clf, texts, pairs, batch_size, progress, "min flip strength"):
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
-        r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=True)
+        r = _fisher_counted(fn, embeds, mask, return_eigenvector=True)
         yhat = r.probs.argmax(1).to(embeds.device)
         v = r.eigenvectors
 
         def flips(s: torch.Tensor) -> torch.Tensor:
+            charge(len(s))   # one forward per text of the batch: the walk is priced (fim_evaluations) and counted
             with torch.no_grad():
                 logits = fn(embeds + s.to(embeds.dtype).reshape(-1, 1, 1) * v)
             return logits.argmax(1) != yhat

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from textxai.batching import length_sorted_batches
+from textxai.batching import charge, length_sorted_batches
 from textxai.fim.eigen import _check_batch_size, fisher_eigen
 
 SUMMARY_QUANTILES = (0.1, 0.25, 0.75, 0.9)
@@ -43,6 +43,14 @@ def _length_batches(clf, texts, pairs, batch_size: int, progress: bool, desc: st
     """Index batches of similar token length (:func:`textxai.batching.length_sorted_batches`)."""
     lengths = [len(e.input_ids) for e in clf.word_encodings(texts, pairs)]
     return length_sorted_batches(lengths, batch_size, progress, desc)
+
+
+def _fisher_counted(fn, embeds, mask, **kwargs):
+    """:func:`fisher_eigen` on one batch with its C - 1 backward passes per row charged to the work budget (the
+    batch's forward was charged by its length batch): the count :func:`textxai.fim.method.fim_evaluations` prices."""
+    r = fisher_eigen(fn, embeds, mask=mask, **kwargs)
+    charge(len(embeds) * (r.probs.shape[1] - 1))
+    return r
 
 
 def _embedding_batch(clf, texts, pairs):
@@ -106,7 +114,7 @@ def difficulty(
     for idx in _length_batches(clf, texts, pairs, batch_size, progress, "fim difficulty"):
         sub_pairs = None if pairs is None else [pairs[i] for i in idx]
         enc, embeds, fn, mask = _embedding_batch(clf, [texts[i] for i in idx], sub_pairs)
-        r = fisher_eigen(fn, embeds, mask=mask, return_eigenvector=return_eigenvector or keep_eigenvectors)
+        r = _fisher_counted(fn, embeds, mask, return_eigenvector=return_eigenvector or keep_eigenvectors)
         lam[idx] = r.eigenvalues.cpu().numpy()
         allv[idx] = r.all_eigenvalues.cpu().numpy()
         probs[idx] = r.probs.cpu().numpy()
