@@ -139,6 +139,21 @@ def estimate_reading(entry: Mapping, what: str, scale: float = 1.0, meaning: str
     return text + (f": {meaning}." if meaning else ".")
 
 
+def one_verdict(sentences) -> list[str]:
+    """Readings of a report's numbers, said once when they all end in the same verdict (a table above shows the
+    numbers): twelve "too few to conclude" sentences become one.
+
+    >>> one_verdict(["a 0.2 [0.1, 0.3]: too few to conclude (n = 6 < 10); more texts needed.",
+    ...              "b 0.4 [0.2, 0.5]: too few to conclude (n = 6 < 10); more texts needed."])
+    ['Every number above: too few to conclude (n = 6 < 10); more texts needed.']
+    """
+    sentences = list(sentences)
+    verdicts = {s.rpartition("]: ")[2] if "]: " in s else None for s in sentences}
+    if len(sentences) > 1 and len(verdicts) == 1 and None not in verdicts:
+        return [f"Every number above: {verdicts.pop()}"]
+    return sentences
+
+
 def entry_reading(entry: Mapping, what: str, of: str = "units", scale: float = 1.0, meaning: str = "") -> str:
     """:func:`count_reading` for an exact count's entry (``method`` Clopper–Pearson), else :func:`estimate_reading`:
     how a method's report phrases one of its ``results["intervals"]`` entries."""

@@ -248,15 +248,24 @@ def interval_note(intervals: Mapping) -> str:
     >>> interval_note({"inc@1": {"score": 1, "ci_low": 0, "ci_high": 2, "n": 8, "unit": "chain", "method": "BCa",
     ...                          "confidence_level": 0.95}})
     '[brackets]: 95% bootstrap confidence intervals, chains resampled (BCa; scipy.stats.bootstrap, textxai.stats).'
+    >>> interval_note({"rate": {"score": 0.8, "ci_low": 0.5, "ci_high": 0.9, "n": 12, "unit": "correct prediction",
+    ...                         "method": "Clopper-Pearson (exact)", "confidence_level": 0.95}})
+    '[brackets]: 95% exact confidence intervals of counts of correct predictions (Clopper-Pearson; scipy.stats.beta, textxai.stats).'
     """
     entries = list(intervals.values())
     if not entries:
         return ""
     level = entries[0].get("confidence_level", 0.95)
-    units = sorted({e.get("unit", "example") for e in entries})
-    methods = sorted({e.get("method", "") for e in entries if e.get("method")}, key=lambda m: (m != "BCa", m))
-    return (f"[brackets]: {level * 100:.0f}% bootstrap confidence intervals, {' / '.join(u + 's' for u in units)} "
-            f"resampled ({', '.join(methods)}; scipy.stats.bootstrap, textxai.stats).")
+    units = ' / '.join(u + 's' for u in sorted({e.get("unit", "example") for e in entries}))
+    exact = [e for e in entries if "exact" in str(e.get("method", ""))]
+    methods = sorted({e.get("method", "") for e in entries if e.get("method") and e not in exact},
+                     key=lambda m: (m != "BCa", m))
+    if len(exact) == len(entries):
+        return (f"[brackets]: {level * 100:.0f}% exact confidence intervals of counts of {units} (Clopper-Pearson; "
+                f"scipy.stats.beta, textxai.stats).")
+    boot = (f"{level * 100:.0f}% bootstrap confidence intervals, {units} resampled ({', '.join(methods)}; "
+            f"scipy.stats.bootstrap, textxai.stats)")
+    return f"[brackets]: {boot}; counts: exact (Clopper-Pearson)." if exact else f"[brackets]: {boot}."
 
 
 # ---------------------------------------------------------------------------------------------- an analysis' intervals

@@ -240,6 +240,8 @@ def plot_curves(rows: list[dict], method: str = ""):
 # ---------------------------------------------------------------------------------------------- report
 def report(results: dict, title: str = "NAOPC") -> str:
     """The text report of :func:`analyse`'s results (``textxai demo``)."""
+    from textxai import readings
+
     lines = [f"## {title}", "",
              f"{results['n_texts']} texts, {results['mean_words']:.1f} words on average; limits: "
              f"{', '.join(results['normalization_used'])}; {results['model_evaluations']} model evaluations."]
@@ -256,7 +258,8 @@ def report(results: dict, title: str = "NAOPC") -> str:
         lines.append(f"{name:<22} " + " ".join(f"{c:<{w}}" for c in cells).rstrip())
     if results.get("intervals"):
         lines += ["", render.interval_note(results["intervals"])]
-        lines += [f"  {r}" for m in results["methods"].values() for r in (m.get("readings") or {}).values()]
+        lines += [f"  {r}" for r in readings.one_verdict(
+            r for m in results["methods"].values() for r in (m.get("readings") or {}).values())]
     for pair, comparison in results.get("comparisons", {}).items():
         a, b = pair.split(" vs ")
         lines += ["", f"Paired comparison on the same texts ({pair}):", render.compare_table(comparison, a, b)]
