@@ -346,6 +346,19 @@ def test_real_module_dry_run_loads(name, tmp_path):
     assert header["sdk"] == "gradio" and header["tags"][:2] == ["evaluate", kind]
 
 
+def test_the_published_cards_relative_links_resolve_inside_the_space(tmp_path):
+    """On the Hub a card's ``../../docs/...`` link points outside the Space repo: each linked page is copied in."""
+    import re
+
+    for name in _publishable():
+        folder = assemble_space(name, "textxai", tmp_path / name)
+        _, body = _header(folder / "README.md")
+        links = [h.partition("#")[0] for h in re.findall(r"\]\(([^)\s]+)\)", body)
+                 if not re.match(r"^[a-z][a-z0-9+.-]*:|^#", h)]
+        assert links, name  # every card links its documentation page
+        assert all(".." not in link and (folder / link).is_file() for link in links), (name, links)
+
+
 def test_real_space_names_the_namespace_everywhere(tmp_path):
     folder = assemble_space("naopc", "my-org", tmp_path)
     header, body = _header(folder / "README.md")

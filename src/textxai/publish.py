@@ -358,6 +358,34 @@ def _swap_in(staging: Path, target: Path) -> None:
         shutil.rmtree(old) if old.is_dir() and not old.is_symlink() else old.unlink()
 
 
+_LINK = re.compile(r"\[([^\]]+)\]\(([^)\s]+)\)")
+
+
+def _links_for_the_hub(body: str, card_folder: Path, target: Path) -> str:
+    """The card's relative links, which would break on the Hub (the card's ``../../docs/...`` pages are not in the
+    Space repo): a page found beside the card is copied into ``target/docs/`` and linked there; one absent (an
+    installed wheel carries no docs) becomes plain text naming the page. Web links and anchors are left as written.
+
+    >>> import tempfile; t = Path(tempfile.mkdtemp())
+    >>> _links_for_the_hub("[NAOPC](../../docs/methods/naopc.md#beam) and [x](https://x.org)", t / "a" / "b", t)
+    'NAOPC (docs/methods/naopc.md#beam in the textxai documentation) and [x](https://x.org)'
+    """
+    def one(match):
+        text, href = match.groups()
+        if re.match(r"^[a-z][a-z0-9+.-]*:|^#|^/", href):
+            return match.group(0)
+        path, _, anchor = href.partition("#")
+        source = (card_folder / path).resolve()
+        if not source.is_file():
+            shown = "/".join(p for p in Path(path).parts if p != "..")
+            return f"{text} ({shown}{'#' + anchor if anchor else ''} in the textxai documentation)"
+        (target / "docs").mkdir(exist_ok=True)
+        shutil.copyfile(source, target / "docs" / source.name)
+        return f"[{text}](docs/{source.name}{'#' + anchor if anchor else ''})"
+
+    return _LINK.sub(one, body)
+
+
 def _assemble_into(target: Path, name, namespace, kind, module_folder, card, space_folder, wheel) -> None:
     _copy_files(module_folder, target, {"README.md", "requirements.txt"})
     _copy_files(space_folder, target, {"README.md", "requirements.txt"})
@@ -367,6 +395,7 @@ def _assemble_into(target: Path, name, namespace, kind, module_folder, card, spa
     space_header_fields = _split_card(space_readme.read_text(encoding="utf-8"))[0] if space_readme.is_file() else {}
     header = space_header(name, kind, card_header, space_header_fields)
     header_text = yaml.safe_dump(header, sort_keys=False, allow_unicode=True, width=100)
+    body = _links_for_the_hub(body, card.parent, target)
     (target / "README.md").write_text(f"---\n{header_text}---\n\n{body}", encoding="utf-8")
     vendor_package(target, wheel)
     _vendor_for_evaluate(target, name)
