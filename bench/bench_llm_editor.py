@@ -7,9 +7,9 @@ then sampled ones (:func:`textxai.lm.sample`: reply j by its own seeded generato
 first 3 and each k asks only the new ones); the editor at k = 1, 4, 8 offers the first k of them (failed ones
 dropped, as :class:`textxai.llm_editor.LLMEditor` does). Chains: :func:`textxai.inconsistency.feedback_chains`,
 selection ``flip_then_min_distance`` (the classifier chooses the flipping candidate with the smallest word distance,
-else the closest). Reported per editor, over the texts, with 95 % bootstrap intervals
-(:func:`textxai.stats.bootstrap_interval`, resampling texts): flip@1 (a failed generation counts as no flip),
-minimality@1 (word distance of the chosen edit, texts with one), inc@1 (chains that reach step 2); the generation
+else the closest). Reported per editor, over the texts: flip@1 (a failed generation counts as no flip; a count with
+its exact 95 % interval, :func:`textxai.stats.count_interval`), with 95 % bootstrap intervals
+(:func:`textxai.stats.bootstrap_interval`, resampling texts) minimality@1 (word distance of the chosen edit, texts with one), inc@1 (chains that reach step 2); the generation
 cost per text (replies, generated tokens, contended seconds).
 
 Order (a run stopped early reports what ran; every chain is saved in ``--out`` as its chunk completes): the IMDb
@@ -81,7 +81,7 @@ class Pool:
 
 
 def chain_metrics(chains, labels) -> dict:
-    from textxai.stats import bootstrap_interval
+    from textxai.stats import bootstrap_interval, count_interval
     from textxai.words import word_distance
 
     flips, minimal, inc = [], [], []
@@ -93,10 +93,13 @@ def chain_metrics(chains, labels) -> dict:
             if len(chain) > 2 and chain[2] is not None:
                 inc.append(float(max(word_distance(chain[1], chain[2]) - d1, 0)))
     out = {}
-    for name, values in (("flip@1", flips), ("minimality@1", minimal), ("inc@1", inc)):
+    for name, values in (("minimality@1", minimal), ("inc@1", inc)):
         r = bootstrap_interval(np.array(values), n_resamples=2000, seed=0) if values else {"score": float("nan"), "ci_low": float("nan"), "ci_high": float("nan"), "n": 0}
         out[name] = {k: r[k] for k in ("score", "ci_low", "ci_high", "n")}
-    return out
+    k, n = int(sum(flips)), len(flips)   # a count: its exact (Clopper-Pearson) interval, as the library reports it
+    low, high = count_interval(k, n) if n else (float("nan"), float("nan"))
+    out["flip@1"] = {"score": k / n if n else float("nan"), "ci_low": low, "ci_high": high, "n": n, "k": k}
+    return {key: out[key] for key in ("flip@1", "minimality@1", "inc@1")}
 
 
 def merged(paths) -> dict:
@@ -118,10 +121,14 @@ def merged(paths) -> dict:
 
 
 def table(runs: dict) -> str:
-    """The markdown table: per editor, flip@1, minimality@1 (step 1 chains) and inc@1 (2-step chains), each with its
-    95 % bootstrap interval and n; then the generation cost per text."""
+    """The markdown table: per editor, flip@1, minimality@1 (step 1 chains) and inc@1 (2-step chains), flip@1 a count with its
+    exact 95 % interval, the others with their 95 % bootstrap interval and n; then the generation cost per text."""
     def cell(m):
-        return "–" if not m["n"] else f"{m['score']:.3f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}] (n={m['n']})"
+        if not m["n"]:
+            return "–"
+        if "k" in m:   # a count, its exact interval
+            return f"{m['k']} of {m['n']} = {m['score']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}]"
+        return f"{m['score']:.2f} [{m['ci_low']:.2f}, {m['ci_high']:.2f}] (n={m['n']})"
 
     rows = ["| texts | editor | flip@1 | minimality@1 (words) | inc@1 (words) |", "|---|---|---|---|---|"]
     names = sorted({k.split("|")[0] for k in runs if "|" in k})
