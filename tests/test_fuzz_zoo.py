@@ -233,6 +233,8 @@ def test_fuzz_cli_audit_flags(zoo, tmp_path_factory, flag, value):
     data = folder / "data.csv"
     data.write_text("text,label\na wonderful film,LABEL_1\nthe plot was boring,LABEL_0\n")
     max_evaluations = [] if flag == "--max-evaluations" else ["--max-evaluations", "1"]
+    if flag != "--trust.class_names":   # the zoo's LABEL_0 / LABEL_1 need words for TOKI
+        max_evaluations += ["--trust.class_names", "bad", "good"]
     argv = ["audit", "--model", zoo.classifiers["bert"].folder, "--data", str(data), "--output", str(folder / "out"),
             "--no-progress", *max_evaluations, flag, value]
     err = io.StringIO()
