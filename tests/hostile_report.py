@@ -182,7 +182,7 @@ def zoo_cases(tmp: Path) -> dict[str, Counter]:
         counts["module"][kind] += 1
         argv = ["run", "naopc", "--model", member.folder, "--data", str(data), "--output", str(tmp / "zoo-out"),
                 "--no-progress", "--attribution-methods", "omission"]
-        got = _cli_outcome(argv, 2, ["model="] if not works else ["never"])
+        got = _cli_outcome(argv, 2, [member.folder, "expected"] if not works else ["never"])  # "--model '<folder>': ..."
         counts["cli"]["correct" if works and got == "silent" else got if not works else "obscure"] += 1
         if not works and got != "clear" or works and got != "silent":
             print(f"  zoo cli {name}: {got}", file=sys.stderr)

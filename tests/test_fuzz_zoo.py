@@ -23,8 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 DEEP = os.environ.get("TEXTXAI_FUZZ") == "deep"
-FUZZ = settings(max_examples=200 if DEEP else 8, deadline=None, derandomize=not DEEP, database=None,
+EXAMPLES = int(os.environ.get("TEXTXAI_FUZZ_EXAMPLES", 200 if DEEP else 8))
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=not DEEP, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+TIMEOUT = 3600 if DEEP else 300
 MEMBERS = ("bert", "roberta", "gpt2", "xlnet", "albert", "t5", "llama")
 SPECIAL = ["[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]", "<s>", "</s>", "<pad>", "<unk>", "<mask>", "<sep>", "<cls>",
            "<|endoftext|>", "▁", "Ġ", "##ing"]
@@ -52,7 +54,7 @@ def clfs(zoo):
     return {name: TextClassifier(zoo.classifiers[name].folder, device="cpu", max_length=64) for name in MEMBERS}
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(TIMEOUT)
 @FUZZ
 @given(name=st.sampled_from(MEMBERS), texts=TEXTS)
 def test_fuzz_texts_probabilities_and_word_view(clfs, name, texts):
@@ -80,7 +82,7 @@ def test_fuzz_texts_probabilities_and_word_view(clfs, name, texts):
                 assert set(changed) <= set(enc.tokens_of(j))  # its own tokens and those it shares
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(TIMEOUT)
 @FUZZ
 @given(name=st.sampled_from(MEMBERS), texts=TEXTS)
 def test_fuzz_texts_fim_and_naopc(clfs, name, texts):
@@ -113,7 +115,7 @@ def _library_options():
                                                "attribution_method": OPTION, "normalization": OPTION})
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(TIMEOUT)
 @FUZZ
 @given(options=_library_options())
 def test_fuzz_options_of_the_modules(clfs, options):
@@ -138,7 +140,7 @@ CLI_FLAGS = ("--batch-size", "--beam-size", "--max-exact-words", "--max-evaluati
              "--attribution-methods")
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(TIMEOUT)
 @FUZZ
 @given(flag=st.sampled_from(CLI_FLAGS), value=OPTION.map(lambda v: json.dumps(v) if not isinstance(v, str) else v),
        texts=st.lists(TEXT, min_size=1, max_size=2))
@@ -168,3 +170,100 @@ def test_fuzz_cli_run(zoo, tmp_path_factory, flag, value, texts):
     else:
         assert code == 2 and lines, err.getvalue()
         assert flag in lines[-1] or "--data" in lines[-1] or "text" in lines[-1], lines
+
+
+def _audit_fields():
+    import dataclasses
+
+    from textxai.audit.options import _CLASSES
+
+    return [(stage, f.name) for stage, cls in _CLASSES.items() for f in dataclasses.fields(cls)]
+
+
+@pytest.mark.timeout(TIMEOUT)
+@FUZZ
+@given(where=st.sampled_from(_audit_fields()), value=OPTION, form=st.sampled_from(["python", "json", "yaml"]))
+def test_fuzz_audit_config_values(tmp_path_factory, where, value, form):
+    """Any value of any audit option, given in Python or written by a JSON / YAML config file: options whose
+    numbers are finite and of the option's type, or a ValueError / TypeError naming `stage.option`."""
+    import dataclasses
+
+    import yaml
+
+    from textxai.audit.options import _CLASSES, audit_options, read_config
+
+    stage, name = where
+    config = {stage: {name: value}}
+    if form != "python":
+        path = tmp_path_factory.mktemp("config") / f"audit.{form}"
+        try:
+            path.write_text(json.dumps(config) if form == "json" else yaml.safe_dump(config))
+        except (ValueError, yaml.YAMLError):
+            return
+        config = read_config(str(path))
+    try:
+        options = audit_options(config)
+    except (ValueError, TypeError) as error:
+        assert f"{stage}.{name}" in str(error), f"{type(error).__name__}: {error} ({config})"
+        return
+    got = getattr(getattr(options, stage), name)
+    default = getattr(_CLASSES[stage](), name)
+    assert not (isinstance(got, float) and not math.isfinite(got)), (where, value, got)
+    if isinstance(default, bool):
+        assert isinstance(got, bool), (where, value, got)
+    elif isinstance(default, int):
+        assert isinstance(got, int) and not isinstance(got, bool), (where, value, got)
+    assert dataclasses.is_dataclass(getattr(options, stage))
+
+
+def _audit_flags():
+    return [f"--{stage}.{name}" for stage, name in _audit_fields()] + ["--limit", "--max-evaluations", "--profile",
+                                                                        "--sections", "--label-column"]
+
+
+@pytest.mark.timeout(TIMEOUT)
+@FUZZ
+@given(flag=st.sampled_from(_audit_flags()), value=OPTION.map(lambda v: json.dumps(v) if not isinstance(v, str) else v))
+def test_fuzz_cli_audit_flags(zoo, tmp_path_factory, flag, value):
+    """`textxai audit` with a fuzzed flag value, stopped before any model call by a budget of one evaluation:
+    exit 2 with one line naming the flag given (refused), or --max-evaluations (accepted), never a traceback."""
+    from textxai import cli
+
+    folder = tmp_path_factory.mktemp("fuzzaudit")
+    data = folder / "data.csv"
+    data.write_text("text,label\na wonderful film,LABEL_1\nthe plot was boring,LABEL_0\n")
+    max_evaluations = [] if flag == "--max-evaluations" else ["--max-evaluations", "1"]
+    if flag != "--trust.class_names":   # the zoo's LABEL_0 / LABEL_1 need words for TOKI
+        max_evaluations += ["--trust.class_names", "bad", "good"]
+    argv = ["audit", "--model", zoo.classifiers["bert"].folder, "--data", str(data), "--output", str(folder / "out"),
+            "--no-progress", *max_evaluations, flag, value]
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            code = cli.main(argv, one_line_errors=True)
+        except SystemExit as stop:
+            code = stop.code
+    lines = [line for line in err.getvalue().strip().splitlines() if line.strip()]
+    assert "Traceback" not in err.getvalue() and code == 2 and len(lines) == 1, (argv, err.getvalue())
+    named = (flag, flag.lstrip("-"), "--max-evaluations", "--label-column", "--data")
+    assert any(n in lines[0] for n in named), (argv, lines)
+
+
+@pytest.mark.parametrize("value", ["nan", float("nan"), float("inf"), "1e309", "-inf"])
+def test_audit_config_refuses_non_finite_numbers_naming_the_option(value):
+    """Found by test_fuzz_audit_config_values: NaN passed every range check (`difficulty.bins: nan` reached the
+    stage), inf failed inside int() with 'cannot convert float infinity to integer' and no option named."""
+    from textxai.audit.options import audit_options
+
+    for stage, name in (("difficulty", "bins"), ("intervals", "confidence_level"), ("faithfulness", "max_texts")):
+        with pytest.raises(ValueError, match=rf"^{stage}\.{name}=.*: expected a finite number"):
+            audit_options({stage: {name: value}})
+
+
+def test_an_empty_audit_config_value_is_not_given():
+    """`hardest:` left empty in a YAML file is None: the option's default, where it was None (no int) before."""
+    from textxai.audit.options import AuditOptions, audit_options
+
+    assert audit_options({"difficulty": {"hardest": None}}).difficulty.hardest == AuditOptions().difficulty.hardest
+    assert audit_options({"trust": {"max_texts": None}}).trust.max_texts is None

@@ -487,3 +487,34 @@ def test_the_spaces_handlers_take_a_black_box_where_no_gradient_is_needed(clfs, 
         space_apps["naopc"].analyse_texts("any", TEXTS[0], "integrated_gradients", "auto", 1)
     with pytest.raises(TypeError, match="black-box function .* no input embeddings"):
         space_apps["fim_difficulty"].analyse("any", TEXTS[0])
+
+
+def test_class_indices_read_once_stay_indices_in_toki_and_the_audit(clfs, monkeypatch):
+    """Classes 0..4 named '1'..'5': toki.analyse read the training labels '5', '1', '3' as the indices 4, 0, 2, then
+    handed those to the keyword index, which read them again as label NAMES (4 -> the class named '4', index 3; 0 ->
+    refused): every class seemed to lack a correctly predicted training text. The audit's trust stage and `textxai
+    run toki_trust` (toki.label_ids) did the same. Indices read once travel as ClassIndices and are read as indices."""
+    from textxai import toki
+    from textxai.audit import trust as audit_trust
+    from textxai.audit.options import TrustOptions
+    from textxai.validation import ClassIndices
+
+    clf = clfs["bert_digit_names"]
+    handed = []
+
+    def cached_keyword_index(classifier, texts, labels, *args, **options):
+        handed.append(list(classifier.class_indices(labels, "train_labels", len(texts))))
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(toki.index, "cached_keyword_index", cached_keyword_index)
+    monkeypatch.setattr(toki.trust, "cached_keyword_index", cached_keyword_index)
+    monkeypatch.setattr(toki, "cached_keyword_index", cached_keyword_index)
+    train = ["a wonderful film", "a terrible boring film", "it was fine"]
+    for labels in (["5", "1", "3"], [5, 1, 3], toki.label_ids(["5", "1", "3"], clf, "--train-data")):
+        with pytest.raises(RuntimeError, match="stop here"):
+            toki.analyse(train[:1], ["5"], model=clf, train_texts=train, train_labels=labels, explainer="omission",
+                         embedders=["classifier"])
+    with pytest.raises(RuntimeError, match="stop here"):   # the audit: its labels already class indices
+        audit_trust.keyword_index(clf, train, ClassIndices([4, 0, 2]), TrustOptions(), 8, False, "float32")
+    assert handed == [[4, 0, 2]] * 4
+    assert list(clf.class_indices(ClassIndices([4, 0]), "labels")) == [4, 0] and list(clf.class_indices([4, 1])) == [3, 0]

@@ -235,3 +235,18 @@ def call_user(fn, argument: str, context: str, *args, **kwargs):
     except Exception as error:  # noqa: BLE001 - re-raised with context, chained
         raise CallbackError(f"{argument}={callable_name(fn)} raised {type(error).__name__} on {context}: "
                             f"{one_line(str(error), 200)}") from error
+
+
+class ClassIndices(list):
+    """Class indices already read from a user's labels (:meth:`TextClassifier.class_indices`): handed on inside the
+    library, they are read again as indices. Read again as labels, the index 3 of a model whose classes 0..4 are
+    named '1'..'5' would be the class NAMED '3' (index 2): TOKI's keyword index and the audit's stages were then
+    given other classes than the user's. A slice keeps the type.
+
+    >>> ClassIndices([4, 0])[:1], ClassIndices([4, 0]) == [4, 0]
+    ([4], True)
+    """
+
+    def __getitem__(self, key):
+        out = super().__getitem__(key)
+        return ClassIndices(out) if isinstance(key, slice) else out

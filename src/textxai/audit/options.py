@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -207,14 +208,16 @@ def _coerce(stage: str, name: str, value, default):
             raise ValueError(f"{where}: expected true or false")
         return value
     if isinstance(default, (int, float)) or default is None:
-        if value is None:
-            return None
+        if value is None:   # `hardest:` left empty in a YAML file: not given (an option that may be None keeps it)
+            return default
         try:
             number = float(value) if isinstance(value, str) else value
         except ValueError:
             raise ValueError(f"{where}: expected a number") from None
         if isinstance(number, bool) or not isinstance(number, (int, float)):
             raise ValueError(f"{where}: expected a number")
+        if not math.isfinite(number):   # NaN passed every comparison below; inf failed in int() with no name
+            raise ValueError(f"{where}: expected a finite number")
         if isinstance(default, int) or (default is None and float(number).is_integer()):
             if float(number) != int(number):
                 raise ValueError(f"{where}: expected a whole number")

@@ -121,7 +121,9 @@ def _labels(labels, clf, n: int):
     labels = check_list(labels, "labels")
     if len(labels) != n:
         raise ValueError(f"labels has {len(labels)} items but texts has {n}: expected one label per text")
-    return [clf.class_index(y, f"labels[{i}]") for i, y in enumerate(labels)]
+    from textxai.validation import ClassIndices
+
+    return ClassIndices(clf.class_index(y, f"labels[{i}]") for i, y in enumerate(labels))
 
 
 def _check_models(models: dict, options: AuditOptions, labels) -> None:

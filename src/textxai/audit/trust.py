@@ -9,6 +9,7 @@ from textxai import toki
 from textxai.audit import numbers as nb
 from textxai.audit.options import TrustOptions
 from textxai.parallel import on_main, split
+from textxai.validation import ClassIndices
 
 VERDICTS = (("label", "TOKI"), ("naive", "Naive"), ("no_ki", "TOKI(-K.I)"))
 
@@ -85,7 +86,8 @@ def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int
     index = toki.IndexOptions(embedders=list(EMBEDDER_NAMES), class_names=class_names(options))
     if options.train_texts is not None:
         train = list(options.train_texts)[: options.train_limit]
-        labels = [clf.class_index(y, f"train_labels[{i}]") for i, y in enumerate(list(options.train_labels or [])[: len(train)])]
+        labels = ClassIndices(clf.class_index(y, f"train_labels[{i}]")
+                              for i, y in enumerate(list(options.train_labels or [])[: len(train)]))
         if len(labels) != len(train):
             raise ValueError(f"trust.train_labels has {len(labels)} labels for {len(train)} training texts: expected one each")
         source = f"{len(train)} training texts given"
@@ -93,10 +95,10 @@ def keyword_index(clf, texts, references, options: TrustOptions, batch_size: int
         train, labels = demo_training(clf.name)
         source = f"the demo model's first {DEMO_TRAINING_TEXTS} training texts"
     else:
-        train, labels = list(texts)[: options.train_limit], list(references)[: options.train_limit]
+        train, labels = list(texts)[: options.train_limit], ClassIndices(references)[: options.train_limit]
         source = (f"the audited texts themselves ({len(train)}; no training texts given: the keywords are learnt "
                   "from the texts they judge, an optimistic setting)")
-    built = toki.cached_keyword_index(clf, train, [int(y) for y in labels], explain=explain, index=index)
+    built = toki.cached_keyword_index(clf, train, ClassIndices(int(y) for y in labels), explain=explain, index=index)
     return built, source
 
 
@@ -207,7 +209,7 @@ def _attack(clf, texts, references, examples, index, options: TrustOptions, iv: 
     chosen = [i for i, e in enumerate(examples) if e["label"] is not None][: options.attack_texts]
     if not chosen:
         return {"n_attacked": 0, "reading": "no correct prediction to attack."}
-    sub, labs = [texts[i] for i in chosen], [int(references[i]) for i in chosen]
+    sub, labs = [texts[i] for i in chosen], ClassIndices(int(references[i]) for i in chosen)
     attack = on_main(toki.toki_attack)  # its random stream and candidate cache run across the texts: not split
     runs = {s: attack(clf, sub, index, labels=labs, strategy=s, seed=iv.seed, max_rate=options.max_rate,
                                 min_similarity=options.min_similarity, batch_size=batch_size, precision=precision)
@@ -263,7 +265,8 @@ def trust(clf, texts, labels, predictions, options: TrustOptions, iv: nb.Interva
     """TOKI on the audited texts: trust rate of correct predictions, the three verdicts and their agreement,
     shortcut candidates with examples, the TOKI attack against random substitution. ``precision``: of every
     explanation (the keyword index's and the audited texts') and of the attack."""
-    references = list(labels) if labels is not None else list(predictions)
+    # class indices, read again as indices (a model whose classes are named '1'..'5' reads an int as a name)
+    references = ClassIndices(int(y) for y in (labels if labels is not None else predictions))
     index, source = keyword_index(clf, texts, references, options, batch_size, progress, precision)
     assessed = len(texts) if options.max_texts is None else min(options.max_texts, len(texts))
     analysis = toki.analyse(texts[:assessed], references[:assessed], model=clf, keyword_index=index,

@@ -17,7 +17,7 @@ from textxai.model.checks import (DEMO_MODELS, check_classifier_model, check_dev
                                   embedding_rows, load_from_name, output_kind, tokenizer_from_name)
 from textxai.model.gradients import EmbeddingAccess
 from textxai.model.probabilities import Probabilities
-from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
+from textxai.validation import ClassIndices, check_choice, check_positive_int, check_text_pairs, check_texts
 from textxai.wordview import WordEncoding, WordView, token_limit, word_vocabulary
 
 
@@ -165,6 +165,8 @@ class TextClassifier(Probabilities, EmbeddingAccess):
         from textxai.validation import check_labels, check_list
 
         values = check_list(labels, name)
+        if isinstance(labels, ClassIndices):  # read once already: indices, whatever the label names
+            return check_labels([int(v) for v in values], name, n, self.num_labels)
         if not self._numeric_label_names and not any(isinstance(v, str) for v in values):
             return check_labels(values, name, n, self.num_labels)
         out = np.empty(len(values), dtype=np.int64)

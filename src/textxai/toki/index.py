@@ -413,7 +413,10 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
     the options (the same arguments, flat keywords included)."""
     from textxai.classifier import as_classifier
 
+    from textxai.validation import ClassIndices
+
     clf = as_classifier(classifier)
+    train_labels = ClassIndices(int(y) for y in clf.class_indices(train_labels, "train_labels"))  # keyed as classes
     explain, index = with_keywords("cached_keyword_index", keywords, (ExplainOptions, explain), (IndexOptions, index))
     emb = index.embedders
     emb_key = None if emb is None else tuple(e if isinstance(e, str) else f"{type(e).__name__}:{getattr(e, 'name', '')}:{id(e)}"
@@ -421,7 +424,7 @@ def cached_keyword_index(classifier, train_texts, train_labels, train_text_pairs
     settings = {**dataclasses.asdict(dataclasses.replace(explain, progress=False)),
                 **{f.name: getattr(index, f.name) for f in dataclasses.fields(index) if f.name != "embedders"}}
     key = hashlib.sha256(json.dumps([model_fingerprint(clf), weights_digest(clf), clf.word_view_key, list(map(str, train_texts)),
-                                     [str(y) for y in train_labels],  # names or indices (a class named "5" is read by name)
+                                     list(train_labels),
                                      None if train_text_pairs is None else list(map(str, train_text_pairs)), emb_key, settings],
                                     default=str).encode()).hexdigest()
     return _INDEX_CACHE.get_or_create(key, lambda: _build_index(clf, train_texts, train_labels, train_text_pairs,

@@ -93,7 +93,9 @@ def validate(texts, references, text_pairs, classifier, keyword_index, human_tru
     clf, train, index = classifier, groups["train"], groups["index"]
     texts = check_texts(texts, "texts")
     pairs = check_text_pairs(text_pairs, texts, "text_pairs")
-    labels = [int(y) for y in clf.class_indices(references, "references", n=len(texts))]
+    from textxai.validation import ClassIndices
+
+    labels = ClassIndices(int(y) for y in clf.class_indices(references, "references", n=len(texts)))
     human = check_human_trust(human_trust, len(texts))
     get_embedders(index.embedders, clf)   # names and objects only: nothing is loaded yet
     anchors = resolve_class_anchors(clf, index.class_names)[1] if index.class_names is not None or keyword_index is None else None
@@ -110,7 +112,8 @@ def validate(texts, references, text_pairs, classifier, keyword_index, human_tru
         raise ValueError("keyword_index=None and train_texts / train_labels missing: expected a keyword index "
                          "(object or folder) or the training texts and labels to build one")
     train_texts = check_texts(train.train_texts, "train_texts")
-    request.train = (train_texts, [int(y) for y in clf.class_indices(train.train_labels, "train_labels", n=len(train_texts))],
+    request.train = (train_texts, ClassIndices(int(y) for y in clf.class_indices(train.train_labels, "train_labels",
+                                                                                   n=len(train_texts))),
                      check_text_pairs(train.train_text_pairs, train_texts, "train_text_pairs"))
     return request
 
@@ -196,8 +199,10 @@ def presented(request: TrustRequest, index: KeywordIndex, result: dict, output: 
 def label_ids(labels, classifier, name: str = "references") -> list[int]:
     """Class indices of ``labels`` given as indices, label names (any case) or whole floats (a table's column);
     a ValueError names ``name``, the row and the model's labels."""
-    return [classifier.class_index(int(y) if isinstance(y, float) and y.is_integer() else y, f"{name} row {i}")
-            for i, y in enumerate(labels)]
+    from textxai.validation import ClassIndices
+
+    return ClassIndices(classifier.class_index(int(y) if isinstance(y, float) and y.is_integer() else y,
+                                               f"{name} row {i}") for i, y in enumerate(labels))
 
 
 def _classifier(model, keywords: dict):
