@@ -71,6 +71,42 @@ def charge(n: int) -> None:
         budget.charge(int(n))
 
 
+_ROWS: ContextVar[dict | None] = ContextVar("textxai_remembered_rows", default=None)
+
+
+@contextmanager
+def remembered_rows():
+    """Inside the block, a classifier answers a token row it has already scored -- the same tokens, in the same
+    precision, on the same model -- from memory: no forward pass, no evaluation counted (:func:`work_budget`
+    counts the rows computed). For a block over which no model's weights change, e.g. an audit's stages, where
+    one stage asks again for rows another has scored (the texts themselves) and the deletion editor, fed its own
+    edit, scores the deletions it scored one step earlier. A remembered row's probabilities are those of its
+    first computation (float32: equal to a new pass within the rounding of other batch neighbours, ~1e-7;
+    bfloat16: within its rounding). Nested blocks share the outer block's memory.
+
+    >>> with remembered_rows():
+    ...     row_memory("a model") is row_memory("a model") is not None
+    True
+    >>> row_memory("a model") is None
+    True
+    """
+    memory = _ROWS.get()
+    token = _ROWS.set(memory if memory is not None else {})
+    try:
+        yield
+    finally:
+        _ROWS.reset(token)
+
+
+def row_memory(model) -> dict | None:
+    """The remembered rows of ``model`` inside :func:`remembered_rows` (a dict the caller fills), else None. Kept
+    per model by identity, the model held for the block (so no other object takes its ``id`` meanwhile)."""
+    memory = _ROWS.get()
+    if memory is None:
+        return None
+    return memory.setdefault(id(model), (model, {}))[1]
+
+
 # Under a wall-time budget (a Space request) a batch holds at most this many tokens (rows x longest row), so
 # the check before each batch comes every few seconds even where a caller asks for large batches (a
 # batch_size of 4,096 rows of 50 tokens: ~20 s on 2 cores). Results do not depend on the batch size.

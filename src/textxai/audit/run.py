@@ -201,6 +201,13 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     inside :func:`textxai.parallel.collective`: the per-text work of each stage is shared out and every process
     gets all results; the main process alone saves the stage cache.
     """
+    from textxai.batching import remembered_rows
+
+    with remembered_rows():   # a token row one stage scored is not scored again by a later one (nor twice by one)
+        return _run_stages(clf, texts, labels, options, cache, tag)
+
+
+def _run_stages(clf, texts, labels, options: AuditOptions, cache: planning.StageCache, tag: str) -> tuple[dict, dict]:
     from textxai import extras, parallel
     from textxai.batching import work_budget
     from textxai.outputs import to_jsonable
