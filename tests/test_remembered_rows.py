@@ -68,3 +68,18 @@ def test_deletion_feedback_chains_are_the_same_for_fewer_passes(bert_clf):
         after = inconsistency.feedback_chains(editor, TEXTS, bert_clf, steps=2, progress=False)
     assert after.chains == before.chains and after.labels == before.labels
     assert remembered.used < plain.used, (remembered.used, plain.used)
+
+
+def test_the_memory_is_bounded_and_a_call_larger_than_it_is_still_answered(bert_clf, monkeypatch):
+    from textxai import batching
+
+    monkeypatch.setattr(batching, "REMEMBERED_ROWS", 2)
+    expected = bert_clf.predict_proba(TEXTS + TEXTS[:1])
+    with remembered_rows(), work_budget() as budget:
+        got = bert_clf.predict_proba(TEXTS + TEXTS[:1])    # 3 distinct rows, 2 kept: the last two computed
+        assert budget.used == 3
+        bert_clf.predict_proba(TEXTS[2:])                   # kept
+        assert budget.used == 3
+        bert_clf.predict_proba(TEXTS[:1])                   # dropped (least recently used): scored again
+        assert budget.used == 4
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from textxai.loading import LRUCache, cache_size
 from textxai.progress import progress_bar
 
 
@@ -91,20 +92,29 @@ def remembered_rows():
     True
     """
     memory = _ROWS.get()
-    token = _ROWS.set(memory if memory is not None else {})
+    token = _ROWS.set(memory if memory is not None else {})   # per model: an LRUCache of REMEMBERED_ROWS rows
     try:
         yield
     finally:
         _ROWS.reset(token)
 
 
-def row_memory(model) -> dict | None:
-    """The remembered rows of ``model`` inside :func:`remembered_rows` (a dict the caller fills), else None. Kept
-    per model by identity, the model held for the block (so no other object takes its ``id`` meanwhile)."""
+#: The most rows remembered per model (least recently used dropped first; ~300 bytes each): reuse is local (a
+#: text's edits, one stage after another), and an audit of many long texts must not grow without bound.
+#: ``TEXTXAI_REMEMBERED_ROWS`` sets it.
+REMEMBERED_ROWS = cache_size("TEXTXAI_REMEMBERED_ROWS", 1 << 18)
+
+
+def row_memory(model):
+    """The remembered rows of ``model`` inside :func:`remembered_rows` (a :class:`~textxai.loading.LRUCache` the
+    caller fills), else None. Kept per model by identity, the model held for the block (so no other object takes
+    its ``id`` meanwhile)."""
     memory = _ROWS.get()
     if memory is None:
         return None
-    return memory.setdefault(id(model), (model, {}))[1]
+    if id(model) not in memory:
+        memory[id(model)] = (model, LRUCache(REMEMBERED_ROWS))
+    return memory[id(model)][1]
 
 
 # Under a wall-time budget (a Space request) a batch holds at most this many tokens (rows x longest row), so

@@ -74,15 +74,20 @@ class Probabilities:
         if memory is None:
             return self._forward_rows(rows, batch_size, progress, precision, fill_tokens)
         keys = [_row_key(ids, types, precision) for ids, types in rows]
-        first = {}   # each new row's first position
+        found, first = {}, {}   # remembered rows; each new row's first position
         for i, key in enumerate(keys):
-            if key not in memory:
-                first.setdefault(key, i)
+            if key not in found and key not in first:
+                hit = memory.get(key)
+                if hit is None:
+                    first[key] = i
+                else:
+                    found[key] = hit
         if first:
             todo = list(first.values())
             for i, p in zip(todo, self._forward_rows([rows[i] for i in todo], batch_size, progress, precision, fill_tokens)):
-                memory[keys[i]] = p
-        return np.array([memory[key] for key in keys], dtype=np.float64).reshape(len(rows), self.num_labels)
+                found[keys[i]] = p.copy()
+                memory.put(keys[i], found[keys[i]])
+        return np.array([found[key] for key in keys], dtype=np.float64).reshape(len(rows), self.num_labels)
 
     def _forward_rows(self, rows, batch_size: int, progress: bool, precision: str, fill_tokens: int | None) -> np.ndarray:
         out = np.empty((len(rows), self.num_labels), dtype=np.float64)
