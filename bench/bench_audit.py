@@ -42,6 +42,20 @@ def heldout(folder: Path, limit: int | None, imdb: int | None = None) -> Path:
     return path
 
 
+def limit_row(n_reviews: int, seconds: float, evaluations: int, cpu_seconds: float | None = None,
+              limit_minutes: float = 10.0):
+    """The audit's row of `make bench` (bench/report.py): the default audit of ``n_reviews`` IMDb reviews against
+    issue 42's limit, 10 minutes per 200 reviews on 2 cores (scaled by N / 200 for a smaller run); the process's CPU
+    seconds beside the wall time (a contended run's wall time says little)."""
+    from rows import Row
+
+    limit = limit_minutes * 60 * n_reviews / 200
+    cpu = "" if cpu_seconds is None else f" ({cpu_seconds:.0f} s CPU)"
+    return Row(f"audit, default options, {n_reviews} IMDb reviews (bench_audit.py --imdb {n_reviews})",
+               "issue 42's limit: 10 min per 200 reviews on 2 cores (s)", f"{limit:.0f}",
+               f"{seconds:.0f} s{cpu}, {evaluations:,} model evaluations", f"{limit / seconds:.2f}x the limit")
+
+
 def screenshot(page: Path, png: Path) -> None:
     png.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run(["/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
@@ -89,13 +103,19 @@ def main() -> None:
     for f in sorted((out / ".audit-cache").glob("model-*.json")):
         saved = json.loads(f.read_text())
         name = f.stem.split("-", 1)[1]
-        stages[name] = (saved["seconds"], saved["evaluations"], data["work"]["planned"]["model"].get(name))
-    for name, (seconds, evaluations, planned) in stages.items():
-        print(f"  {name:<15} {seconds:8.1f} s  {evaluations:>8,} evaluations counted  (estimated {planned or 0:,})")
+        stages[name] = (saved["seconds"], saved.get("cpu_seconds"), saved["evaluations"],
+                        data["work"]["planned"]["model"].get(name))
+    for name, (seconds, cpu_seconds, evaluations, planned) in stages.items():
+        used = "" if cpu_seconds is None else f" ({cpu_seconds:.0f} s CPU)"
+        print(f"  {name:<15} {seconds:8.1f} s{used}  {evaluations:>8,} evaluations counted  (estimated {planned or 0:,})")
+    counted = sum(s[2] for s in stages.values())
     print(f"fresh audit {runs[0]:.1f} s wall, {cpu[0]:.0f} s CPU (load average {open('/proc/loadavg').read().split()[0]} "
-          f"at the end; {sum(s[1] for s in stages.values()):,} evaluations counted); "
+          f"at the end; {counted:,} evaluations counted); "
           f"resumed from the cache {runs[1]:.1f} s: {runs[0] / runs[1]:.0f}x")
     print(f"report {(out / 'index.html').stat().st_size / 1e6:.2f} MB")
+    if args.imdb and args.model == "textxai/demo-sentiment" and not args.profile and not args.limit:
+        row = limit_row(args.imdb, runs[0], counted, cpu[0])   # the row `make bench` prints (bench/report.py)
+        print(f"\n{row.workload} | {row.peer} | {row.peer_figure} | {row.ours} | {row.ratio}")
     if args.screenshot:
         screenshot(out / "index.html", Path(args.screenshot))
         print(f"screenshot {args.screenshot}")

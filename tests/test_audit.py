@@ -145,7 +145,10 @@ def test_shortcut_candidates_rank_by_the_importance_they_carry():
 def test_stage_cache_round_trip_and_fingerprint_mismatch(tmp_path):
     cache = StageCache(tmp_path)
     cache.save("model", "difficulty", "key1", {"x": [1.0, float("nan")]}, 1.5, 10)
-    assert cache.load("model", "difficulty", "key1") == {"data": {"x": [1.0, None]}, "seconds": 1.5, "evaluations": 10}
+    assert cache.load("model", "difficulty", "key1") == {"data": {"x": [1.0, None]}, "seconds": 1.5, "evaluations": 10,
+                                                         "cpu_seconds": None}
+    cache.save("model", "overview", "key1", {}, 1.5, 10, cpu_seconds=2.75)   # CPU of a contended run's threads
+    assert cache.load("model", "overview", "key1")["cpu_seconds"] == 2.75
     assert cache.load("model", "difficulty", "key2") is None          # a changed model, data or option
     assert StageCache(None).load("model", "difficulty", "key1") is None
     (tmp_path / ".audit-cache" / "model-trust.json").write_text("{broken")

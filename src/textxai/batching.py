@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from textxai.loading import LRUCache, cache_size
 from textxai.progress import progress_bar
 
 
@@ -69,6 +70,51 @@ def charge(n: int) -> None:
     budget = _BUDGET.get()
     if budget is not None and n > 0:
         budget.charge(int(n))
+
+
+_ROWS: ContextVar[dict | None] = ContextVar("textxai_remembered_rows", default=None)
+
+
+@contextmanager
+def remembered_rows():
+    """Inside the block, a classifier answers a token row it has already scored -- the same tokens, in the same
+    precision, on the same model -- from memory: no forward pass, no evaluation counted (:func:`work_budget`
+    counts the rows computed). For a block over which no model's weights change, e.g. an audit's stages, where
+    one stage asks again for rows another has scored (the texts themselves) and the deletion editor, fed its own
+    edit, scores the deletions it scored one step earlier. A remembered row's probabilities are those of its
+    first computation (float32: equal to a new pass within the rounding of other batch neighbours, ~1e-7;
+    bfloat16: within its rounding). Nested blocks share the outer block's memory.
+
+    >>> with remembered_rows():
+    ...     row_memory("a model") is row_memory("a model") is not None
+    True
+    >>> row_memory("a model") is None
+    True
+    """
+    memory = _ROWS.get()
+    token = _ROWS.set(memory if memory is not None else {})   # per model: an LRUCache of REMEMBERED_ROWS rows
+    try:
+        yield
+    finally:
+        _ROWS.reset(token)
+
+
+#: The most rows remembered per model (least recently used dropped first; ~300 bytes each): reuse is local (a
+#: text's edits, one stage after another), and an audit of many long texts must not grow without bound.
+#: ``TEXTXAI_REMEMBERED_ROWS`` sets it.
+REMEMBERED_ROWS = cache_size("TEXTXAI_REMEMBERED_ROWS", 1 << 18)
+
+
+def row_memory(model):
+    """The remembered rows of ``model`` inside :func:`remembered_rows` (a :class:`~textxai.loading.LRUCache` the
+    caller fills), else None. Kept per model by identity, the model held for the block (so no other object takes
+    its ``id`` meanwhile)."""
+    memory = _ROWS.get()
+    if memory is None:
+        return None
+    if id(model) not in memory:
+        memory[id(model)] = (model, LRUCache(REMEMBERED_ROWS))
+    return memory[id(model)][1]
 
 
 # Under a wall-time budget (a Space request) a batch holds at most this many tokens (rows x longest row), so

@@ -163,7 +163,8 @@ class StageCache:
         self.folder = None if folder is None else Path(folder) / ".audit-cache"
 
     def load(self, tag: str, stage: str, key: str) -> dict | None:
-        """``{"data", "seconds", "evaluations"}`` of a stage saved under ``key`` (the work it took then), else None."""
+        """``{"data", "seconds", "evaluations", "cpu_seconds"}`` of a stage saved under ``key`` (the work it took
+        then; ``cpu_seconds`` None in a cache written before it was recorded), else None."""
         if self.folder is None:
             return None
         path = self.folder / f"{tag}-{stage}.json"
@@ -173,9 +174,11 @@ class StageCache:
             return None
         if saved.get("fingerprint") != key:
             return None
-        return {"data": saved["data"], "seconds": saved.get("seconds", 0.0), "evaluations": saved.get("evaluations", 0)}
+        return {"data": saved["data"], "seconds": saved.get("seconds", 0.0), "evaluations": saved.get("evaluations", 0),
+                "cpu_seconds": saved.get("cpu_seconds")}
 
-    def save(self, tag: str, stage: str, key: str, data: dict, seconds: float, evaluations: int) -> None:
+    def save(self, tag: str, stage: str, key: str, data: dict, seconds: float, evaluations: int,
+             cpu_seconds: float | None = None) -> None:
         if self.folder is None:
             return
         from textxai.outputs import to_jsonable
@@ -184,5 +187,6 @@ class StageCache:
         path = self.folder / f"{tag}-{stage}.json"
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"fingerprint": key, "saved": time.time(), "seconds": seconds,
-                                   "evaluations": evaluations, "data": to_jsonable(data)}), encoding="utf-8")
+                                   "evaluations": evaluations, "cpu_seconds": cpu_seconds, "data": to_jsonable(data)}),
+                       encoding="utf-8")
         tmp.replace(path)   # atomic: an interrupted write leaves the previous file or none

@@ -203,6 +203,13 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
     inside :func:`textxai.parallel.collective`: the per-text work of each stage is shared out and every process
     gets all results; the main process alone saves the stage cache.
     """
+    from textxai.batching import remembered_rows
+
+    with remembered_rows():   # a token row one stage scored is not scored again by a later one (nor twice by one)
+        return _run_stages(clf, texts, labels, options, cache, tag)
+
+
+def _run_stages(clf, texts, labels, options: AuditOptions, cache: planning.StageCache, tag: str) -> tuple[dict, dict]:
     from textxai import extras, parallel
     from textxai.batching import work_budget
     from textxai.outputs import to_jsonable
@@ -229,17 +236,19 @@ def run_model(clf, texts, labels, options: AuditOptions, cache: planning.StageCa
         cached = cache.load(tag, name, key)
         if cached is not None:
             done[name] = cached["data"]   # the work it took when it ran, marked as resumed
-            work[name] = {"cached": True, "seconds": cached["seconds"], "evaluations": cached["evaluations"]}
+            work[name] = {"cached": True, "seconds": cached["seconds"], "evaluations": cached["evaluations"],
+                          "cpu_seconds": cached["cpu_seconds"]}
             _say(f"{tag}: {name} (cached)", options.run.progress)
             continue
         _say(f"{tag}: {name} ...", options.run.progress)
-        started = time.time()
+        started, cpu = time.time(), time.process_time()
         with work_budget(what=f"textxai audit ({name})") as budget, parallel.collective():
             data = json.loads(json.dumps(to_jsonable(_stage(name, clf, texts, labels, done, options))))
         evaluations = parallel.total(budget.used)  # the work of all processes
-        work[name] = {"cached": False, "seconds": round(time.time() - started, 2), "evaluations": evaluations}
+        work[name] = {"cached": False, "seconds": round(time.time() - started, 2), "evaluations": evaluations,
+                      "cpu_seconds": round(time.process_time() - cpu, 2)}   # this process's CPU, its threads'
         if parallel.is_main_process():
-            cache.save(tag, name, key, data, work[name]["seconds"], evaluations)
+            cache.save(tag, name, key, data, work[name]["seconds"], evaluations, work[name]["cpu_seconds"])
         parallel.wait_for_everyone()
         done[name] = data
     return done, work

@@ -11,10 +11,20 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from textxai.batching import CPU_BATCH_TOKENS, length_sorted_batches
+from textxai.batching import CPU_BATCH_TOKENS, length_sorted_batches, row_memory
 from textxai.model.passes import BF16_PROBE_TEXT, BF16_PROBE_TOLERANCE, PRECISIONS, frozen_eval, model_logits, native_bfloat16
 from textxai.validation import check_choice, check_positive_int, check_text_pairs, check_texts
 from textxai.wordview import PERTURBATIONS, WordEncoding
+
+
+def _row_key(ids, types, precision: str) -> tuple:
+    """What a row's probabilities depend on besides the model: its token ids and segment ids, the precision."""
+    import hashlib
+
+    digest = hashlib.blake2b(np.ascontiguousarray(ids, dtype=np.int64).tobytes(), digest_size=16)
+    if types is not None:
+        digest.update(b"|" + np.ascontiguousarray(types, dtype=np.int64).tobytes())
+    return precision, len(ids), digest.digest()
 
 
 class Probabilities:
@@ -58,7 +68,28 @@ class Probabilities:
                        precision: str = "float32", fill_tokens: int | None = None) -> np.ndarray:
         """Probabilities of token-id rows, batched by similar length (``fill_tokens``: see
         :func:`~textxai.batching.length_sorted_batches`), returned in input order; ``precision`` "bfloat16" runs
-        the passes under ``torch.autocast`` (resolve "auto" first)."""
+        the passes under ``torch.autocast`` (resolve "auto" first). Inside
+        :func:`~textxai.batching.remembered_rows` a row scored before (or twice in ``rows``) is computed once."""
+        memory = row_memory(self.model)
+        if memory is None:
+            return self._forward_rows(rows, batch_size, progress, precision, fill_tokens)
+        keys = [_row_key(ids, types, precision) for ids, types in rows]
+        found, first = {}, {}   # remembered rows; each new row's first position
+        for i, key in enumerate(keys):
+            if key not in found and key not in first:
+                hit = memory.get(key)
+                if hit is None:
+                    first[key] = i
+                else:
+                    found[key] = hit
+        if first:
+            todo = list(first.values())
+            for i, p in zip(todo, self._forward_rows([rows[i] for i in todo], batch_size, progress, precision, fill_tokens)):
+                found[keys[i]] = p.copy()
+                memory.put(keys[i], found[keys[i]])
+        return np.array([found[key] for key in keys], dtype=np.float64).reshape(len(rows), self.num_labels)
+
+    def _forward_rows(self, rows, batch_size: int, progress: bool, precision: str, fill_tokens: int | None) -> np.ndarray:
         out = np.empty((len(rows), self.num_labels), dtype=np.float64)
         lower = torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16")
         with torch.inference_mode(), frozen_eval(self.model), lower:
