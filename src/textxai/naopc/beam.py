@@ -34,7 +34,7 @@ class Lazy:
     at the current state as the change of p it predicts there: a word's effect on a classifier's logit depends
     little on which other words are gone, while its effect on p shrinks by p (1 - p) as p saturates, so gains
     measured early (p near p0) and late (p near 0 or 1) compare in logits and not in p (``False``, the default:
-    p itself; measured on a 40-word review, docs/performance.md: 8 % fewer inputs, limits as loose as without).
+    p itself; measured on a 40- and a 50-word review, docs/performance.md: 8-11 % fewer inputs, limits as tight).
     """
 
     saturation: float = 3e-4
