@@ -118,14 +118,14 @@ class VersusAuthors:
 def versus_authors(problems, searches: list[str]) -> list[VersusAuthors]:
     """Each search, then the authors' beam, on the same cached model outputs (each set through the model once)."""
     ours = {}
-    for search in searches:
+    for name in searches:  # not `search`: the function of that name runs each one
         start = time.perf_counter()
-        ours[search] = [search(s, n, search) for s, n in problems], time.perf_counter() - start
+        ours[name] = [search(s, n, name) for s, n in problems], time.perf_counter() - start
     theirs = [authors_beam(s, n, 5) for s, n in problems]
-    return [VersusAuthors(search, sum(i for _, i in runs), sum(t.model_inputs for t in theirs), seconds,
+    return [VersusAuthors(name, sum(i for _, i in runs), sum(t.model_inputs for t in theirs), seconds,
                           np.array([t.upper - o.upper for t, (o, _) in zip(theirs, runs)]),
                           np.array([o.lower - t.lower for t, (o, _) in zip(theirs, runs)]), [n for _, n in problems])
-            for search, (runs, seconds) in ours.items()]
+            for name, (runs, seconds) in ours.items()]
 
 
 def tradeoff(clf, lengths: list[int], searches: list[str]) -> str:
@@ -137,9 +137,9 @@ def tradeoff(clf, lengths: list[int], searches: list[str]) -> str:
     for text, n in zip(texts_of_lengths(clf, lengths), lengths):
         scores = CachedScores(clf, text, "words")
         exact = naopc.aopc_limits(scores, n, method="exact", max_exact_words=14)
-        for search in searches + ["authors:5"]:
-            lim, inputs = search(scores, n, search)
-            entry = table.setdefault(search, [0, [], []])
+        for name in searches + ["authors:5"]:
+            lim, inputs = search(scores, n, name)
+            entry = table.setdefault(name, [0, [], []])
             entry[0] += inputs
             entry[1].append(exact.upper - lim.upper)
             entry[2].append(lim.lower - exact.lower)

@@ -336,3 +336,41 @@ def test_no_cheap_search_stays_within_a_hundredth_of_the_authors_on_their_short_
     assert c["theirs"] / c["one_look"] >= 4.0 and c["one_look_looser"] >= 50
     assert c["theirs"] / c["greedy"] < 2.5 and c["greedy_looser"] >= 10
     assert c["theirs"] / c["ours"] >= 1.7 and c["ours_looser"] < c["greedy_looser"]
+
+
+def logistic_fn(n, seed, scale=1.0, log=None):
+    """A confident classifier on n words: p = sigmoid(b + sum of kept words' weights + negation-like pairs)."""
+    rng = np.random.default_rng(seed)
+    w = rng.standard_t(2, n)
+    pairs = rng.choice(n, (n // 4, 2))
+    c = rng.normal(0, 2, n // 4)
+    b = 3.0 - w.sum()
+
+    def fn(masks):
+        kept = ~np.asarray(masks, dtype=bool)
+        if log is not None:
+            log.extend((np.asarray(masks, dtype=bool).astype(object) @ (1 << np.arange(n).astype(object))).tolist())
+        z = b + kept @ w + (kept[:, pairs[:, 0]] & kept[:, pairs[:, 1]]) @ c
+        return scale / (1 + np.exp(-z))
+
+    return fn
+
+
+@pytest.mark.parametrize("n, seed, scale, logit", [(16, 0, 1.0, False), (40, 1, 1.0, True), (64, 2, 1.0, False),
+                                                 (30, 3, 100.0, True)])
+def test_beam_limits_are_achieved_by_the_orderings_reported_on_long_inputs(n, seed, scale, logit, monkeypatch):
+    # where the beam runs by default (N > 12): each limit is the AOPC of the ordering reported with it (recomputed
+    # from the model, not from the search's memo), its curve that ordering's curve, every set asked once; scale=100:
+    # scores that are not probabilities (Lazy(logit=True) then reads the scores themselves, not their logits)
+    import dataclasses
+
+    monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, logit=logit))
+    log: list[int] = []
+    lim = N.aopc_limits(logistic_fn(n, seed, scale, log), n, method="beam")
+    fresh = logistic_fn(n, seed, scale)
+    for value, order, curve in ((lim.upper, lim.upper_order, lim.upper_curve), (lim.lower, lim.lower_order, lim.lower_curve)):
+        assert sorted(order) == list(range(n))
+        assert N.aopc(fresh, order) == pytest.approx(value, rel=1e-12, abs=1e-12)
+        np.testing.assert_allclose(curve, N.aopc_curve(fresh, order), rtol=1e-12, atol=1e-12)
+    assert lim.lower < lim.upper
+    assert len(log) == len(set(log)) == lim.n_evaluations

@@ -30,6 +30,11 @@ class Lazy:
     Then a local search (:func:`_polish`) moves single features of each limit's ordering, ``moves`` candidate
     moves per round, until it has evaluated ``polish`` times the sets the steps evaluated (half per limit);
     the limits are the best chains through every evaluated set (:func:`_memo_chain`).
+    ``logit``: a feature's estimate is its last measured change of the LOGIT of p (probabilities in [0, 1]), read
+    at the current state as the change of p it predicts there: a word's effect on a classifier's logit depends
+    little on which other words are gone, while its effect on p shrinks by p (1 - p) as p saturates, so gains
+    measured early (p near p0) and late (p near 0 or 1) compare in logits and not in p (``False``, the default:
+    p itself; measured on a 40- and a 50-word review, docs/performance.md: 8-11 % fewer inputs, limits as tight).
     """
 
     saturation: float = 3e-4
@@ -40,9 +45,17 @@ class Lazy:
     margin: float | None = 0.03
     polish: float = 0.28
     moves: int = 4
+    logit: bool = False
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
+_LOGIT_EPS = 1e-6  # probabilities are clipped to [eps, 1 - eps] before their logit
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, _LOGIT_EPS), 1.0 - _LOGIT_EPS)
+    return math.log(p / (1.0 - p))
+
 
 
 class _Beam:
@@ -54,23 +67,39 @@ class _Beam:
     evaluated); a :class:`Lazy` asks for fewer children (see there).
     """
 
-    __slots__ = ("sign", "states", "plan", "prior", "lazy")
+    __slots__ = ("sign", "states", "plan", "prior", "lazy", "logit")
 
-    def __init__(self, sign: float, lazy: Lazy | None = None, prior: dict[int, float] | None = None):
+    def __init__(self, sign: float, lazy: Lazy | None = None, prior: dict[int, float] | None = None,
+                 logit: bool = False):
         self.sign = sign  # +1 maximises (upper), -1 minimises (lower)
         self.states = [(0, (), 0.0, None)]
         self.plan: list[list[int]] = []
         self.lazy = lazy
         self.prior = prior  # feature -> signed keep-one score: the tie-breaker of the lazy beam
+        self.logit = logit  # estimates as changes of the logit of p (see Lazy.logit)
 
-    def first_requests(self, n: int) -> list[int]:
+    def _gain(self, p: float, child: float) -> float:
+        """A feature's signed estimate from the state's p and the child's: the change of p, or of its logit."""
+        if self.logit:
+            return self.sign * (_logit(p) - _logit(child))
+        return self.sign * (p - child)
+
+    def _predicted(self, p: float, marg) -> np.ndarray:
+        """The signed change of p each feature's estimate predicts at a state whose probability is ``p``."""
+        if not self.logit:
+            return marg
+        z = _logit(p) - self.sign * np.asarray(marg)
+        return self.sign * (p - 1.0 / (1.0 + np.exp(-np.clip(z, -60, 60))))
+
+    def first_requests(self, memo: _Memo) -> list[int]:
         """Ranks every state's free features (best estimate first); returns the first children of lazy states."""
         self.plan = []
-        lazy, prior = self.lazy, self.prior
+        lazy, prior, n = self.lazy, self.prior, memo.n
         for key, _, _, marg in self.states:
             free = [j for j in range(n) if not key >> j & 1]
             if lazy is not None and marg is not None:  # stable: then the lower index first
-                free.sort(key=lambda j: (-round(marg[j] / lazy.saturation), -prior[j]))
+                gain = self._predicted(memo.values[key], marg)
+                free.sort(key=lambda j: (-round(gain[j] / lazy.saturation), -prior[j]))
             self.plan.append(free)
         if lazy is None:
             return []
@@ -85,7 +114,8 @@ class _Beam:
             return True
         if bin(key).count("1") % lazy.refresh == 0:
             return False
-        return all(abs(sign * (values[key] - p) - marg[j]) <= lazy.confirm for j, p in zip(first, probs))
+        gain = self._predicted(values[key], marg)
+        return all(abs(sign * (values[key] - p) - gain[j]) <= lazy.confirm for j, p in zip(first, probs))
 
     def full_requests(self, memo: _Memo) -> list[int]:
         """Every child of the states that need them; lazy states that do not keep their first children only."""
@@ -127,7 +157,7 @@ class _Beam:
                 key, _, _, marg = self.states[parent]
                 new = np.zeros(memo.n) if marg is None else marg.copy()
                 for j in self.plan[parent]:
-                    new[j] = sign * (values[key] - values[key | 1 << j])  # signed gain of removing j after key
+                    new[j] = self._gain(values[key], values[key | 1 << j])  # signed gain of removing j after key
                 margs[parent] = new
         self.states = [(child, self.states[parent][1] + (j,), score, margs.get(parent))
                        for child, (score, parent, j) in ranked]
@@ -145,7 +175,7 @@ def _search(memos: list[_Memo], score_many: ScoreManyFn, beams: list[list[_Beam]
         active = [i for i, m in enumerate(memos) if m.n >= step]
         requests = [[] for _ in memos]
         for i in active:
-            requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i].n)]
+            requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i])]
         if lazy:
             _evaluate(memos, requests, score_many, f"beam level {step}")
             requests = [[] for _ in memos]
@@ -329,8 +359,9 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
     if lazy is None:
         beams = [[_Beam(sign) for sign in signs] for _ in memos]
     else:
-        beams = [[_Beam(sign, lazy, {j: sign * p for j, p in enumerate(ps)}) for sign in signs]
-                 for ps in _keep_one(memos, score_many)]
+        beams = [[_Beam(sign, lazy, {j: sign * p for j, p in enumerate(ps)},
+                        lazy.logit and 0.0 <= memo.values[0] <= 1.0) for sign in signs]
+                 for memo, ps in zip(memos, _keep_one(memos, score_many))]
     _search(memos, score_many, beams, beam_size, progress)
     if lazy is not None and lazy.polish > 0:
         cap = [1 + len(signs) * beam_size * m.n * (m.n + 1) // 2 for m in memos]  # never above the paper's beam
