@@ -225,9 +225,14 @@ def test_the_readmes_first_day_on_the_bare_install(bare):
     data.write_text('text,label\n"A wonderful, moving film.",positive\nA dull and lifeless film.,negative\n'
                     "The plot was thin but the acting was great.,positive\nI want my money back.,negative\n")
     audit = _in(bare, "textxai", "audit", "--model", "textxai/demo-sentiment", "--data", str(data), "--label-column",
-                "label", "--profile", "quick", "--no-progress", "--output", str(tmp / "audit"), timeout=1800)
+                "label", "--profile", "quick", "--no-progress", "--output", str(tmp / "audit"),
+                timeout=5400)   # it builds the demo model first: over 30 minutes on a busy 2-core machine
     assert audit.returncode == 0, (audit.stdout[-2000:], audit.stderr[-3000:])
     assert all((tmp / "audit" / name).is_file() for name in ("index.html", "audit.json", "per_text.csv"))
+    import json
+
+    skipped = json.loads((tmp / "audit" / "audit.json").read_text())["skipped"]   # GloVe is the [toki] extra
+    assert any(note.startswith("trust") and "pip install 'textxai[toki]'" in note for note in skipped), skipped
     callback = _in(bare, "-c", "from textxai.integrations import TextxaiCallback; "
                                "print(TextxaiCallback('fim_difficulty', ['a good film']).specs[0][0])")
     assert callback.returncode == 0 and callback.stdout.split()[-1] == "fim_difficulty", callback.stderr[-3000:]
