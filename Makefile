@@ -20,6 +20,7 @@ $(VENV)/.installed: pyproject.toml setup.py
 demo: $(VENV)/.installed
 	$(OFFLINE) $(BIN)/textxai demo --output demo-output
 
+# TEXTXAI_TEST_NO_BF16=1 make test: the tests as on a CPU without native bfloat16 (tests/conftest.py)
 test: $(VENV)/.installed   # the test files and the library's doctests, all but the long tier
 	export HF_HOME=$$(mktemp -d) && $(OFFLINE) $(BIN)/python -m pytest tests src/textxai --doctest-modules -m "not long" $(PYTEST_ARGS); status=$$?; rm -rf $$HF_HOME; exit $$status
 
@@ -46,8 +47,11 @@ wheel: $(VENV)/.installed
 	$(BIN)/python -m build --wheel --outdir dist .
 
 # a release is one command away: sdist + wheel, twine check, then tests/test_release.py with TEXTXAI_RELEASE_CHECK=1:
-# the bare wheel in a fresh venv (torch==2.13.0 first, then the wheel's own dependencies; no extras) computes a
-# module, names a missing extra; LICENSE in the sdist and the wheel
+# the bare wheel in a fresh venv (torch==2.13.0 first, then the wheel's own dependencies; no extras; pip --no-compile)
+# computes a module, names a missing extra, runs the audit's report, the callback's import and each card's base-install
+# "How to Use", and a published module loads there once textxai is uninstalled; LICENSE in the sdist and the wheel.
+# The venv's install (minutes) is kept in ~/.cache/textxai/release-venv per dependency list for the next run;
+# TEXTXAI_RELEASE_FRESH=1 builds it anew
 release-check: $(VENV)/.installed
 	rm -rf dist
 	$(BIN)/python -m build --no-isolation --sdist --wheel --outdir dist .

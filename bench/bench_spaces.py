@@ -5,7 +5,9 @@ time), on as many torch threads as the hosted free tier has cores (2).
     python bench/bench_spaces.py [--spaces naopc fim_difficulty ...] [--threads 2] [--repeat 1]
 
 Prints, per Space and endpoint: seconds (first call: the model load included; later calls: warm), the process's CPU
-seconds, model evaluations counted by the library's work budget, and whether it answered within the budget. Exit code
+seconds, model evaluations counted by the library's work budget, and whether it answered within the budget (the
+audit: each stage's evaluations and seconds too); then one table of the judged calls, all six Spaces: evaluations,
+CPU s, wall s, CPU s against the budget, within budget. Exit code
 1 when the last (warm) call of a default example does not answer within its budget. Measure on an idle machine; a
 shared one inflates the wall seconds (the CPU seconds much less, the evaluation counts not at all): there, read
 ``--budget-seconds 3000`` runs, where every example finishes and its CPU seconds / threads bound its idle time.
@@ -59,7 +61,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     from textxai import batching, spaces
 
-    failed = []
+    failed, table = [], []
     print(f"budget: {spaces.MAX_SECONDS:.0f} s and {spaces.MAX_EVALUATIONS:,} model evaluations per request; "
           f"{args.threads} torch threads")
     for name in args.spaces:
@@ -67,10 +69,10 @@ def main(argv=None) -> int:
         for endpoint, handler, inputs in default_calls(app):
             for attempt in range(args.repeat):
                 began, cpu = time.perf_counter(), time.process_time()
-                error = None
+                error, out = None, None
                 with batching.work_budget() as counted:
                     try:
-                        handler(*inputs)
+                        out = handler(*inputs)
                     except Exception as exc:  # noqa: BLE001 - reported, not raised
                         error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
                 seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
@@ -78,10 +80,28 @@ def main(argv=None) -> int:
                 judged = attempt == args.repeat - 1
                 print(f"{name:<15} {endpoint:<14} call {attempt + 1}: {seconds:6.1f} s  (cpu {cpu:6.1f} s)  {counted.used:>6,} evaluations  "
                       f"{'ok' if ok else 'OVER BUDGET / FAILED'}{'' if error is None else ' — ' + error}", flush=True)
-                if judged and not ok:
-                    failed.append(f"{name}.{endpoint}")
+                stages = stage_work(out)
+                if stages:
+                    print("    stages: " + ", ".join(f"{k} {v['evaluations']:,} ev / {v['seconds']:.1f} s"
+                                                    for k, v in stages.items()), flush=True)
+                if judged:
+                    table.append((name, endpoint, counted.used, cpu, seconds, ok))
+                    if not ok:
+                        failed.append(f"{name}.{endpoint}")
+    print(f"\nthe judged (last) call of each default example; budget {spaces.MAX_SECONDS:.0f} s wall per request")
+    print(f"{'space':<15} {'endpoint':<14} {'evaluations':>11} {'CPU s':>7} {'wall s':>7} {'CPU / budget':>12}  within budget")
+    for name, endpoint, used, cpu, seconds, ok in table:
+        print(f"{name:<15} {endpoint:<14} {used:>11,} {cpu:>7.1f} {seconds:>7.1f} {cpu / spaces.MAX_SECONDS:>11.0%}  "
+              f"{'yes' if ok else 'NO'}")
     print("all default examples answered within the budget" if not failed else f"not within the budget: {failed}")
     return 1 if failed else 0
+
+
+def stage_work(out) -> dict:
+    """The audit's model evaluations and seconds per stage, from the JSON its endpoint returns (else {})."""
+    data = out[-1] if isinstance(out, tuple) and out and isinstance(out[-1], dict) else None
+    stages = (data or {}).get("work", {}).get("stages", {})
+    return {f"{tag}.{k}" if len(stages) > 1 else k: v for tag, m in stages.items() for k, v in m.items()}
 
 
 if __name__ == "__main__":

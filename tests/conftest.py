@@ -15,6 +15,16 @@ pytest_plugins = ["browser_harness"]
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "reference"
 
+# TEXTXAI_TEST_NO_BF16=1: the tests run as on a CPU without native bfloat16 (no AVX512-BF16, no AMX), where
+# precision="auto" resolves to float32: torch's CPU checks, which textxai.model.passes.native_bfloat16 reads, say no
+# (in this process; a test's own subprocesses see the real CPU)
+if os.environ.get("TEXTXAI_TEST_NO_BF16") == "1":
+    import torch
+
+    for _check in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        if hasattr(torch.cpu, _check):
+            setattr(torch.cpu, _check, lambda: False)
+
 
 @pytest.fixture(scope="session")
 def reference_dir() -> Path:

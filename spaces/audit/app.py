@@ -13,10 +13,13 @@ MAX_TEXTS = 20
 MAX_CHARS = 600
 NO_MODEL = "none"
 DEFAULT_SECTIONS = ["difficulty", "faithfulness", "trust"]
-#: Small stages: a Space request has about a minute of CPU (the command line's defaults are larger).
-SPACE_OPTIONS = {"faithfulness": {"methods": ["omission", "input_x_gradient"], "max_texts": 6, "normalization": "beam"},
-                 "trust": {"attack_texts": 2}, "counterfactual": {"max_texts": 4, "editors": ["deletion"]},
-                 "difficulty": {"test_set_size": 4, "hardest": 3}, "intervals": {"n_resamples": 999}}
+#: Small stages: a Space request has 90 s on the free tier's 2 cores (the command line's defaults are larger). The
+#: default example's warm request, measured with bench/bench_spaces.py (time is model forwards: NAOPC's beam limits
+#: 57 %, the FIM test set and TOKI's attack ~20 % each): 6 faithfulness texts, 2 attacked, a test set of 3 took 1,270
+#: model evaluations, 84 CPU s on a busy machine; with 3, 1 and 2 here 730 (-43 %; the FIM test set's time is not counted)
+SPACE_OPTIONS = {"faithfulness": {"methods": ["omission", "input_x_gradient"], "max_texts": 3, "normalization": "beam"},
+                 "trust": {"attack_texts": 1}, "counterfactual": {"max_texts": 4, "editors": ["deletion"]},
+                 "difficulty": {"test_set_size": 2, "hardest": 3}, "intervals": {"n_resamples": 999}}
 EXAMPLE = ("A gorgeous, moving film with a cast at the top of its game.\tpositive\n"
            "The plot is dull and the acting is lifeless.\tnegative\n"
            "I expected little and was pleasantly surprised by the clever script.\tpositive\n"
