@@ -51,3 +51,23 @@ def save_headless(folder: str, target) -> str:
     config.pop("architectures", None)
     (target / "config.json").write_text(json.dumps(config))
     return str(target)
+
+
+def run_cli(argv) -> tuple[int, str]:
+    """``textxai`` run in this process (``cli.main`` with one-line errors), its output hidden: (exit code, stderr).
+    A traceback on stderr fails the calling test."""
+    import contextlib
+    import io
+    import warnings
+
+    from textxai import cli
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            code = cli.main(argv, one_line_errors=True)
+        except SystemExit as stop:
+            code = stop.code
+    assert "Traceback" not in err.getvalue(), err.getvalue()
+    return code, err.getvalue()

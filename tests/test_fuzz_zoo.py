@@ -10,8 +10,6 @@ and many more examples.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import os
@@ -21,6 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from helpers import run_cli
 
 DEEP = os.environ.get("TEXTXAI_FUZZ") == "deep"
 EXAMPLES = int(os.environ.get("TEXTXAI_FUZZ_EXAMPLES", 200 if DEEP else 8))
@@ -147,28 +146,20 @@ CLI_FLAGS = ("--batch-size", "--beam-size", "--max-exact-words", "--max-evaluati
 def test_fuzz_cli_run(zoo, tmp_path_factory, flag, value, texts):
     """`textxai run naopc` with a fuzzed flag value and fuzzed texts: exit 0 with a finite summary, or exit 2 with
     one line naming the flag (or the data), never a traceback."""
-    from textxai import cli
 
     folder = tmp_path_factory.mktemp("fuzzcli")
     data = folder / "data.jsonl"
     data.write_text("\n".join(json.dumps({"text": t}) for t in texts) + "\n")
     argv = ["run", "naopc", "--model", zoo.classifiers["bert"].folder, "--data", str(data), "--output",
             str(folder / "out"), "--no-progress", "--attribution-methods", "omission", flag, value]
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            code = cli.main(argv, one_line_errors=True)
-        except SystemExit as stop:
-            code = stop.code
-    lines = [line for line in err.getvalue().strip().splitlines() if line.strip()]
-    assert "Traceback" not in err.getvalue()
+    code, stderr = run_cli(argv)
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
     if code == 0:
         written = json.loads((folder / "out" / "naopc.json").read_text())
         values = [v for k, v in written.items() if k.endswith("comprehensiveness") and isinstance(v, float)]
         assert values and all(math.isfinite(v) for v in values), written.keys()
     else:
-        assert code == 2 and lines, err.getvalue()
+        assert code == 2 and lines, stderr
         assert flag in lines[-1] or "--data" in lines[-1] or "text" in lines[-1], lines
 
 
@@ -227,7 +218,6 @@ def _audit_flags():
 def test_fuzz_cli_audit_flags(zoo, tmp_path_factory, flag, value):
     """`textxai audit` with a fuzzed flag value, stopped before any model call by a budget of one evaluation:
     exit 2 with one line naming the flag given (refused), or --max-evaluations (accepted), never a traceback."""
-    from textxai import cli
 
     folder = tmp_path_factory.mktemp("fuzzaudit")
     data = folder / "data.csv"
@@ -237,15 +227,9 @@ def test_fuzz_cli_audit_flags(zoo, tmp_path_factory, flag, value):
         max_evaluations += ["--trust.class_names", "bad", "good"]
     argv = ["audit", "--model", zoo.classifiers["bert"].folder, "--data", str(data), "--output", str(folder / "out"),
             "--no-progress", *max_evaluations, flag, value]
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            code = cli.main(argv, one_line_errors=True)
-        except SystemExit as stop:
-            code = stop.code
-    lines = [line for line in err.getvalue().strip().splitlines() if line.strip()]
-    assert "Traceback" not in err.getvalue() and code == 2 and len(lines) == 1, (argv, err.getvalue())
+    code, stderr = run_cli(argv)
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, (argv, stderr)
     named = (flag, flag.lstrip("-"), "--max-evaluations", "--label-column", "--data")
     assert any(n in lines[0] for n in named), (argv, lines)
 

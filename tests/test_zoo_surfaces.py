@@ -8,8 +8,6 @@ training texts with the classifier's own embeddings and a fixed relatedness thre
 chains given (no editor), the audit's overview, difficulty and faithfulness sections with omission only."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import warnings
@@ -17,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import zoo as zoo_module
-from helpers import load_space_app
+from helpers import load_space_app, run_cli
 
 import textxai
 from textxai.classifier import as_classifier
@@ -175,18 +173,7 @@ MODULES = ("naopc", "fim_difficulty", "ceval", "inconsistency", "toki_trust")
 RUN_MODULE = {name: MODULES[i % len(MODULES)] for i, name in enumerate(WORKING)}  # each module on 3-4 members
 
 
-def _cli(argv) -> tuple[int, str]:
-    from textxai import cli
-
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            code = cli.main(argv, one_line_errors=True)
-        except SystemExit as stop:
-            code = stop.code
-    assert "Traceback" not in err.getvalue(), err.getvalue()
-    return code, err.getvalue()
+_cli = run_cli
 
 
 def _table(path, rows, header=("text", "label", "counterfactual")):
