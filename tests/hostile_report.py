@@ -5,7 +5,9 @@
 Sources: ``tests/hostile_cases.py`` (library, module and Space cases), the CLI tables of ``tests/test_cli.py``
 (``_cli_cases`` and every ``BAD_FILES`` file given to ``textxai run``), plus the denial-of-service requests and
 the headless model on every surface, and the model zoo (``tests/zoo.py``: every member on the library, a module and
-``textxai run``) with a fixed-seed sample of the zoo fuzzer's texts (``tests/test_fuzz_zoo.py``) on seven families.
+``textxai run``) with a fixed-seed sample of the zoo fuzzer's texts (``tests/test_fuzz_zoo.py``) on seven families;
+the outside attacks' stale-data, data-loss and security cases (:data:`CLASS_CASES`, regression tests) run and
+counted by class.
 Each case is classified as in ``hostile_cases.outcome``: *clear* (a
 ValueError / TypeError naming the argument; for the CLI: the expected exit code, one line on stderr with the
 expected words, no traceback), *obscure* (any other exception, or a traceback / several lines), *silent* (no
@@ -230,6 +232,52 @@ def fuzz_cases(tmp: Path, n_texts: int = 40, seed: int = 0) -> Counter:
     return counts
 
 
+#: The outside attacks' stale-data, data-loss and security cases, each kept as a regression test (a test that failed
+#: on the code the attack found): the report runs them and counts a failing one under its class.
+CLASS_CASES = {
+    "stale": ["test_zoo.py::test_swapped_head_rows_are_never_served_stale",
+              "test_llm_judge.py::test_editor_memo_sees_an_in_place_weight_update",
+              "test_integrations.py::test_load_best_model_at_end_keeps_the_best_model_and_its_scalars"],
+    "data loss": ["test_publish.py::test_force_with_a_bad_wheel_or_a_failure_leaves_the_existing_folder",
+                  "test_toki_runner.py::test_save_index_onto_a_file_is_refused_before_the_index_is_built",
+                  "test_cli.py::test_compare_tells_files_of_one_name_apart_and_names_a_file_that_is_not_json",
+                  "test_audit_space.py::test_the_request_budget_holds_inside_the_audits_stages_and_old_reports_are_pruned"],
+    "security": ["test_llm_judge.py::test_user_text_never_becomes_control_tokens",
+                 "test_zoo.py::test_special_token_strings_in_user_text_are_plain_text",
+                 "test_lm.py::test_hosted_space_refuses_local_gguf_and_unlisted_paths",
+                 "test_spaces.py::test_hosted_refuses_local_paths", "test_spaces.py::test_remote_code_is_never_run",
+                 "test_spaces.py::test_pickled_weights_refused", "test_spaces.py::test_error_messages_are_escaped_for_the_modal",
+                 "test_spaces.py::test_highlight_words_escapes_script"],
+}
+
+
+def class_cases() -> dict[str, Counter]:
+    """Run :data:`CLASS_CASES` (pytest, this process): per class, the cases (a parametrized test counts each of its
+    parameters) that hold and those that fail (a stale result, lost data or a security hole)."""
+    import pytest
+
+    class Outcomes:
+        def __init__(self):
+            self.by_node = {}
+
+        def pytest_runtest_logreport(self, report):   # setup, call and teardown of each case
+            if report.failed or report.skipped:
+                self.by_node[report.nodeid] = "failed" if report.failed else "skipped"
+            elif report.when == "call":
+                self.by_node.setdefault(report.nodeid, "passed")
+
+    seen = Outcomes()
+    nodes = [str(HERE / node) for nodes in CLASS_CASES.values() for node in nodes]
+    pytest.main(["-q", "-p", "no:cacheprovider", *nodes], plugins=[seen])
+    counts = {kind: Counter() for kind in CLASS_CASES}
+    for kind, names in CLASS_CASES.items():
+        for name in names:
+            results = [o for node, o in seen.by_node.items() if node.split("[")[0].endswith(name)]
+            for outcome in results or ["not run"]:
+                counts[kind]["held" if outcome == "passed" else outcome] += 1
+    return counts
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -254,6 +302,10 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for surface, counts in rows.items():
         print(f"| {surface} | {sum(counts.values())} | " + " | ".join(str(counts[k]) for k in KINDS) + " |")
+    classes = class_cases()
+    print("\n| outside-attack class | cases | held | failed (stale / lost / open) | not run |\n|---|---|---|---|---|")
+    for kind, counts in classes.items():
+        print(f"| {kind} | {sum(counts.values())} | {counts['held']} | {counts['failed']} | {counts['not run'] + counts['skipped']} |")
     print(f"\nDoS request refused before any model call: Space {extra['space DoS'][1]:.2f} s, "
           f"CLI {extra['cli DoS'][1]:.2f} s (`--max-evaluations 4200`); headless model refused: library "
           f"{extra['library headless']}, CLI {extra['cli headless']}, Space {extra['space headless']}.")
