@@ -144,7 +144,7 @@ class CallbackOptions:
 # (docs/guides/training.md; measured in tests/test_integrations.py against examples/trainer_callback.py, whose
 # Trainer evaluates 90 rows): NAOPC with gradient attributions (one backward pass per text) and its exact limits
 # (2^5 subsets: the true best and worst orders, no approximation), at most TRAINING_BOUNDS["naopc"] model
-# evaluations; FIM's exact top eigenvalue, one forward pass per text (plus its backward passes); TOKI with gradient
+# evaluations; FIM's exact top eigenvalue, one forward and C - 1 backward passes per text; TOKI with gradient
 # explanations and the classifier's own embeddings (no attack); ceval and inconsistency without a language model.
 TRAINING_PRESETS: dict[str, dict] = {
     "naopc": {"attribution_method": "gradient", "normalization": "exact"},
@@ -156,9 +156,10 @@ TRAINING_PRESETS: dict[str, dict] = {
 TRAINING_TEXTS = 2
 #: words NAOPC keeps of each preset text (a sentence pair: split between its two texts, the first text first)
 TRAINING_WORDS = {"naopc": 5}
-#: the most model evaluations the preset asks of a module per callback evaluation (NAOPC: 2^5 subsets and one
-#: gradient pass per text; FIM: one pass per text; ceval: each original and counterfactual)
-TRAINING_BOUNDS = {"naopc": TRAINING_TEXTS * (2 ** TRAINING_WORDS["naopc"] + 1), "fim_difficulty": TRAINING_TEXTS,
+#: the most model evaluations the preset asks of a module per callback evaluation of a two-class model (NAOPC: 2^5
+#: subsets and one gradient pass per text; FIM: a forward and a backward pass per text, C passes for C classes;
+#: ceval: each original and counterfactual)
+TRAINING_BOUNDS = {"naopc": TRAINING_TEXTS * (2 ** TRAINING_WORDS["naopc"] + 1), "fim_difficulty": 2 * TRAINING_TEXTS,
                    "ceval": 2 * TRAINING_TEXTS}
 PRESETS = ("training",)
 
