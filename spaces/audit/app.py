@@ -15,7 +15,7 @@ NO_MODEL = "none"
 DEFAULT_SECTIONS = ["difficulty", "faithfulness", "trust"]
 #: Small stages: a Space request has 90 s on the free tier's 2 cores (the command line's defaults are larger). The
 #: default example's warm request, measured with bench/bench_spaces.py (time is model forwards: NAOPC's beam limits
-#: 57 %, the FIM test set and TOKI's attack ~20 % each): 6 faithfulness texts, 2 attacked, a test set of 3 took 1,270
+#: 57 %, the FIM test set and TOKI's attack ~20 % each): 6 faithfulness texts, 2 attacked, a test set of 4 took 1,270
 #: model evaluations, 84 CPU s on a busy machine; with 3, 1 and 2 here 730 (-43 %), 3.3 s warm and 17.8 s cold on
 #: 2 idle cores (docs/performance.md)
 SPACE_OPTIONS = {"faithfulness": {"methods": ["omission", "input_x_gradient"], "max_texts": 3, "normalization": "beam"},
