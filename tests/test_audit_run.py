@@ -386,11 +386,12 @@ IV = {"confidence_level": 0.95, "n_resamples": 499, "seed": 0, "sample_size_swee
 
 def _same(shown: dict, own: dict, reading: str) -> None:
     """The same number, interval and reading (the same function on the same data: float64 on both sides; the
-    model's float32 probabilities within their rounding, ~1e-7: the audit scores a row once, in the batch of the
-    stage that asked first, textxai.batching.remembered_rows)."""
-    assert (shown["score"], shown["n"]) == pytest.approx((own["score"], own["n"]), rel=1e-6, abs=1e-9)
+    model's float32 probabilities within their rounding: the audit scores a row once, in the batch of the stage that
+    asked first, textxai.batching.remembered_rows; another batch moves a float32 logit by ~1e-6 of its size, so a
+    probability or a difference of two by up to ~1e-6 absolute -- 4.4e-7 seen on a CPU without bf16)."""
+    assert (shown["score"], shown["n"]) == pytest.approx((own["score"], own["n"]), rel=1e-5, abs=2e-6)
     bounds = [np.nan if x is None else x for x in (shown["ci_low"], shown["ci_high"])]   # JSON: NaN -> null
-    assert bounds == pytest.approx([own["ci_low"], own["ci_high"]], rel=1e-6, abs=1e-9, nan_ok=True)
+    assert bounds == pytest.approx([own["ci_low"], own["ci_high"]], rel=1e-5, abs=2e-6, nan_ok=True)
     assert shown["reading"] == reading
 
 
