@@ -260,12 +260,10 @@ def test_audit_splits_every_stage_and_writes_the_single_process_report(rest_work
             work.pop("seconds"), work.pop("cpu_seconds", None)   # measured times of this machine and moment
         data["work"].pop("evaluations")
     assert_same(one_json, two_json, rel=1e-5)  # fim's float32 eigenvalues: see the test above
-    # the work of both processes added up: the split stages cost what one process spends; where a stage predicts
-    # texts whole on every process (TOKI's training and assessed texts) or a process's prediction cache holds only
-    # its share (the editors' candidates, the shortcut edits), two processes spend more
-    split_whole = ("overview", "difficulty", "faithfulness")
-    assert {s: evaluations[1][s] for s in split_whole} == {s: evaluations[0][s] for s in split_whole}
-    assert all(evaluations[0][s] <= evaluations[1][s] for s in evaluations[0])
+    # the work of both processes added up: never less than one process spends; where a stage predicts texts whole on
+    # every process (TOKI's training and assessed texts) or a process remembers only its own rows (the rows one stage
+    # scored and a later one asks again: textxai.batching.remembered_rows; the editors' candidates), two spend more
+    assert all(evaluations[0][s] <= evaluations[1][s] for s in evaluations[0]), evaluations
     assert (folder / "audit_two" / "index.html").is_file()
     assert two.stderr.count("process 0 of 2: examples 0-3 of 7") == 1 and "process 1 of 2: examples 4-6 of 7" in two.stderr
     assert two.stdout.count("Wrote ") == 0 and two.stderr.count("Wrote ") == 1  # the main process alone writes
