@@ -128,30 +128,40 @@ def estimate_reading(entry: Mapping, what: str, scale: float = 1.0, meaning: str
 
     if not entry.get("n"):
         return f"{what}: no data."
-    text = f"{what} {format_interval(entry)}"
-    if too_few(entry["n"]):
-        return text + f": {too_few_note(entry['n'])}; more texts needed."
-    if zero_width(entry):
-        return (f"{what} {entry['score']:.3f}: every one of the {entry['n']} values is the same, so the bootstrap "
-                "gives no interval (not a certainty); too few to conclude.")
-    if not conclusive(entry, scale):
-        return text + f": the interval is too wide to conclude (n={entry['n']}); more texts needed."
-    return text + (f": {meaning}." if meaning else ".")
+    verdict = estimate_verdict(entry, scale, meaning)
+    number = f"{entry['score']:.3f}" if zero_width(entry) and not too_few(entry["n"]) else format_interval(entry)
+    return f"{what} {number}" + (f": {verdict}" if verdict else ".")
 
 
-def one_verdict(sentences) -> list[str]:
-    """Readings of a report's numbers, said once when they all end in the same verdict (a table above shows the
-    numbers): twelve "too few to conclude" sentences become one.
+def estimate_verdict(entry: Mapping, scale: float = 1.0, meaning: str = "") -> str:
+    """What a mean's entry lets one conclude: :func:`estimate_reading`'s sentence after its number ("" when it
+    concludes and no ``meaning`` is given).
 
-    >>> one_verdict(["a 0.2 [0.1, 0.3]: too few to conclude (n = 6 < 10); more texts needed.",
-    ...              "b 0.4 [0.2, 0.5]: too few to conclude (n = 6 < 10); more texts needed."])
-    ['Every number above: too few to conclude (n = 6 < 10); more texts needed.']
+    >>> estimate_verdict({"score": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 4})
+    'too few to conclude (n = 4 < 10); more texts needed.'
     """
-    sentences = list(sentences)
-    verdicts = {s.rpartition("]: ")[2] if "]: " in s else None for s in sentences}
-    if len(sentences) > 1 and len(verdicts) == 1 and None not in verdicts:
-        return [f"Every number above: {verdicts.pop()}"]
-    return sentences
+    n = entry.get("n")
+    if not n:
+        return "no data."
+    if too_few(n):
+        return f"{too_few_note(n)}; more texts needed."
+    if zero_width(entry):
+        return (f"every one of the {n} values is the same, so the bootstrap gives no interval (not a certainty); "
+                "too few to conclude.")
+    if not conclusive(entry, scale):
+        return f"the interval is too wide to conclude (n={n}); more texts needed."
+    return f"{meaning}." if meaning else ""
+
+
+def shared_verdict(entries, scale: float = 1.0) -> str | None:
+    """The verdict every one of several means' entries gets (:func:`estimate_verdict`), else None: a report whose
+    table shows the numbers says it once instead of once per number.
+
+    >>> shared_verdict([{"score": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 6}, {"score": 0.4, "ci_low": 0.2, "ci_high": 0.5, "n": 6}])
+    'too few to conclude (n = 6 < 10); more texts needed.'
+    """
+    verdicts = {estimate_verdict(e, scale) for e in entries}
+    return verdicts.pop() if len(entries) > 1 and len(verdicts) == 1 and "" not in verdicts else None
 
 
 def entry_reading(entry: Mapping, what: str, of: str = "units", scale: float = 1.0, meaning: str = "") -> str:

@@ -257,15 +257,15 @@ def interval_note(intervals: Mapping) -> str:
         return ""
     level = entries[0].get("confidence_level", 0.95)
     units = ' / '.join(u + 's' for u in sorted({e.get("unit", "example") for e in entries}))
-    exact = [e for e in entries if "exact" in str(e.get("method", ""))]
-    methods = sorted({e.get("method", "") for e in entries if e.get("method") and e not in exact},
-                     key=lambda m: (m != "BCa", m))
-    if len(exact) == len(entries):
+    named = [str(e.get("method") or "") for e in entries]
+    exact = ["exact" in m for m in named]
+    methods = sorted({m for m, x in zip(named, exact) if m and not x}, key=lambda m: (m != "BCa", m))
+    if all(exact):
         return (f"[brackets]: {level * 100:.0f}% exact confidence intervals of counts of {units} (Clopper-Pearson; "
                 f"scipy.stats.beta, textxai.stats).")
     boot = (f"{level * 100:.0f}% bootstrap confidence intervals, {units} resampled ({', '.join(methods)}; "
             f"scipy.stats.bootstrap, textxai.stats)")
-    return f"[brackets]: {boot}; counts: exact (Clopper-Pearson)." if exact else f"[brackets]: {boot}."
+    return f"[brackets]: {boot}; counts: exact (Clopper-Pearson)." if any(exact) else f"[brackets]: {boot}."
 
 
 # ---------------------------------------------------------------------------------------------- an analysis' intervals

@@ -8,6 +8,8 @@ classifier's construction set (``model``, ``tokenizer``, ``word_view``, ``device
 """
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import torch
 
@@ -19,8 +21,6 @@ from textxai.wordview import PERTURBATIONS, WordEncoding
 
 def _row_key(ids, types, precision: str) -> tuple:
     """What a row's probabilities depend on besides the model: its token ids and segment ids, the precision."""
-    import hashlib
-
     digest = hashlib.blake2b(np.ascontiguousarray(ids, dtype=np.int64).tobytes(), digest_size=16)
     if types is not None:
         digest.update(b"|" + np.ascontiguousarray(types, dtype=np.int64).tobytes())

@@ -258,8 +258,10 @@ def report(results: dict, title: str = "NAOPC") -> str:
         lines.append(f"{name:<22} " + " ".join(f"{c:<{w}}" for c in cells).rstrip())
     if results.get("intervals"):
         lines += ["", render.interval_note(results["intervals"])]
-        lines += [f"  {r}" for r in readings.one_verdict(
-            r for m in results["methods"].values() for r in (m.get("readings") or {}).values())]
+        shared = readings.shared_verdict([m["intervals"][k] for m in results["methods"].values()
+                                          for k in SCORES if k in (m.get("intervals") or {})])
+        lines += [f"  Every number above: {shared}"] if shared else [
+            f"  {r}" for m in results["methods"].values() for r in (m.get("readings") or {}).values()]
     for pair, comparison in results.get("comparisons", {}).items():
         a, b = pair.split(" vs ")
         lines += ["", f"Paired comparison on the same texts ({pair}):", render.compare_table(comparison, a, b)]
