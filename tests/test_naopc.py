@@ -333,3 +333,13 @@ def test_score_many_bad_outputs_name_score_many():
         N.aopc_limits_many(lambda masks: [np.ones(len(masks[0])), np.full(len(masks[1]), np.nan)], [3, 3])
     with pytest.raises(TypeError, match=r"score_many=3: expected a callable"):
         N.aopc_limits_many(3, [3])
+
+
+def test_attribution_method_takes_a_list_of_names_and_names_a_bad_one():
+    """A list of method names was looked up as a dict key (TypeError: unhashable type: 'list')."""
+    from textxai.naopc.texts import attribution_sets
+
+    assert attribution_sets(None, ("omission", "gradient")) == {"omission": None, "gradient": None}
+    for bad in (3, [], ["omission", 2]):
+        with pytest.raises(ValueError, match=r"attribution_method=.*: expected a method name or a list of them"):
+            attribution_sets(None, bad)

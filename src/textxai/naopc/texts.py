@@ -451,8 +451,8 @@ def attribution_sets(attributions, attribution_method: str | None = None) -> dic
     """``{name: scores or None}`` for :func:`compare_attributions`: a dict as given, one score list per text as
     the set ``"attributions"``, or ``None`` with ``attribution_method`` (computed by that method).
 
-    >>> attribution_sets([[0.1, 0.2]]), attribution_sets(None, "omission")
-    ({'attributions': [[0.1, 0.2]]}, {'omission': None})
+    >>> attribution_sets([[0.1, 0.2]]), attribution_sets(None, "omission"), attribution_sets(None, ["omission", "gradient"])
+    ({'attributions': [[0.1, 0.2]]}, {'omission': None}, {'omission': None, 'gradient': None})
     """
     if isinstance(attributions, dict) and attribution_method is None:
         return attributions
@@ -462,7 +462,11 @@ def attribution_sets(attributions, attribution_method: str | None = None) -> dic
                 "attributions=None: expected one score per word per text, or attribution_method= one of "
                 "textxai.attribution.available_methods() to compute them"
             )
-        return {attribution_method: None}
+        names = [attribution_method] if isinstance(attribution_method, str) else attribution_method
+        if not isinstance(names, (list, tuple)) or not names or not all(isinstance(m, str) for m in names):
+            raise ValueError(f"attribution_method={attribution_method!r}: expected a method name or a list of them "
+                             "(textxai.attribution.available_methods())")
+        return dict.fromkeys(names)
     if attribution_method is not None:
         raise ValueError(
             f"attribution_method={attribution_method!r} with attributions given: expected one of the two"
