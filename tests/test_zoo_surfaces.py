@@ -247,7 +247,10 @@ def test_textxai_audit_gives_the_library_numbers(library, name, tmp_path):
     close(model["overview"]["accuracy"]["score"], 1.0)
     np.testing.assert_allclose(model["difficulty"]["difficulty"], ref["fim"], rtol=REL)
     per_text = model["faithfulness"]["per_example"]["omission"]
-    np.testing.assert_allclose(per_text["naopc_comprehensiveness"], ref["naopc_rows"], rtol=REL, atol=1e-9)
+    # the audit scores each token row once, in the batch of the stage that asked first (batching.remembered_rows):
+    # float32 batch rounding moves a probability by up to ~1e-6 absolute (2.5e-7 seen on DistilBERT), and NAOPC
+    # divides by the limits' width
+    np.testing.assert_allclose(per_text["naopc_comprehensiveness"], ref["naopc_rows"], rtol=1e-5, atol=2e-6)
 
 
 # ------------------------------------------------------------------------------------------------- the callback
