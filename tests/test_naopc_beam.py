@@ -374,3 +374,48 @@ def test_beam_limits_are_achieved_by_the_orderings_reported_on_long_inputs(n, se
         np.testing.assert_allclose(curve, N.aopc_curve(fresh, order), rtol=1e-12, atol=1e-12)
     assert lim.lower < lim.upper
     assert len(log) == len(set(log)) == lim.n_evaluations
+
+
+def guarded(masks):
+    """p of a 14-word input: removing word 0 drops p from 0.6 to 0.1 and every later removal changes nothing until
+    4 words are left; then p stays at 0.1 only while the guard pair (words 1 and 2) is still there together (0.5
+    with word 1 alone, 0.9 without it). A forward chain cannot see the pair in the flat middle."""
+    m = np.asarray(masks, bool)
+    left = (~m).sum(axis=1)
+    late = np.where(~m[:, 1] & ~m[:, 2], 0.1, np.where(~m[:, 1], 0.5, 0.9))
+    return np.where(~m[:, 0], 0.6, np.where(left <= 4, late, 0.1))
+
+
+@pytest.mark.parametrize("polish", [0.0, L.LAZY.polish])
+def test_the_backward_turn_finds_the_tail_a_forward_chain_cannot_see(monkeypatch, polish):
+    # exact upper 0.4143 (word 0 first, the guards last); forward only, the chain removes guard 2 in the flat middle
+    # (ties go to the lower index) and no local move repairs it (0.3286); turned at the bottom of its curve, the
+    # backward beam keeps word 1 (p 0.5 alone), then the pair (0.1), and reaches the exact limit
+    import dataclasses
+
+    exact = N.aopc_limits(guarded, 14, method="exact", max_exact_words=14)
+    monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, polish=polish, turn=None))
+    forward = N.aopc_limits(guarded, 14, method="beam")
+    monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, turn=3))
+    turned = N.aopc_limits(guarded, 14, method="beam")
+    assert forward.upper < exact.upper - 0.05
+    assert turned.upper == pytest.approx(exact.upper, abs=1e-12)
+    assert turned.upper_order[0] == 0 and set(turned.upper_order[-2:]) == {1, 2}
+    assert N.aopc(guarded, turned.upper_order) == pytest.approx(turned.upper, abs=1e-12)
+    assert exact.lower - 1e-12 <= turned.lower <= forward.lower + 1e-12
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(13, 14), seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["uniform", "saturated"]))
+def test_turned_beams_stay_inside_the_exact_limits_and_report_real_orderings(n, seed, kind):
+    # above turn_above the forward chains turn: every set still evaluated once, the limits inside the exact ones
+    # and each the AOPC of the permutation reported
+    table = saturated_table(n, seed) if kind == "saturated" else np.random.default_rng(seed).uniform(0, 1, 1 << n)
+    log: list[int] = []
+    beam = N.aopc_limits(table_fn(table, log), n, method="beam")
+    exact = N.aopc_limits(table_fn(table), n, method="exact", max_exact_words=n)
+    assert len(log) == len(set(log)) == beam.n_evaluations
+    assert exact.lower - 1e-12 <= beam.lower and beam.upper <= exact.upper + 1e-12
+    for order, value in ((beam.lower_order, beam.lower), (beam.upper_order, beam.upper)):
+        assert sorted(order) == list(range(n))
+        assert N.aopc(table_fn(table), order) == pytest.approx(value, abs=1e-12)

@@ -7,6 +7,7 @@ the exact DP over all sets, the option checks and the public :func:`~textxai.nao
 """
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -35,6 +36,12 @@ class Lazy:
     little on which other words are gone, while its effect on p shrinks by p (1 - p) as p saturates, so gains
     measured early (p near p0) and late (p near 0 or 1) compare in logits and not in p (``False``, the default:
     p itself; measured on a 40- and a 50-word review, docs/performance.md: 8-11 % fewer inputs, limits as tight).
+    ``turn``: on inputs of more than ``turn_above`` features, once a limit's chain has gone ``turn`` levels without
+    beating its extreme probability (the bottom of the upper limit's curve, the top of the lower's), the forward
+    search stops there and a backward one orders the words left from the other end: it keeps the word that alone
+    holds p down (up) longest, then the pair, ... (the keep-one sets are its first level), each word kept first
+    being removed last (:class:`_View`). A forward chain picks the tail of the curve blindly, where the gains are
+    small; from the other end they are the largest (``None``: forward only).
     """
 
     saturation: float = 3e-4
@@ -46,6 +53,8 @@ class Lazy:
     polish: float = 0.28
     moves: int = 4
     logit: bool = False
+    turn: int | None = 3
+    turn_above: int = 12
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
@@ -58,25 +67,55 @@ def _logit(p: float) -> float:
 
 
 
-class _Beam:
-    """One side (upper or lower) of the beam search of one input.
+class _View:
+    """The frame a beam searches in: forward (a key is the removed set) or backward (a key is the KEPT set).
 
-    A state is ``(removed set, order, signed partial sum, signed marginal estimates or None)``. Children of
-    a state are scored incrementally (partial sum + one new term); states are deduplicated by removed set
-    (the best partial sum survives). ``lazy=None`` is the paper's Algorithm 1 (every child of every state
-    evaluated); a :class:`Lazy` asks for fewer children (see there).
+    A backward view starts where a forward chain turned: ``used`` (the set the chain had removed at its extreme)
+    stays removed, and the beam "keeps" the other words one by one, the word kept first being the one removed
+    last; key ``K`` (which includes ``used``) stands for the removed set ``all ^ K ^ used``.
     """
 
-    __slots__ = ("sign", "states", "plan", "prior", "lazy", "logit")
+    __slots__ = ("memo", "n", "used", "full", "p0")
 
-    def __init__(self, sign: float, lazy: Lazy | None = None, prior: dict[int, float] | None = None,
-                 logit: bool = False):
+    def __init__(self, memo: _Memo, used: int | None = None):
+        self.memo, self.n, self.used, self.full = memo, memo.n, used, (1 << memo.n) - 1
+        self.p0 = memo.values[0]
+
+    def real(self, key: int) -> int:
+        return key if self.used is None else self.full ^ key ^ self.used
+
+    def __getitem__(self, key: int) -> float:
+        return self.memo.values[self.real(key)]
+
+
+class _Beam:
+    """One side (upper or lower) of the beam search of one input, in one frame (:class:`_View`).
+
+    A state is ``(key, order, signed partial sum, signed marginal estimates or None)``. Children of
+    a state are scored incrementally (partial sum + one new term); states are deduplicated by key
+    (the best partial sum survives). ``lazy=None`` is the paper's Algorithm 1 (every child of every state
+    evaluated); a :class:`Lazy` asks for fewer children (see there), and its forward beam turns (``Lazy.turn``):
+    where its chain's probability stopped improving, a backward beam orders the words left from the other end.
+    """
+
+    __slots__ = ("sign", "view", "states", "plan", "prior", "lazy", "logit", "head", "level")
+
+    def __init__(self, sign: float, view: _View, lazy: Lazy | None = None, prior: dict[int, float] | None = None,
+                 logit: bool = False, head: tuple = ()):
         self.sign = sign  # +1 maximises (upper), -1 minimises (lower)
-        self.states = [(0, (), 0.0, None)]
+        self.view = view
+        root = 0 if view.used is None else view.used
+        self.states = [(root, (), 0.0, None)]
         self.plan: list[list[int]] = []
         self.lazy = lazy
-        self.prior = prior  # feature -> signed keep-one score: the tie-breaker of the lazy beam
+        self.prior = prior  # feature -> signed score: the tie-breaker of the lazy beam
         self.logit = logit  # estimates as changes of the logit of p (see Lazy.logit)
+        self.head = head  # a backward beam: the forward chain's order up to where it turned
+        self.level = 0
+
+    @property
+    def done(self) -> bool:
+        return self.states[0][0] == self.view.full
 
     def _gain(self, p: float, child: float) -> float:
         """A feature's signed estimate from the state's p and the child's: the change of p, or of its logit."""
@@ -91,42 +130,42 @@ class _Beam:
         z = _logit(p) - self.sign * np.asarray(marg)
         return self.sign * (p - 1.0 / (1.0 + np.exp(-np.clip(z, -60, 60))))
 
-    def first_requests(self, memo: _Memo) -> list[int]:
+    def first_requests(self) -> list[int]:
         """Ranks every state's free features (best estimate first); returns the first children of lazy states."""
         self.plan = []
-        lazy, prior, n = self.lazy, self.prior, memo.n
+        lazy, prior, view = self.lazy, self.prior, self.view
         for key, _, _, marg in self.states:
-            free = [j for j in range(n) if not key >> j & 1]
+            free = [j for j in range(view.n) if not key >> j & 1]
             if lazy is not None and marg is not None:  # stable: then the lower index first
-                gain = self._predicted(memo.values[key], marg)
+                gain = self._predicted(view[key], marg)
                 free.sort(key=lambda j: (-round(gain[j] / lazy.saturation), -prior[j]))
             self.plan.append(free)
         if lazy is None:
             return []
-        return [key | 1 << j for (key, _, _, marg), free in zip(self.states, self.plan) if marg is not None
-                for j in free[: lazy.children]]
+        return [view.real(key | 1 << j) for (key, _, _, marg), free in zip(self.states, self.plan)
+                if marg is not None for j in free[: lazy.children]]
 
-    def _enough(self, memo: _Memo, key: int, marg, first: list[int]) -> bool:
+    def _enough(self, key: int, marg, first: list[int]) -> bool:
         """Whether a lazy state keeps its first children only (saturated, or estimates confirmed off-refresh)."""
-        lazy, values, sign = self.lazy, memo.values, self.sign
-        probs = [values[key | 1 << j] for j in first]
+        lazy, view, sign = self.lazy, self.view, self.sign
+        probs = [view[key | 1 << j] for j in first]
         if (min(probs) if sign > 0 else 1.0 - max(probs)) <= lazy.saturation:
             return True
-        if bin(key).count("1") % lazy.refresh == 0:
+        if self.level % lazy.refresh == 0:
             return False
-        gain = self._predicted(values[key], marg)
-        return all(abs(sign * (values[key] - p) - gain[j]) <= lazy.confirm for j, p in zip(first, probs))
+        gain = self._predicted(view[key], marg)
+        return all(abs(sign * (view[key] - p) - gain[j]) <= lazy.confirm for j, p in zip(first, probs))
 
-    def full_requests(self, memo: _Memo) -> list[int]:
+    def full_requests(self) -> list[int]:
         """Every child of the states that need them; lazy states that do not keep their first children only."""
         out = []
         for i, ((key, _, _, marg), free) in enumerate(zip(self.states, self.plan)):
             if self.lazy is not None and marg is not None:
                 first = free[: self.lazy.children]
-                if len(first) == len(free) or self._enough(memo, key, marg, first):
+                if len(first) == len(free) or self._enough(key, marg, first):
                     self.plan[i] = first
                     continue
-            out.extend(key | 1 << j for j in free)
+            out.extend(self.view.real(key | 1 << j) for j in free)
         return out
 
     def _ranked(self, best: dict, beam_size: int) -> list:
@@ -140,13 +179,14 @@ class _Beam:
             ranked = [r for r in ranked if r[1][0] >= ranked[0][1][0] - lazy.margin]
         return ranked
 
-    def advance(self, memo: _Memo, beam_size: int) -> None:
-        p0, values, sign = memo.values[0], memo.values, self.sign
-        best: dict[int, tuple[float, int, int]] = {}  # child set -> (signed partial sum, parent index, j)
+    def advance(self, beam_size: int) -> None:
+        view, sign = self.view, self.sign
+        p0 = view.p0
+        best: dict[int, tuple[float, int, int]] = {}  # child key -> (signed partial sum, parent index, j)
         for parent, ((key, _, psum, _), pick) in enumerate(zip(self.states, self.plan)):
             for j in sorted(pick):  # generation order: parent, then feature index
                 child = key | 1 << j
-                score = psum + sign * (p0 - values[child])
+                score = psum + sign * (p0 - view[child])
                 old = best.get(child)
                 if old is None or score > old[0]:  # dedup by set: only the best partial sum survives
                     best[child] = (score, parent, j)
@@ -155,36 +195,65 @@ class _Beam:
         if self.lazy is not None:
             for parent in {parent for _, (_, parent, _) in ranked}:
                 key, _, _, marg = self.states[parent]
-                new = np.zeros(memo.n) if marg is None else marg.copy()
+                new = np.zeros(view.n) if marg is None else marg.copy()
                 for j in self.plan[parent]:
-                    new[j] = self._gain(values[key], values[key | 1 << j])  # signed gain of removing j after key
+                    new[j] = self._gain(view[key], view[key | 1 << j])  # signed gain of j after key
                 margs[parent] = new
         self.states = [(child, self.states[parent][1] + (j,), score, margs.get(parent))
                        for child, (score, parent, j) in ranked]
+        self.level += 1
+
+    def turned(self) -> _Beam | None:
+        """A forward lazy beam whose best chain has not improved on its extreme for ``Lazy.turn`` levels: the
+        backward beam that orders the words left from the other end (the forward order up to the extreme kept)."""
+        lazy, view = self.lazy, self.view
+        if lazy is None or lazy.turn is None or view.used is not None or view.n <= lazy.turn_above or self.done:
+            return None
+        order, key, values = self.states[0][1], 0, []
+        for j in order:
+            key |= 1 << j
+            values.append(self.sign * view[key])
+        extreme = int(np.argmin(values))  # the first of ties
+        if len(order) - 1 - extreme < lazy.turn:
+            return None
+        used = 0
+        for j in order[: extreme + 1]:
+            used |= 1 << j
+        prior = {j: self.sign * view.memo.values[1 << j] for j in range(view.n)}  # p without j alone (level 1)
+        return _Beam(self.sign, _View(view.memo, used), lazy, prior, self.logit, order[: extreme + 1])
 
     def best(self):
-        _, order, psum, _ = self.states[0]
-        return list(order), self.sign * psum
+        _, order, _, _ = self.states[0]
+        order = list(self.head) + list(order[::-1]) if self.view.used is not None else list(order)
+        return order, float(self.view.memo.drops(order).sum())
 
 
 def _search(memos: list[_Memo], score_many: ScoreManyFn, beams: list[list[_Beam]], beam_size: int,
             progress: bool) -> None:
-    """Advances the given beams of every input level by level; each round of new sets in ONE ``score_many`` call."""
+    """Advances the given beams of every input round by round until each is done (a forward beam may turn into
+    a backward one on the way); each round of new sets in ONE ``score_many`` call."""
     lazy = any(beam.lazy is not None for pair in beams for beam in pair)
-    for step in progress_bar(range(1, max(m.n for m in memos) + 1), progress, "NAOPC beam", unit="level"):
-        active = [i for i, m in enumerate(memos) if m.n >= step]
+    bar = progress_bar(None, progress, "NAOPC beam", total=max(m.n for m in memos), unit="level")
+    for step in itertools.count(1):
+        active = [(i, beam) for i, pair in enumerate(beams) for beam in pair if not beam.done]
+        if not active:
+            break
         requests = [[] for _ in memos]
-        for i in active:
-            requests[i] = [k for beam in beams[i] for k in beam.first_requests(memos[i])]
+        for i, beam in active:
+            requests[i].extend(beam.first_requests())
         if lazy:
             _evaluate(memos, requests, score_many, f"beam level {step}")
             requests = [[] for _ in memos]
-        for i in active:
-            requests[i] = [k for beam in beams[i] for k in beam.full_requests(memos[i])]
+        for i, beam in active:
+            requests[i].extend(beam.full_requests())
         _evaluate(memos, requests, score_many, f"beam level {step}")
-        for i in active:
-            for beam in beams[i]:
-                beam.advance(memos[i], beam_size)
+        for i, beam in active:
+            beam.advance(beam_size)
+        for pair in beams:
+            for k, beam in enumerate(pair):
+                pair[k] = beam.turned() or beam
+        bar.update(1)
+    bar.close()
 
 
 def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
@@ -194,7 +263,7 @@ def _keep_one(memos: list[_Memo], score_many: ScoreManyFn) -> list[list[float]]:
     is the information left: the lower limit keeps for last the features that hold the prediction up alone,
     the upper limit removes them first.
     """
-    requests = [[((1 << m.n) - 1) ^ (1 << j) for j in range(m.n)] for m in memos]
+    requests = [[((1 << m.n) - 1) ^ (1 << j) for j in range(m.n)] + [(1 << m.n) - 1] for m in memos]  # + all gone
     _evaluate(memos, requests, score_many, "the keep-one-feature sets")
     return [[memo.values[((1 << memo.n) - 1) ^ (1 << j)] for j in range(memo.n)] for memo in memos]
 
@@ -357,9 +426,9 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
     """
     signs = [+1.0 if side == "upper" else -1.0 for side in sides]
     if lazy is None:
-        beams = [[_Beam(sign) for sign in signs] for _ in memos]
+        beams = [[_Beam(sign, _View(memo)) for sign in signs] for memo in memos]
     else:
-        beams = [[_Beam(sign, lazy, {j: sign * p for j, p in enumerate(ps)},
+        beams = [[_Beam(sign, _View(memo), lazy, {j: sign * p for j, p in enumerate(ps)},
                         lazy.logit and 0.0 <= memo.values[0] <= 1.0) for sign in signs]
                  for memo, ps in zip(memos, _keep_one(memos, score_many))]
     _search(memos, score_many, beams, beam_size, progress)
