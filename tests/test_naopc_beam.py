@@ -396,7 +396,7 @@ def test_the_backward_turn_finds_the_tail_a_forward_chain_cannot_see(monkeypatch
     exact = N.aopc_limits(guarded, 14, method="exact", max_exact_words=14)
     monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, polish=polish, turn=None))
     forward = N.aopc_limits(guarded, 14, method="beam")
-    monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, turn=3))
+    monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, turn=3, polish_turned=polish))
     turned = N.aopc_limits(guarded, 14, method="beam")
     assert forward.upper < exact.upper - 0.05
     assert turned.upper == pytest.approx(exact.upper, abs=1e-12)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,8 +34,9 @@ class Lazy:
     ``logit``: a feature's estimate is its last measured change of the LOGIT of p (probabilities in [0, 1]), read
     at the current state as the change of p it predicts there: a word's effect on a classifier's logit depends
     little on which other words are gone, while its effect on p shrinks by p (1 - p) as p saturates, so gains
-    measured early (p near p0) and late (p near 0 or 1) compare in logits and not in p (``False``, the default:
-    p itself; measured on a 40- and a 50-word review, docs/performance.md: 8-11 % fewer inputs, limits as tight).
+    measured early (p near p0) and late (p near 0 or 1) compare in logits and not in p (``False``: p itself, the
+    default up to ``turn_above`` features; above it ``logit_turned`` makes them logits: on five 40-80-word
+    reviews 13 % fewer inputs with limits as tight, docs/performance.md).
     ``turn``: on inputs of more than ``turn_above`` features, once a limit's chain has gone ``turn`` levels without
     beating its extreme probability (the bottom of the upper limit's curve, the top of the lower's), the forward
     search stops there and a backward one orders the words left from the other end: it keeps the word that alone
@@ -55,6 +56,16 @@ class Lazy:
     logit: bool = False
     turn: int | None = 3
     turn_above: int = 12
+    polish_turned: float = 0.2
+    logit_turned: bool = True
+
+    def for_input(self, n: int) -> Lazy:
+        """The settings for an input of ``n`` features: above ``turn_above`` (where the chains turn) the local search
+        gets ``polish_turned`` and the estimates are logits when ``logit_turned`` (the backward beam does part of
+        what polishing did there; measured on 40-80-word reviews, docs/performance.md)."""
+        if self.turn is None or n <= self.turn_above:
+            return self
+        return replace(self, polish=self.polish_turned, logit=self.logit or self.logit_turned)
 
 
 LAZY = Lazy()  # the settings of method="beam" (measured in bench/bench_naopc.py)
@@ -391,14 +402,15 @@ def _polish(memo: _Memo, order: list[int], sign: float, budget: list[int], moves
             order, tried = top[1], set()
 
 
-def _polish_many(memos: list[_Memo], score_many: ScoreManyFn, pairs: list[list], lazy: Lazy, cap: list[int]) -> None:
+def _polish_many(memos: list[_Memo], score_many: ScoreManyFn, pairs: list[list], lazies: list[Lazy],
+                 cap: list[int]) -> None:
     """Polishes every input's orderings (``pairs[i]`` = [(sign, order), ...]), each round in ONE model call.
 
-    Each input may evaluate ``lazy.polish`` times the sets it has, at most up to ``cap[i]`` sets in all, split
+    Each input may evaluate its ``Lazy.polish`` times the sets it has, at most up to ``cap[i]`` sets in all, split
     evenly between its limits (a search that stalls on one limit does not take the other's budget).
     """
     searches = []
-    for memo, pair, limit in zip(memos, pairs, cap):
+    for memo, pair, limit, lazy in zip(memos, pairs, cap, lazies):
         share = min(int(lazy.polish * len(memo.values)), limit - len(memo.values)) // max(len(pair), 1)
         searches.append([_polish(memo, list(order), sign, [share], lazy.moves) for sign, order in pair])
     while any(searches):
@@ -428,13 +440,14 @@ def _beam_many(memos: list[_Memo], score_many: ScoreManyFn, beam_size: int, prog
     if lazy is None:
         beams = [[_Beam(sign, _View(memo)) for sign in signs] for memo in memos]
     else:
-        beams = [[_Beam(sign, _View(memo), lazy, {j: sign * p for j, p in enumerate(ps)},
-                        lazy.logit and 0.0 <= memo.values[0] <= 1.0) for sign in signs]
-                 for memo, ps in zip(memos, _keep_one(memos, score_many))]
+        lazies = [lazy.for_input(memo.n) for memo in memos]
+        beams = [[_Beam(sign, _View(memo), lz, {j: sign * p for j, p in enumerate(ps)},
+                        lz.logit and 0.0 <= memo.values[0] <= 1.0) for sign in signs]
+                 for memo, ps, lz in zip(memos, _keep_one(memos, score_many), lazies)]
     _search(memos, score_many, beams, beam_size, progress)
-    if lazy is not None and lazy.polish > 0:
+    if lazy is not None and any(lz.polish > 0 for lz in lazies):
         cap = [1 + len(signs) * beam_size * m.n * (m.n + 1) // 2 for m in memos]  # never above the paper's beam
-        _polish_many(memos, score_many, [[(b.sign, b.best()[0]) for b in pair] for pair in beams], lazy, cap)
+        _polish_many(memos, score_many, [[(b.sign, b.best()[0]) for b in pair] for pair in beams], lazies, cap)
     results = []
     for memo, pair in zip(memos, beams):
         found = {side: beam.best() for side, beam in zip(sides, pair)}
