@@ -77,7 +77,6 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
-
 class _View:
     """The frame a beam searches in: forward (a key is the removed set) or backward (a key is the KEPT set).
 
@@ -90,7 +89,7 @@ class _View:
 
     def __init__(self, memo: _Memo, used: int | None = None):
         self.memo, self.n, self.used, self.full = memo, memo.n, used, (1 << memo.n) - 1
-        self.p0 = memo.values[0]
+        self.p0 = memo.p0
 
     def real(self, key: int) -> int:
         return key if self.used is None else self.full ^ key ^ self.used
@@ -220,18 +219,13 @@ class _Beam:
         lazy, view = self.lazy, self.view
         if lazy is None or lazy.turn is None or view.used is not None or view.n <= lazy.turn_above or self.done:
             return None
-        order, key, values = self.states[0][1], 0, []
-        for j in order:
-            key |= 1 << j
-            values.append(self.sign * view[key])
-        extreme = int(np.argmin(values))  # the first of ties
+        order = self.states[0][1]
+        keys = _order_to_keys(order)
+        extreme = int(np.argmin([self.sign * view[k] for k in keys]))  # the first of ties
         if len(order) - 1 - extreme < lazy.turn:
             return None
-        used = 0
-        for j in order[: extreme + 1]:
-            used |= 1 << j
         prior = {j: self.sign * view.memo.values[1 << j] for j in range(view.n)}  # p without j alone (level 1)
-        return _Beam(self.sign, _View(view.memo, used), lazy, prior, self.logit, order[: extreme + 1])
+        return _Beam(self.sign, _View(view.memo, keys[extreme]), lazy, prior, self.logit, order[: extreme + 1])
 
     def best(self):
         _, order, _, _ = self.states[0]
