@@ -405,6 +405,31 @@ def test_the_backward_turn_finds_the_tail_a_forward_chain_cannot_see(monkeypatch
     assert exact.lower - 1e-12 <= turned.lower <= forward.lower + 1e-12
 
 
+def test_the_progress_bar_of_a_turned_beam_ends_at_its_total(monkeypatch):
+    # a turned beam runs up to Lazy.turn levels more than the input has words: the bar's total follows, it neither
+    # passes its total nor stops short of it
+    import dataclasses
+
+    from textxai.naopc import beam as B
+
+    bars = []
+
+    class Bar:
+        def __init__(self, total):
+            self.total, self.n = total, 0
+            self.refresh = self.close = lambda: None
+
+        def update(self, k):
+            self.n += k
+            assert self.n <= self.total
+
+    monkeypatch.setattr(B, "progress_bar", lambda _it, _on, _desc, total, unit: bars.append(Bar(total)) or bars[-1])
+    monkeypatch.setattr(L, "LAZY", dataclasses.replace(L.LAZY, turn=3))
+    N.aopc_limits(guarded, 14, method="beam", progress=True)
+    (bar,) = bars
+    assert bar.n == bar.total > 14
+
+
 @settings(max_examples=12, deadline=None)
 @given(n=st.integers(13, 14), seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["uniform", "saturated"]))
 def test_turned_beams_stay_inside_the_exact_limits_and_report_real_orderings(n, seed, kind):

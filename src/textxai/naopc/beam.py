@@ -257,6 +257,10 @@ def _search(memos: list[_Memo], score_many: ScoreManyFn, beams: list[list[_Beam]
         for pair in beams:
             for k, beam in enumerate(pair):
                 pair[k] = beam.turned() or beam
+        left = max(((b.view.full ^ b.states[0][0]).bit_count() for pair in beams for b in pair), default=0)
+        if bar.total is not None and step + left > bar.total:  # a turned beam has up to Lazy.turn levels more
+            bar.total = step + left
+            bar.refresh()
         bar.update(1)
     bar.close()
 
