@@ -81,7 +81,7 @@ def naopc_set_rows(clf, sets: list[str], count: int | None = None, store_file: P
     from naopc_sets import FEATURES, compare
 
     store = pickle.loads(store_file.read_bytes()) if store_file is not None and store_file.exists() else {}
-    known = {key: len(outputs) for key, outputs in store.items()}
+    reused = sum(len(outputs) for outputs in store.values())
     rows = []
     for name in sets:  # the store is written after each set: a stopped run keeps what it asked
         try:
@@ -97,7 +97,6 @@ def naopc_set_rows(clf, sets: list[str], count: int | None = None, store_file: P
                             f"{r['ours']:,}; limits vs theirs: upper {r['up_mean']:+.4f} mean / {r['up_worst']:+.4f} worst, "
                             f"lower {r['lo_mean']:+.4f} / {r['lo_worst']:+.4f} ({r['looser']} texts > 0.01)",
                             f"{r['ratio']:.2f}x fewer"))
-    reused = sum(known.values())
     if reused:
         print(f"[beam-sets] {reused:,} of {sum(len(o) for o in store.values()):,} model outputs read from {store_file}",
               file=sys.stderr, flush=True)
