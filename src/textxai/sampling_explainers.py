@@ -288,9 +288,9 @@ def _sandwich(present: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: fl
 
     The pairs' covariance is Bell and McCaffrey's small-sample cluster estimator (CR2): each pair's residuals are
     scaled by ``(I - H_gg)^(-1/2)``, H_gg the pair's block of the surrogate's hat matrix, so the residuals the fit
-    has absorbed are given back. On 10 reviews of 200 words (201 coefficients) it matched the variance of two
-    independent halves of the sample within 0.86-1.09 from 1,000 rows on, where the plain sandwich with the
-    n / (n - p) factor (HC1) was 1.1-1.4x too small (3x at 500 rows; docs/performance.md, LIME "auto")."""
+    has absorbed are given back. On 10 reviews of 200 words (201 coefficients) it matched the spread of two
+    independent halves of the sample within 0.93-1.10 from 1,000 rows on, where the plain sandwich with the
+    n / (n - p) factor (HC1) was 1.0-1.4x too small (3x at 500 rows; docs/performance.md, LIME "auto")."""
     x = present.astype(float)
     total = weights.sum()
     xc = x - (weights @ x) / total
@@ -300,9 +300,10 @@ def _sandwich(present: np.ndarray, y: np.ndarray, weights: np.ndarray, alpha: fl
     residual = yc - xc @ beta
     rows = xc * (weights * residual)[:, None]  # each row's term of the surrogate's estimating equation
     counts = np.bincount(pair)
-    if (counts[counts > 0] != 2).any():
+    odd = sorted({int(c) for c in counts[counts > 0]} - {2})
+    if odd:
         raise ValueError(f"pair: every pair index must label exactly two rows (a mask and its complement); got "
-                         f"{int((counts[counts > 0] != 2).sum())} indices with {sorted(set(counts[counts > 0]) - {2})} rows")
+                         f"indices labelling {odd} rows")
     order = np.argsort(pair, kind="stable")
     n_pairs = len(order) // 2
     xg = xc[order].reshape(n_pairs, 2, -1)
@@ -373,7 +374,7 @@ def sampling_settled(present: np.ndarray, y: np.ndarray, weights: np.ndarray, al
     best = np.argsort(-beta, kind="stable")[: 2 * k]
     if ratio is not None:  # E_p[u u'] = E_q[(p / q) u_p u_p'] with u_p = u / (p / q): rows / sqrt(p / q)
         rows = rows / np.sqrt(ratio)[:, None]
-    cov_rows = inverse @ (rows.T @ rows) @ inverse  # HC0: within 0.98-1.13 of lime's own (docs/performance.md)
+    cov_rows = inverse @ (rows.T @ rows) @ inverse  # HC0: 0.92-1.16x lime's own (docs/performance.md)
     default_variance = np.clip(np.diag(cov_rows), 0, None) * len(y) / default_samples
     if np.diag(cov_pairs)[best].sum() <= default_variance[best].sum():
         return "precise"
