@@ -191,7 +191,7 @@ def lime_peer(clf, texts, targets, n_samples, seed, batch_size, perturbation: st
     classifier_fn = ``clf.predict_proba(xs, batch_size, precision)`` (one call per explanation, length-sorted
     batches, inference_mode; float32 unless told); lime's own kernel (cosine distance x 100, width 25). Each text
     gets its own explainer seeded with ``seed`` (a text's explanation does not depend on the texts before it).
-    ``cache``: a JSON file keeping each explanation (text, target, samples, seed, perturbation, precision) between
+    ``cache``: a JSON file keeping each explanation (text, target, samples, seed, perturbation, mask, precision) between
     runs (lime at 5,000 samples of a 200-word review is ~1 min of forward passes) with the seconds it took, appended
     to ``seconds`` when given (a cached explanation's own seconds)."""
     import hashlib

@@ -476,7 +476,7 @@ def _adaptive_sampling(clf: TextClassifier, texts, pairs, targets, options: Samp
                 stopped = "limit"
             elif len(present) < MIN_PAIRS * (encodings[i].n_words + 1) * 2 and len(s["known"]) < 1 << min(
                     encodings[i].n_words, 62):
-                stopped = None  # the pairs' covariance needs pairs >= 2 p (unless every mask of the text is known)
+                stopped = None  # the pairs' covariance needs MIN_PAIRS p pairs (unless every mask is known)
             else:
                 stopped = sampling_settled(present, y, weights, alpha, pair, top_k, limit,
                                            np.random.default_rng([options.seed, n_round]),
